@@ -1,0 +1,101 @@
+// npu-sim: a simulated Ascend device behind the PrivateUse1 dispatch key.
+// Every storage is host memory from our caching allocator, so data_ptr() is a real address
+// and a CPU tensor can alias it. Declarations shared by the translation units.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace npu_sim {
+
+constexpr c10::DeviceType kNpu = c10::DeviceType::PrivateUse1;
+using PoolId = std::pair<uint64_t, uint64_t>;  // (0, 0) is the default pool
+
+// ---- device.cpp --------------------------------------------------------------------------
+void set_device_count(int n);
+int device_count();
+int current_device();
+void set_current_device(int index);
+void check_device_index(int index);
+double host_time_ms();  // monotonic host clock, what events record
+struct DeviceIndexGuard {  // allocations follow the current device
+  int old;
+  explicit DeviceIndexGuard(int d) : old(current_device()) { set_current_device(d); }
+  ~DeviceIndexGuard() { set_current_device(old); }
+};
+
+void register_hooks();  // hooks.cpp, once per process
+
+// ---- allocator.cpp -----------------------------------------------------------------------
+c10::Allocator* allocator();
+struct MemoryStats {
+  int64_t allocated = 0, allocated_peak = 0, reserved = 0, reserved_peak = 0;
+  int64_t num_allocs = 0, num_frees = 0, num_cache_hits = 0, active_blocks = 0;
+};
+MemoryStats memory_stats(int device);
+void reset_peak_stats(int device);
+void empty_cache();
+// Route allocations of the calling thread on `device` to `pool` until end_allocate_to_pool.
+void begin_allocate_to_pool(int device, PoolId pool);
+void end_allocate_to_pool(int device, PoolId pool);
+// Drop one user of a private pool; its memory returns to the system once unused.
+void release_pool(int device, PoolId pool);
+void retain_pool(int device, PoolId pool);
+PoolId new_pool_id();
+// Addresses of the live (allocated) blocks of a pool.
+std::vector<uintptr_t> pool_live_allocations(int device, PoolId pool);
+// Checkpoint: the set of live blocks of a pool; restore makes exactly those live.
+struct PoolCheckpoint {
+  int device;
+  PoolId pool;
+  std::vector<std::pair<uintptr_t, size_t>> live;
+};
+std::shared_ptr<PoolCheckpoint> checkpoint_pool(int device, PoolId pool);
+// Restores `state`. `stale` storages (StorageImpl*) lose their deleters (their blocks are now
+// free); `add_deleters` storages (built without ownership) get the allocator's deleter.
+void restore_pool(const PoolCheckpoint& state, const std::vector<uintptr_t>& stale,
+                  const std::vector<uintptr_t>& add_deleters);
+bool is_sim_block(const void* ptr);
+int device_of_ptr(const void* ptr);  // -1 when not ours
+// A storage over an existing block, owning nothing (graph trees rebuild outputs this way).
+c10::Storage storage_from_block(uintptr_t ptr, size_t nbytes, int device);
+
+// ---- capture.cpp -------------------------------------------------------------------------
+// A graph records device work on the capturing thread instead of executing it.
+struct Graph;
+Graph* capturing_graph();      // nullptr when the calling thread is not capturing
+bool is_capturing();
+void record(std::function<void()> action, const char* what);
+// Raised for host synchronization or device reads during capture.
+[[noreturn]] void fail_during_capture(const std::string& what);
+void check_not_capturing(const std::string& what);
+
+// ---- tensors.cpp -------------------------------------------------------------------------
+// A CPU tensor aliasing the memory of an npu tensor (no copy).
+at::Tensor cpu_alias(const at::Tensor& npu);
+// Where a recorded op finds its tensors again at replay: address + geometry, no ownership.
+struct TensorSpec {
+  void* data;
+  std::vector<int64_t> sizes, strides;
+  c10::ScalarType dtype;
+  at::Tensor cpu() const;  // a CPU alias at replay time
+};
+TensorSpec spec_of(const at::Tensor& npu);
+at::Tensor empty_npu(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype,
+                     int device);
+
+// ---- generator.cpp -----------------------------------------------------------------------
+const at::Generator& default_generator(int device);
+at::Generator new_generator(int device);  // torch.Generator(device="npu")
+// The CPU generator a CPU kernel can use in place of an npu generator.
+at::Generator cpu_generator_of(const at::Generator& npu_generator);
+
+}  // namespace npu_sim

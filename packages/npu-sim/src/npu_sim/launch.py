@@ -1,0 +1,56 @@
+"""Kernel launch entry: run a Triton kernel on npu memory in Triton's interpreter.
+
+The launcher and lowering packages reach this through the entry point
+``npu_inductor.sim_launch: launch``. Arguments on npu are passed as CPU tensors aliasing
+their memory (no copies). While the calling thread captures a graph, the launch is recorded
+instead of run; the recording keeps addresses, not tensors, as a device graph does.
+TRITON_INTERPRET is not needed (and not set: it would change cuda compiles in the process).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Sequence
+
+import torch
+
+from ._runtime import ext
+
+
+@functools.lru_cache(maxsize=None)
+def _interpreted(fn: Any):
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    if isinstance(fn, InterpretedFunction):
+        return fn
+    if isinstance(fn, JITFunction):
+        return InterpretedFunction(fn.fn)
+    raise TypeError(f"npu-sim launch: expected a @triton.jit function, got {type(fn).__name__}")
+
+
+def _host_view(arg: Any, device: list[int]) -> Any:
+    if isinstance(arg, torch.Tensor) and arg.device.type == "npu":
+        if device and device[0] != arg.device.index:
+            raise ValueError(f"npu-sim launch: arguments on npu:{device[0]} and npu:{arg.device.index}")
+        device[:] = [arg.device.index]
+        return ext()._cpu_alias(arg)
+    if isinstance(arg, tuple):
+        return tuple(_host_view(a, device) for a in arg)
+    return arg
+
+
+def launch(fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[str, Any] | None = None) -> None:
+    """Run ``fn[grid](*args, **constexprs)`` on npu-sim (or record it during capture)."""
+    kernel = _interpreted(fn)
+    device: list[int] = []
+    host_args = tuple(_host_view(a, device) for a in args)
+    kwargs = {k: _host_view(v, device) for k, v in (constexprs or {}).items()}
+    grid = tuple(int(g) for g in grid)
+    if not 1 <= len(grid) <= 3 or min(grid) < 0:
+        raise ValueError(f"npu-sim launch: grid must have 1 to 3 non-negative axes, got {grid}")
+    if ext()._is_current_stream_capturing():
+        ext()._record_python(lambda: kernel[grid](*host_args, **kwargs), f"triton:{kernel.__name__}")
+        return
+    if min(grid) > 0:
+        kernel[grid](*host_args, **kwargs)
