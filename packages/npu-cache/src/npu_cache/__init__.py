@@ -1,8 +1,53 @@
-"""npu_cache: see this package's README for what it owns."""
+"""npu_cache: signed local and Redis compile caches (see this package's README).
+
+    cache = npu_cache.open_cache("kernel-binary")   # one per kind and process
+    cache.put(key, payload_bytes)                      # local now, Redis in the background
+    cache.get(key)                                     # verified bytes or None; never raises for Redis
+    npu_cache.flush()                                  # when a compile context ends
+"""
+
+from __future__ import annotations
+
+import threading
+
+from .cache import SignedCache, all_stats, location_of
+from .entry import Refused
+from .locks import LockTimeout
+from .settings import ConfigError, Settings
+from .writer import flush
+
+__all__ = ["SignedCache", "Settings", "ConfigError", "LockTimeout", "Refused", "open_cache", "flush",
+           "compile_context_end", "stats", "location_of", "register"]
+
+_lock = threading.Lock()
+_open: dict[str, SignedCache] = {}
+_registered = False
+
+
+def open_cache(kind: str) -> SignedCache:
+    """The process's cache for ``kind``, configured from the environment on first use."""
+    with _lock:
+        if kind not in _open:
+            _open[kind] = SignedCache(kind)
+        return _open[kind]
+
+
+def compile_context_end(timeout: float | None = 30.0) -> bool:
+    """Hook for the compile path: flush pending remote writes (bounded); False if some remain."""
+    return flush(timeout)
+
+
+def stats() -> dict:
+    """Counters of this process: each cache (hits, misses, refusals by reason, Redis
+    failures by kind, circuit state) and the background writer."""
+    return all_stats()
 
 
 def register() -> None:
-    """Component hook of the ``npu_inductor.components`` entry-point group.
+    """Component hook of the ``npu_inductor.components`` entry-point group. Idempotent.
 
-    Idempotent. Nothing to register yet: this component's features arrive with issue #7.
+    Changes nothing in torch: routing upstream's FX-graph/autotune caches of npu compiles to
+    :class:`npu_cache.upstream.SignedBackend` needs npu-lowering's compile context (README).
     """
+    global _registered
+    _registered = True

@@ -41,7 +41,16 @@ def build_parser(commands: dict[str, object]) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     commands = _commands()
     args = build_parser(commands).parse_args(argv)
-    code, data, text = commands[args.command].run(args)
+    command = commands[args.command]
+    if getattr(command, "needs_components", False):
+        from .components import ComponentError, enable
+
+        try:
+            enable()
+        except ComponentError as exc:
+            print(f"npu-inductor {args.command}: {exc}", file=sys.stderr)
+            return 1
+    code, data, text = command.run(args)
     out = json.dumps(data, indent=2) if args.json else text
     try:
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
