@@ -1,0 +1,177 @@
+"""Host microseconds per launch of the tiny kernel (out = x + y, 1024 float32, grid (1,)).
+
+On cuda: Triton's own launcher (JIT call and CompiledKernel.run), upstream Inductor's static
+launcher (and torch's _FastCudaLauncher where this torch has it), and npu-launcher's launch
+object with its tensor fast path on and off. On any machine: npu-launcher's per-call host
+cost with the sim driver and a no-op entry point (validation + pointer reads only), fast path
+vs slow path, next to the same checks done in Python.
+
+Prints a table; writes JSON to $OUT/launch_overhead.json (or --json PATH).
+Not a timed test: run it yourself, e.g. through the `device` tool on the H200.
+The compiled-MLP comparison of issue 5 waits for the Inductor integration (npu-lowering).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from importlib import metadata
+
+import torch
+import triton
+import triton.language as tl
+
+import npu_launcher
+from npu_launcher import _native, _tensor_abi, bind, descriptor_from_compiled, sim, sim_descriptor
+
+
+@triton.jit
+def add_kernel(x, y, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+
+
+def noop_launch(fn, grid, args, constexprs):
+    """Stand-in npu_inductor.sim_launch entry: measures the launcher, not the interpreter."""
+
+
+def per_call_us(call, args, iters, warm=500, sync=None):
+    for _ in range(warm):
+        call(*args)
+    if sync:
+        sync()
+    t = time.perf_counter()
+    for _ in range(iters):
+        call(*args)
+    if sync:
+        sync()
+    return (time.perf_counter() - t) / iters * 1e6
+
+
+def cuda_rows(iters):
+    rows = {}
+    n = 1024
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    o = torch.empty_like(x)
+    sync = torch.cuda.synchronize
+    stream = torch.cuda.current_stream().cuda_stream
+    ck = add_kernel[(1,)](x, y, o, n, BLOCK=1024)
+    rows["triton_jit_launch"] = per_call_us(lambda: add_kernel[(1,)](x, y, o, n, BLOCK=1024), (), iters, sync=sync)
+    try:  # CompiledKernel[grid]: Triton's C launcher without the JIT's dispatch
+        runner = ck[(1, 1, 1)]
+        rows["triton_compiled_kernel"] = per_call_us(lambda: runner(x, y, o, n, stream=stream), (), iters, sync=sync)
+    except Exception as e:
+        rows["triton_compiled_kernel_error"] = repr(e)
+    try:
+        try:
+            from torch._inductor.runtime.static_triton_launcher import StaticallyLaunchedCudaKernel
+        except ImportError:
+            from torch._inductor.runtime.static_cuda_launcher import StaticallyLaunchedCudaKernel
+        path = os.path.join(tempfile.mkdtemp(), "add.cubin")
+        with open(path, "wb") as f:
+            f.write(ck.asm["cubin"])
+        ck._cubin_path = path
+        static = StaticallyLaunchedCudaKernel(ck)
+        static.load_kernel(torch.cuda.current_device())
+        rows["inductor_static_launcher"] = per_call_us(static.run, (1, 1, 1, stream, x, y, o, n), iters, sync=sync)
+        fast_cls = getattr(torch._C, "_FastCudaLauncher", None)
+        if fast_cls is not None:
+            n_scratch = int(getattr(static, "has_global_scratch", False)) + int(getattr(static, "has_profile_scratch", False))
+            fast = fast_cls(static.function, static.num_warps, static.shared, static.arg_tys, n_scratch)
+            rows["inductor_fast_cuda_launcher"] = per_call_us(fast, (1, 1, 1, stream, x, y, o, n), iters, sync=sync)
+    except Exception as e:
+        rows["inductor_static_launcher_error"] = repr(e)
+    d = descriptor_from_compiled(ck)
+    for mode in ("fast", "slow"):
+        _tensor_abi.calibrate.cache_clear()
+        _tensor_abi.calibrate()
+        if mode == "slow":
+            _native.disable_tensor_fast_path()
+        launch = bind(d, device=torch.cuda.current_device())
+        rows[f"npu_launcher_{mode}_path"] = per_call_us(launch, (1, 1, 1, stream, x, y, o, n), iters, sync=sync)
+        # grid (0, 1, 1): every argument validated, cuLaunchKernel skipped: our own share
+        rows[f"npu_launcher_{mode}_path_no_driver_call"] = per_call_us(launch, (0, 1, 1, stream, x, y, o, n), iters)
+        o.zero_()
+        launch(1, 1, 1, stream, x, y, o, n)
+        sync()
+        assert torch.equal(o, x + y), "npu-launcher produced a wrong result"
+    _tensor_abi.calibrate.cache_clear()
+    _tensor_abi.calibrate()
+    return rows
+
+
+def host_rows(iters):
+    """Launcher host cost with a no-op sim entry (any machine, CPU tensors)."""
+    rows = {}
+    sim._entry_points = lambda: [metadata.EntryPoint("launch", f"{__name__}:noop_launch", sim.GROUP)]
+    sys.modules.setdefault(__name__, sys.modules["__main__"])
+    d = sim_descriptor(add_kernel, {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"},
+                       {"BLOCK": 1024}, divisibility={"x": 16, "y": 16, "out": 16}, device_type="cpu")
+    x, y, o = torch.randn(1024), torch.randn(1024), torch.empty(1024)
+    for mode in ("fast", "slow"):
+        _tensor_abi.calibrate.cache_clear()
+        _tensor_abi.calibrate()
+        if mode == "slow":
+            _native.disable_tensor_fast_path()
+        launch = bind(d)
+        rows[f"sim_noop_{mode}_path"] = per_call_us(launch, (1, 1, 1, None, x, y, o, 1024), iters)
+    _tensor_abi.calibrate.cache_clear()
+    _tensor_abi.calibrate()
+    f32 = torch.float32
+
+    def python_checks(x, y, o, n):  # what a Python launcher would do per call
+        for t in (x, y, o):
+            p = t.data_ptr()
+            if t.device.type != "cpu" or t.dtype is not f32 or p % 16:
+                raise ValueError
+        return n
+
+    rows["python_equivalent_checks"] = per_call_us(python_checks, (x, y, o, 1024), iters)
+    rows["python_noop_call"] = per_call_us(noop_launch, (None, None, None, None), iters)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--iters", type=int, default=20000)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args()
+    res = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": platform.node(), "python": platform.python_version(),
+        "torch": torch.__version__, "triton": triton.__version__,
+        "npu_launcher": metadata.version("npu-launcher"), "iters": a.iters,
+        "tensor_fast_path": _tensor_abi.calibrate(),
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "us_per_launch": {},
+    }
+    if torch.cuda.is_available():
+        res["us_per_launch"].update(cuda_rows(a.iters))
+    res["us_per_launch"].update(host_rows(a.iters))
+    print(f"launch overhead, tiny kernel, {a.iters} launches  ({res['gpu'] or 'no GPU'}, torch {res['torch']}, triton {res['triton']})")
+    print(f"{'variant':40s} {'us/launch':>10s}")
+    for k, v in res["us_per_launch"].items():
+        print(f"{k:40s} {v:10.2f}" if isinstance(v, float) else f"{k:40s} {v}")
+    u = res["us_per_launch"]
+    if "npu_launcher_fast_path" in u and "triton_jit_launch" in u:
+        res["ratio_ours_to_triton_jit"] = u["npu_launcher_fast_path"] / u["triton_jit_launch"]
+        print(f"ours / Triton JIT launcher: {res['ratio_ours_to_triton_jit']:.3f}")
+    if "npu_launcher_fast_path" in u and "inductor_static_launcher" in u:
+        res["ratio_ours_to_inductor_static"] = u["npu_launcher_fast_path"] / u["inductor_static_launcher"]
+        print(f"ours / Inductor static launcher: {res['ratio_ours_to_inductor_static']:.3f}")
+    out = a.json or (os.path.join(os.environ["OUT"], "launch_overhead.json") if os.environ.get("OUT") else None)
+    if out:
+        with open(out, "w") as f:
+            json.dump(res, f, indent=1)
+        print("wrote", out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""The cuda driver really launching Triton cubins (runs only where a CUDA device exists: the
+H200 of the `device` tool, torch 2.11 + Triton 3.6)."""
+
+import subprocess
+import sys
+import threading
+
+import pytest
+import torch
+
+from npu_launcher import (DescriptorError, KernelArgumentError, KernelDescriptor, bind,
+                          descriptor_from_compiled)
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+@pytest.fixture(scope="module")
+def jit_add(kernels):
+    """The CompiledKernel Triton's own JIT produced for this GPU, and its descriptor."""
+    x = torch.randn(4096, device="cuda")
+    ck = kernels.add_kernel[(4,)](x, x, torch.empty_like(x), 4096, BLOCK=1024)
+    return ck, descriptor_from_compiled(ck, grid=(("cdiv", "n", 1024), 1, 1))
+
+
+def test_launch_on_the_current_stream(jit_add):
+    _, d = jit_add
+    launch = bind(d, device=0)
+    assert launch.driver == "cuda" and launch.function != 0
+    x, y = torch.randn(4000, device="cuda"), torch.randn(4000, device="cuda")
+    out = torch.zeros_like(x)
+    launch(*d.grid.evaluate({"n": 4000}), torch.cuda.current_stream().cuda_stream, x, y, out, 4000)
+    torch.testing.assert_close(out, x + y)
+
+
+def test_launch_on_a_side_stream_and_from_a_new_thread(jit_add):
+    _, d = jit_add
+    launch = bind(d, device=0)
+    x = torch.randn(1024, device="cuda")
+    out1, out2 = torch.zeros_like(x), torch.zeros_like(x)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        launch(1, 1, 1, s.cuda_stream, x, x, out1, 1024)
+    s.synchronize()
+    errors = []
+
+    def worker():  # a thread with no current CUDA context
+        try:
+            launch(1, 1, 1, 0, x, x, out2, 1024)
+            torch.cuda.synchronize()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert not errors, errors
+    torch.testing.assert_close(out1, 2 * x)
+    torch.testing.assert_close(out2, 2 * x)
+
+
+def test_bad_input_on_cuda(jit_add):
+    _, d = jit_add
+    launch = bind(d, device=0)
+    x = torch.randn(1024, device="cuda")
+    with pytest.raises(KernelArgumentError, match=r"argument 'x' \(#0\): tensor is on cpu, the kernel runs on cuda:0"):
+        launch(1, 1, 1, 0, x.cpu(), x, x, 1024)
+    with pytest.raises(KernelArgumentError, match=r"argument 'y' \(#1\): tensor dtype is torch.float16"):
+        launch(1, 1, 1, 0, x, x.half(), x, 1024)
+    with pytest.raises(KernelArgumentError, match=r"argument 'out' \(#2\).*not 16-byte aligned"):
+        launch(1, 1, 1, 0, x, x, x[1:], 1023)
+
+
+def test_descriptor_for_another_arch_is_refused(jit_add):
+    import dataclasses
+
+    _, d = jit_add
+    major, minor = torch.cuda.get_device_capability(0)
+    other = dataclasses.replace(d, target=dataclasses.replace(d.target, arch="80" if major * 10 + minor != 80 else "90"))
+    with pytest.raises(DescriptorError, match="was compiled for sm_"):
+        bind(other, device=0)
+
+
+def test_restore_in_a_new_process_without_triton(jit_add, tmp_path):
+    _, d = jit_add
+    path = tmp_path / "add.nplkd"
+    path.write_bytes(d.to_bytes())
+    code = f"""
+import sys
+sys.modules['triton'] = None  # a restore must not need Triton
+import torch
+from npu_launcher import KernelDescriptor, bind
+d = KernelDescriptor.from_bytes(open({str(path)!r}, 'rb').read())
+launch = bind(d, device=0)
+x = torch.arange(1024.0, device='cuda'); out = torch.zeros_like(x)
+launch(1, 1, 1, torch.cuda.current_stream().cuda_stream, x, x, out, 1024)
+print(bool(torch.equal(out, 2 * x)))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr[-3000:]
