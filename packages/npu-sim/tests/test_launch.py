@@ -49,3 +49,22 @@ def test_launch_rejects_bad_input():
         launch(add_kernel, (1, 1, 1, 1), (x, x, x, 4), {"BLOCK": 4})
     with pytest.raises(TypeError, match="triton.jit"):
         launch(lambda: None, (1,), (), {})
+
+
+def test_kernels_calling_other_jit_functions_run_interpreted():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        from kernels_nested import helper, nested_kernel
+    finally:
+        sys.path.pop(0)
+    x = torch.randn(10, device="npu")
+    out = torch.empty(10, device="npu")
+    launch(nested_kernel, (1,), (x, out, 10), {"B": 16})
+    xc = x.cpu()
+    assert torch.allclose(out.cpu(), xc * 2 + xc.exp() + xc.clamp(min=0))
+    # outside an npu-sim launch, calling a jit function stays an error, as upstream
+    with pytest.raises(RuntimeError, match="outside of the scope of a kernel"):
+        helper(x)

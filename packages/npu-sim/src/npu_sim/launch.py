@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import torch
 
+from . import _compat
 from ._runtime import ext
 
 
@@ -22,6 +23,7 @@ def _interpreted(fn: Any):
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
+    _compat.interpret_nested_jit_calls()
     if isinstance(fn, InterpretedFunction):
         return fn
     if isinstance(fn, JITFunction):
@@ -49,8 +51,12 @@ def launch(fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[s
     grid = tuple(int(g) for g in grid)
     if not 1 <= len(grid) <= 3 or min(grid) < 0:
         raise ValueError(f"npu-sim launch: grid must have 1 to 3 non-negative axes, got {grid}")
+    def run() -> None:
+        if min(grid) > 0:
+            with _compat.interpreting():
+                kernel[grid](*host_args, **kwargs)
+
     if ext()._is_current_stream_capturing():
-        ext()._record_python(lambda: kernel[grid](*host_args, **kwargs), f"triton:{kernel.__name__}")
-        return
-    if min(grid) > 0:
-        kernel[grid](*host_args, **kwargs)
+        ext()._record_python(run, f"triton:{kernel.__name__}")
+    else:
+        run()
