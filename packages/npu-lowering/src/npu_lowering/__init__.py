@@ -1,8 +1,38 @@
-"""npu_lowering: see this package's README for what it owns."""
+"""npu_lowering: Inductor for device "npu" (see this package's README).
+
+``register()`` (component hook, idempotent) registers npu scheduling, wrapper codegen and
+device op overrides with Inductor. It leaves cpu and cuda compiles unchanged: every
+registration is keyed by the device "npu".
+"""
+
+from __future__ import annotations
+
+import threading
+
+_lock = threading.Lock()
+_registered = False
 
 
 def register() -> None:
-    """Component hook of the ``npu_inductor.components`` entry-point group.
+    global _registered
+    with _lock:
+        if _registered:
+            return
+        from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 
-    Idempotent. Nothing to register yet: this component's features arrive with issue #4.
-    """
+        from . import _compat
+        from .device_op_overrides import NpuDeviceOpOverrides
+        from .passes import NpuPostGradPass
+        from .scheduling import NpuScheduling
+        from .wrapper import NpuPythonWrapperCodegen
+
+        _compat.add_npu_to_gpu_types()
+        _compat.scheduler_has_triton_for_npu()
+        register_backend_for_device("npu", NpuScheduling, NpuPythonWrapperCodegen,
+                                    device_custom_pass=NpuPostGradPass())
+        register_device_op_overrides("npu", NpuDeviceOpOverrides())
+        _registered = True
+
+
+# the device must exist before Inductor is told about it
+register.after = ("npu-sim",)

@@ -1,0 +1,58 @@
+"""Patches of upstream symbols, one function per patch (torch 2.13 on CI, 2.11 on the GPU
+machine). Each names the upstream hook that would remove it, and each only changes what
+happens for graphs on device "npu".
+"""
+
+from __future__ import annotations
+
+
+def add_npu_to_gpu_types() -> None:
+    """Inductor decides "GPU-like device: Triton codegen, device guards, streams" by
+    membership in torch._inductor.utils.GPU_TYPES (is_gpu()). Appending "npu" changes
+    answers for "npu" only. Torch 2.11 and 2.13; removed by a device-registration flag
+    for GPU-likeness (none upstream yet)."""
+    from torch._inductor import utils
+
+    if "npu" not in utils.GPU_TYPES:
+        utils.GPU_TYPES.append("npu")
+
+
+def scheduler_has_triton_for_npu() -> None:
+    """Scheduler.create_backend refuses a GPU-like device when has_triton() is False, and
+    has_triton() only knows cuda, xpu, cpu and mtia. We rebind the scheduler module's
+    has_triton to answer True while the graph being scheduled has npu devices and the npu
+    device interface is triton-capable; every other answer is upstream's. Torch 2.11 and
+    2.13; removed if has_triton consulted DeviceInterface.is_triton_capable."""
+    from torch._inductor import scheduler
+
+    upstream = scheduler.has_triton
+    if getattr(upstream, "_npu_aware", False):
+        return
+
+    def has_triton() -> bool:
+        return upstream() or (_graph_on_npu() and _npu_triton_capable())
+
+    has_triton._npu_aware = True
+    has_triton.cache_clear = upstream.cache_clear
+    scheduler.has_triton = has_triton
+
+
+def _graph_on_npu() -> bool:
+    from torch._inductor.virtualized import V
+
+    try:
+        return "npu" in V.graph.device_types
+    except (AttributeError, AssertionError):
+        return False
+
+
+def _npu_triton_capable() -> bool:
+    from torch._dynamo.device_interface import get_interface_for_device
+    from torch.utils._triton import has_triton_package
+
+    if not has_triton_package():
+        return False
+    try:
+        return bool(get_interface_for_device("npu").is_triton_capable())
+    except Exception:  # no npu device interface registered
+        return False

@@ -1,0 +1,57 @@
+"""The kernel object of npu kernels: upstream's CachingAutotuner, launching through npu-sim
+when the device is simulated.
+
+On the simulator there is no Triton driver to compile for: nothing is precompiled, and each
+run interprets the kernel's first config (the one the tiling model puts first: few, large
+programs) through npu-sim's launch entry point (group ``npu_inductor.sim_launch``), which
+runs it on the npu memory itself or records it during graph capture. Elsewhere everything
+is upstream's.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import metadata
+
+from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+from .flavour import flavour
+
+SIM_LAUNCH_GROUP = "npu_inductor.sim_launch"
+
+
+@functools.cache
+def sim_launch():
+    eps = [ep for ep in metadata.entry_points(group=SIM_LAUNCH_GROUP) if ep.name == "launch"]
+    if not eps:
+        raise RuntimeError(f"device 'npu' is simulated but no '{SIM_LAUNCH_GROUP}: launch' entry point is installed")
+    return eps[0].load()
+
+
+class NpuCachingAutotuner(CachingAutotuner):
+    """No state beyond upstream's, so an upstream-built autotuner can take this class."""
+
+    @property
+    def _simulated(self) -> bool:
+        # the kernel's flavour was decided where it was generated (compile workers have no npu)
+        return self.inductor_meta.get("npu_flavour", flavour()) == "interpreter"
+
+    def precompile(self, warm_cache_only=False, reload_kernel=None, static_triton_bundle_key=None):
+        if not self._simulated:
+            return super().precompile(warm_cache_only, reload_kernel, static_triton_bundle_key)
+        # The interpreter runs the source: nothing to build. A kernel that came back from a
+        # compile worker lost its Python function to pickling; get it back from the source.
+        if getattr(self.fn, "fn", None) is None and reload_kernel is not None:
+            self.fn = reload_kernel().fn
+
+    def _precompile_worker(self):
+        if self._simulated:
+            return
+        return super()._precompile_worker()
+
+    def run(self, *args, stream, **kwargs):
+        if not self._simulated:
+            return super().run(*args, stream=stream, **kwargs)
+        config = (self.configs or [self.launchers[0].config])[0]
+        args, grid = self._interpret_args_grid(args, config)
+        return sim_launch()(self.fn, grid, args, {**kwargs, **config.kwargs})

@@ -1,0 +1,125 @@
+"""The Ascend tiling model, as block-size configs for Inductor's Triton kernels.
+
+A program runs on one vector core; its working set (a block of every tensor it touches)
+must fit the unified buffer (UB). Rules, from torch_npu's tiling facts:
+- per-program element budget = ub_bytes / min(pointer args, 3) / element bytes;
+- blocks are powers of two and at least 32 bytes (8 float32);
+- num_warps=1 (a vector core is one SIMD program), num_stages=1;
+- the first config uses few, large programs (the largest block the UB allows): it is the
+  one the interpreter runs and the one without autotuning; then configs that spread the
+  work over about half the vector cores (an eighth under 128K elements), each once with
+  ``multibuffer`` on Ascend (double buffering halves the budget).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from torch._inductor.runtime.runtime_utils import next_power_of_2
+from triton import Config
+
+ALIGN_BYTES = 32
+DEFAULT_UB = 192 * 1024
+DEFAULT_VECTOR_CORES = 48
+
+
+@dataclasses.dataclass(frozen=True)
+class Device:
+    ub_bytes: int = DEFAULT_UB
+    vector_cores: int = DEFAULT_VECTOR_CORES
+
+
+@functools.cache
+def device(index: int = 0) -> Device:
+    import torch
+
+    try:
+        props = torch.npu.get_device_properties(index)
+    except Exception:  # no npu in this process (a compile worker): the 910B defaults
+        return Device()
+    ub = getattr(props, "ub_size", None)
+    if not ub:
+        soc_version = getattr(props, "soc_version", None)
+        ub = 256 * 1024 if soc_version is not None and soc_version >= 260 else DEFAULT_UB
+    return Device(int(ub), int(getattr(props, "vector_core_num", DEFAULT_VECTOR_CORES)))
+
+
+def _floor_pow2(n: int) -> int:
+    return 1 << (max(int(n), 1).bit_length() - 1)
+
+
+def element_budget(triton_meta: dict, dev: Device, elem_bytes: int = 4) -> int:
+    """Elements of one block that fit the UB alongside the blocks of the other tensors."""
+    pointers = sum(1 for ty in triton_meta.get("signature", {}).values() if str(ty).startswith("*"))
+    return _floor_pow2(dev.ub_bytes // max(1, min(max(pointers, 1), 3)) // elem_bytes)
+
+
+def _min_block(elem_bytes: int = 4) -> int:
+    return max(1, ALIGN_BYTES // elem_bytes)
+
+
+def _config(kwargs: dict) -> Config:
+    return Config(dict(kwargs), num_warps=1, num_stages=1)
+
+
+def pointwise(size_hints: dict, triton_meta: dict, dev: Device) -> list[Config]:
+    """1-3 dimensional pointwise kernels: blocks over x (and y, z) within the budget."""
+    budget = element_budget(triton_meta, dev)
+    dims = [d for d in ("x", "y", "z") if d in size_hints]
+    sizes = {d: next_power_of_2(max(1, size_hints[d])) for d in dims}
+    numel = 1
+    for d in dims:
+        numel *= sizes[d]
+    out = []
+    for programs in _program_targets(numel, dev):
+        per_program = min(budget, max(_min_block(), next_power_of_2(-(-numel // programs))))
+        blocks, left = {}, per_program
+        for d in reversed(dims):  # the innermost (contiguous) dimension gets its full size first
+            blocks[f"{d.upper()}BLOCK"] = b = max(1, min(sizes[d], left))
+            left = max(1, left // b)
+        out.append(_config({k: blocks[k] for k in sorted(blocks)}))
+    return _unique(out)
+
+
+def reduction(size_hints: dict, triton_meta: dict, dev: Device, persistent: bool) -> list[Config]:
+    """Rows of x reduced over r0_: XBLOCK rows per program, R0_BLOCK of the reduction per
+    sub-block (persistent: the whole row, so no R0_BLOCK in the config)."""
+    budget = element_budget(triton_meta, dev)
+    xnumel = next_power_of_2(max(1, size_hints.get("x", 1)))
+    rnumel = next_power_of_2(max(1, size_hints.get("r0_", 1)))
+    rblock = rnumel if persistent else min(rnumel, max(_min_block(), budget // 4), 2048)
+    max_x = max(1, min(xnumel, budget // rblock))
+    out = []
+    for programs in _program_targets(xnumel, dev):
+        xblock = max(1, min(max_x, next_power_of_2(-(-xnumel // programs))))
+        kwargs = {"XBLOCK": xblock} if persistent else {"XBLOCK": xblock, "R0_BLOCK": rblock}
+        out.append(_config(kwargs))
+    return _unique(out)
+
+
+def _program_targets(numel: int, dev: Device) -> list[int]:
+    """Program counts to try, fewest first."""
+    spread = max(1, dev.vector_cores // (8 if numel < 128 * 1024 else 2))
+    return [1, spread, dev.vector_cores]
+
+
+def _unique(configs: list[Config]) -> list[Config]:
+    seen, out = set(), []
+    for c in configs:
+        key = tuple(sorted(c.kwargs.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def fits_ub(config_kwargs: dict, triton_meta: dict, dev: Device, persistent_rblock: int | None = None) -> bool:
+    """Whether a config's block fits the UB budget (used by tests and the validity check)."""
+    numel = 1
+    for k, v in config_kwargs.items():
+        if k.endswith("BLOCK"):
+            numel *= int(v)
+    if persistent_rblock:
+        numel *= persistent_rblock
+    return numel <= element_budget(triton_meta, dev)
