@@ -10,6 +10,7 @@ is upstream's.
 
 from __future__ import annotations
 
+import collections
 import functools
 from importlib import metadata
 
@@ -18,6 +19,9 @@ from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 from .flavour import flavour
 
 SIM_LAUNCH_GROUP = "npu_inductor.sim_launch"
+# (kernel name, grid, config kwargs, triton_meta) of recent simulated launches: tests check
+# every generated kernel's blocks against the UB and its grid against the device
+LAUNCHES: collections.deque = collections.deque(maxlen=4096)
 
 
 @functools.cache
@@ -54,4 +58,6 @@ class NpuCachingAutotuner(CachingAutotuner):
             return super().run(*args, stream=stream, **kwargs)
         config = (self.configs or [self.launchers[0].config])[0]
         args, grid = self._interpret_args_grid(args, config)
+        LAUNCHES.append((self.inductor_meta.get("kernel_name"), tuple(grid), dict(config.kwargs), self.triton_meta,
+                         self.size_hints, self.heuristic_type))
         return sim_launch()(self.fn, grid, args, {**kwargs, **config.kwargs})

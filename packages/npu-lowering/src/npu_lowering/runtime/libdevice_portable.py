@@ -299,20 +299,20 @@ def erfinv(y):
 def _lgamma_positive(x):
     # Lanczos (g = 7, n = 9) for x >= 0.5
     z = x - 1.0
-    a = 0.99999999999980993
-    a += 676.5203681218851 / (z + 1.0)
-    a += -1259.1392167224028 / (z + 2.0)
-    a += 771.32342877765313 / (z + 3.0)
-    a += -176.61502916214059 / (z + 4.0)
-    a += 12.507343278686905 / (z + 5.0)
-    a += -0.13857109526572012 / (z + 6.0)
-    a += 9.9843695780195716e-6 / (z + 7.0)
-    a += 1.5056327351493116e-7 / (z + 8.0)
+    a = 0.99999999999980993 + 676.5203681218851 / (z + 1.0)
+    a = a + -1259.1392167224028 / (z + 2.0)
+    a = a + 771.32342877765313 / (z + 3.0)
+    a = a + -176.61502916214059 / (z + 4.0)
+    a = a + 12.507343278686905 / (z + 5.0)
+    a = a + -0.13857109526572012 / (z + 6.0)
+    a = a + 9.9843695780195716e-6 / (z + 7.0)
+    a = a + 1.5056327351493116e-7 / (z + 8.0)
     t = z + 7.5
-    return _HALF_LOG_2PI + (z + 0.5) * tl.log(t) - t + tl.log(a)
+    # tensors on the left: constexpr + tensor does not promote in the interpreter
+    return (z + 0.5) * tl.log(t) - t + tl.log(a) + _HALF_LOG_2PI
 
 
 @triton.jit
 def lgamma(x):
-    reflected = tl.log(_PI / tl.abs(tl.sin(_PI * x))) - _lgamma_positive(1.0 - x)
+    reflected = tl.log(1.0 / tl.abs(tl.sin(x * _PI)) * _PI) - _lgamma_positive(1.0 - x)
     return tl.where(x < 0.5, reflected, _lgamma_positive(tl.maximum(x, 0.5)))

@@ -1,0 +1,375 @@
+"""Ascend validity check: lower saved npu kernels TTIR -> linalg with triton-ascend's front end.
+
+Run it with the triton-ascend venv's Python (``setup.py`` creates it)::
+
+    .venv-ascend/bin/python packages/npu-lowering/ascend_check/check.py KERNEL_DIR_OR_FILE... \
+        [--json report.json] [--configs all|first] [--arch Ascend910B2]
+
+Input: kernel modules saved by npu-lowering ($NPU_LOWERING_SAVE_KERNELS=<dir> writes
+``<dir>/npu_kernel_<hash>.py``). For each module:
+
+1. load: execute it the way Ascend would import it. Its decorator is npu-lowering's own
+   heuristics (``npu_lowering.runtime.heuristics``, imported from this checkout's
+   ``src/``) evaluated under the "ascend" flavour (triton-ascend is installed here, so
+   ``libdevice`` is triton-ascend's overlaid on the portable one); the only thing replaced
+   is Inductor's ``cached_autotune``, which here records the configs, triton_meta and the
+   ``@triton.jit`` function instead of building an autotuner.
+2. ttir: for each checked config (all configs the heuristics produce, or only the first
+   with ``--configs first``), generate Triton IR from the kernel's AST with the kernel's
+   signature, its constants plus the config's block sizes as constexprs, its
+   ``tt.divisibility`` hints, ``num_warps``/``num_stages`` from the config, for the target
+   ``GPUTarget("npu", <arch>, 0)``, and run triton-ascend's ``make_ttir`` passes.
+3. linalg: triton-ascend's ``ttir_to_linalg`` (the ``triton-adapter-opt`` binary shipped in
+   the wheel, with the pass pipeline and options its NPU backend uses), then a sanity check
+   that the output is a ``func.func`` module with no ``tt.`` operations left.
+
+Nothing past linalg runs (bishengir-compile / CANN are not needed and not used).
+Prints one line per kernel and config; exit status 0 when every config of every kernel
+lowered, 1 when any failed (their names are printed last), 2 when no kernel was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import traceback
+import types
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parent / "src"  # npu-lowering's source in this checkout
+KERNEL_GLOB = "npu_kernel_*.py"
+DEFAULT_ARCH = "Ascend910B2"
+TIMEOUT_S = 120  # per config (AST -> TTIR -> linalg)
+# an operation of the Triton dialect at the start of a statement: `%x = tt.load`, `tt.store`, `"tt.foo"(`
+TT_OP = re.compile(r'^\s*(?:%[\w#:, %]+=\s*)?"?(tt\.\w+)', re.MULTILINE)
+
+
+@dataclass
+class Captured:
+    """What the kernel's heuristics decorator computed."""
+
+    fn: object
+    configs: list
+    triton_meta: dict
+    heuristic: str
+    inductor_meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class ConfigResult:
+    index: int
+    kwargs: dict
+    num_warps: int | None
+    ok: bool
+    stage: str  # "ttir" | "linalg" | "done"
+    error: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class KernelResult:
+    name: str
+    path: str
+    heuristic: str = ""
+    ok: bool = False
+    stage: str = "load"  # "load" when the module itself failed
+    error: str = ""
+    configs_total: int = 0
+    configs: list = field(default_factory=list)
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _deadline(seconds: int):
+    def fire(signum, frame):
+        raise _Timeout(f"timed out after {seconds}s")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _setup_imports():
+    """Import triton-ascend and npu-lowering's runtime; fail loudly in the wrong venv."""
+    warnings.filterwarnings("ignore")
+    if str(SRC) not in sys.path:
+        sys.path.insert(0, str(SRC))
+    from importlib import metadata
+
+    try:
+        version = metadata.version("triton-ascend")
+    except metadata.PackageNotFoundError:
+        raise SystemExit("ascend_check: triton-ascend is not installed in this Python "
+                         f"({sys.executable}); run it with the venv that setup.py creates")
+    from torch._inductor.runtime import triton_heuristics as upstream
+
+    from npu_lowering.runtime import heuristics
+    from npu_lowering.runtime.flavour import flavour
+
+    if flavour() != "ascend":
+        raise SystemExit(f"ascend_check: npu_lowering resolves flavour {flavour()!r}, expected 'ascend'")
+
+    def capture(size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None, **_):
+        def decorate(fn):
+            return Captured(fn, list(configs or ()), dict(triton_meta or {}), str(getattr(heuristic_type, "name", heuristic_type)),
+                            dict(inductor_meta or {}))
+
+        return decorate
+
+    # the only replacement: record what the decorator built instead of making an autotuner
+    heuristics.cached_autotune = capture
+    upstream.cached_autotune = capture
+    return version
+
+
+def load_kernel(path: Path) -> Captured:
+    name = path.stem
+    mod = types.ModuleType(name)
+    mod.__file__ = str(path)
+    code = compile(path.read_text(), str(path), "exec")
+    sys.modules[name] = mod  # triton's JIT looks functions' globals up through their module
+    try:
+        exec(code, mod.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    kernels = [v for v in vars(mod).values() if isinstance(v, Captured)]
+    if len(kernels) != 1:
+        raise RuntimeError(f"expected one decorated kernel in {path.name}, found {len(kernels)}")
+    return kernels[0]
+
+
+def _divisible_indices(triton_meta: dict) -> list[int]:
+    """Argument indices carrying tt.divisibility=16 in Inductor's triton_meta['configs']."""
+    out = set()
+    for cfg in triton_meta.get("configs") or ():
+        if isinstance(cfg, dict):
+            for key, props in cfg.items():
+                idx = key[0] if isinstance(key, tuple) else key
+                if any(list(p)[:2] == ["tt.divisibility", 16] for p in props):
+                    out.add(int(idx))
+        else:  # an AttrsDescriptor-like object (older Inductor)
+            out.update(getattr(cfg, "divisibility_16", ()) or ())
+    return sorted(out)
+
+
+def kernel_arch(cap: Captured, default: str | None) -> str:
+    """The SoC the kernel was generated for (triton_meta's device), unless overridden."""
+    return default or getattr(cap.triton_meta.get("device"), "cc", None) or DEFAULT_ARCH
+
+
+def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None) -> str:
+    """AST -> TTIR -> linalg for one config; returns the linalg module's text."""
+    from triton._C.libtriton import ir
+    from triton.backends.ascend import compiler as ascend
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import ASTSource, make_backend
+
+    meta = cap.triton_meta
+    sig = meta.get("signature", {})
+    constexpr_names = [k for k, v in sig.items() if v == "constexpr"]
+    signature = {k: v for k, v in sig.items() if v != "constexpr"}
+    constants = {str(k): v for k, v in (meta.get("constants") or {}).items()}
+
+    target = GPUTarget("npu", arch, 0)
+    backend = make_backend(target)
+    option_fields = set(ascend.NPUOptions.__dataclass_fields__)
+    opts = {"num_warps": getattr(config, "num_warps", 1) or 1, "num_stages": getattr(config, "num_stages", 1) or 1}
+    if "enable_fp_fusion" in meta:
+        opts["enable_fp_fusion"] = bool(meta["enable_fp_fusion"])
+    for k, v in dict(getattr(config, "kwargs", {})).items():
+        if k in sig:
+            constants[k] = v
+        elif k in option_fields:  # e.g. multibuffer: a compile option, not a kernel argument
+            opts[k] = v
+        else:
+            raise RuntimeError(f"config sets {k}={v!r}, neither a kernel argument nor an NPU option")
+    missing = [k for k in constexpr_names if k not in constants]
+    if missing:
+        raise RuntimeError(f"constexpr arguments without a value: {missing}")
+    options = backend.parse_options(opts)
+
+    attrs = backend.get_attrs_descriptor(None, None)
+    attrs.arg_properties["tt.divisibility"] = _divisible_indices(meta)
+    attrs.arg_properties["tt.equal_to"] = []
+    attrs._init_slots()
+
+    src = ASTSource(cap.fn, signature, constants, attrs)
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    metadata = {"hash": src.hash(), "target": target, **options.__dict__}
+    try:
+        mod = src.make_ir(options, backend.get_codegen_implementation(), backend.get_module_map(), context)
+        mod = ascend.make_ttir(mod, metadata, options)
+        on_stage("linalg")
+        try:
+            linalg = ascend.ttir_to_linalg(mod, metadata, options, named_ops=True)
+        except subprocess.CalledProcessError as e:
+            err = (e.stderr or b"").decode("utf-8", "replace")
+            err = re.split(r"^(?:PLEASE submit a bug report|Stack dump:)", err, maxsplit=1, flags=re.M)[0].strip() or str(e)
+            raise RuntimeError(f"triton-adapter-opt exited {e.returncode}: {err}") from None
+    finally:
+        context.disable_multithreading()
+    if not re.search(r"func\.func\s+@", linalg):
+        raise RuntimeError("triton-adapter-opt produced no func.func")
+    left = sorted(set(TT_OP.findall(linalg)))
+    if left:
+        raise RuntimeError(f"Triton ops left after lowering to linalg: {', '.join(left)}")
+    return linalg
+
+
+def check_kernel(path: Path, arch: str, which: str, dump: Path | None) -> KernelResult:
+    res = KernelResult(name=path.stem, path=str(path))
+    try:
+        with _deadline(TIMEOUT_S):
+            cap = load_kernel(path)
+    except BaseException as e:  # noqa: BLE001 - any failure is the kernel's
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        res.error = _short(e)
+        return res
+    res.heuristic = cap.heuristic
+    res.configs_total = len(cap.configs)
+    if not cap.configs:
+        res.error = "the heuristics produced no config"
+        return res
+    chosen = cap.configs if which == "all" else cap.configs[:1]
+    for i, config in enumerate(chosen):
+        t0 = time.monotonic()
+        printed = io.StringIO()
+        cr = ConfigResult(index=i, kwargs=dict(config.kwargs), num_warps=getattr(config, "num_warps", None),
+                          ok=False, stage="ttir")
+        try:
+            with _deadline(TIMEOUT_S), contextlib.redirect_stdout(printed):
+                linalg = _lower(cap, config, kernel_arch(cap, arch), on_stage=lambda stage: setattr(cr, "stage", stage))
+            cr.ok, cr.stage = True, "done"
+            if dump is not None:
+                dump.mkdir(parents=True, exist_ok=True)
+                (dump / f"{path.stem}.cfg{i}.linalg.mlir").write_text(linalg)
+        except BaseException as e:  # noqa: BLE001
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            cr.error = _short(e)
+            if printed.getvalue().strip():  # triton's static_print output explains some failures
+                cr.error += "\n[printed while compiling] " + printed.getvalue().strip()[:2000]
+        cr.seconds = round(time.monotonic() - t0, 3)
+        res.configs.append(cr)
+    res.ok = all(c.ok for c in res.configs)
+    res.stage = "done" if res.ok else next(c.stage for c in res.configs if not c.ok)
+    if not res.ok:
+        res.error = next(c.error for c in res.configs if not c.ok)
+    return res
+
+
+def _short(e: BaseException, limit: int = 4000) -> str:
+    text = "".join(traceback.format_exception_only(type(e), e)).strip()
+    if type(e).__name__ != "CompilationError" and not (isinstance(e, (RuntimeError, _Timeout)) and str(e)):
+        # an error while loading the module: where in the kernel, and where it was raised
+        frames = traceback.extract_tb(e.__traceback__)
+        ours = [f for f in frames if "npu_kernel_" in f.filename]
+        for f in ours[-1:] + [f for f in frames[-1:] if f not in ours[-1:]]:
+            text += f"\n  at {f.filename}:{f.lineno}: {f.line}"
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def summary(error: str) -> str:
+    """One line saying why: the failing source line and exception of a CompilationError,
+    the assertion or `error:` line of triton-adapter-opt, else the first line."""
+    lines = [line.rstrip() for line in error.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if "CompilationError" in lines[0]:
+        caret = next((i for i, line in enumerate(lines) if line.strip() == "^"), None)
+        src = lines[caret - 1].strip() if caret else ""
+        tail = lines[caret + 1].strip() if caret is not None and caret + 1 < len(lines) else lines[-1].strip()
+        return f"{lines[0]} `{src}`: {tail}"[:400]
+    if "triton-adapter-opt" in lines[0]:
+        for line in lines:
+            m = re.search(r"(Assertion .*|error: .*)", line)
+            if m:
+                return f"triton-adapter-opt: {m.group(1)}"[:400]
+    return lines[0][:400]
+
+
+def collect(paths: list[str]) -> list[Path]:
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(sorted(p.glob(KERNEL_GLOB)))
+        elif p.is_file():
+            out.append(p)
+        else:
+            print(f"ascend_check: {p} does not exist", file=sys.stderr)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("paths", nargs="+", help="kernel files or folders of npu_kernel_*.py")
+    ap.add_argument("--json", type=Path, help="write the report here")
+    ap.add_argument("--configs", choices=("all", "first"), default="all",
+                    help="check every config the heuristics produce (default) or only the first")
+    ap.add_argument("--arch", default=os.environ.get("NPU_ASCEND_CHECK_ARCH") or None,
+                    help=f"target SoC (default: the kernel's triton_meta device, else {DEFAULT_ARCH})")
+    ap.add_argument("--dump-linalg", type=Path, help="write each lowered kernel's linalg here")
+    args = ap.parse_args(argv)
+
+    t0 = time.monotonic()
+    version = _setup_imports()
+    files = collect(args.paths)
+    results = []
+    for path in files:
+        r = check_kernel(path, args.arch, args.configs, args.dump_linalg)
+        results.append(r)
+        if not r.configs:
+            print(f"FAIL {r.name} [{r.stage}] {summary(r.error)}", flush=True)
+        for c in r.configs:
+            cfg = ",".join(f"{k}={v}" for k, v in c.kwargs.items()) + f",num_warps={c.num_warps}"
+            head = f"{'ok  ' if c.ok else 'FAIL'} {r.name} {r.heuristic.lower()} cfg{c.index}/{r.configs_total} {cfg}"
+            print(head if c.ok else f"{head} [{c.stage}] {summary(c.error)}", flush=True)
+    failed = [r for r in results if not r.ok]
+    n_cfg = sum(len(r.configs) for r in results)
+    elapsed = time.monotonic() - t0
+    report = {
+        "triton_ascend": version, "arch": args.arch or "per kernel", "configs_checked": args.configs,
+        "kernels": len(results), "kernel_configs": n_cfg, "failed": [r.name for r in failed],
+        "seconds": round(elapsed, 1),
+        "results": [{**{k: v for k, v in vars(r).items() if k != "configs"},
+                     "configs": [vars(c) for c in r.configs]} for r in results],
+    }
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1, default=str))
+    print(f"ascend_check: {len(results) - len(failed)}/{len(results)} kernels ({n_cfg} configs) lowered "
+          f"TTIR -> linalg with triton-ascend {version} in {elapsed:.1f}s", flush=True)
+    if not results:
+        print("ascend_check: FAILED: no kernels to check", flush=True)
+        return 2
+    if failed:
+        for r in failed:
+            print(f"ascend_check: FAILED kernel {r.name} ({r.path}) [{r.stage}]: {summary(r.error)}", flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
