@@ -75,8 +75,9 @@ def pointwise(size_hints: dict, triton_meta: dict, dev: Device) -> list[Config]:
     for programs in _program_targets(numel, dev):
         per_program = min(budget, max(_min_block(), next_power_of_2(-(-numel // programs))))
         blocks, left = {}, per_program
-        for d in reversed(dims):  # the innermost (contiguous) dimension gets its full size first
-            blocks[f"{d.upper()}BLOCK"] = b = max(1, min(sizes[d], left))
+        for i, d in enumerate(reversed(dims)):  # the innermost (contiguous) dimension first
+            floor = _min_block() if i == 0 else 1  # 32-byte aligned rows, even if masked
+            blocks[f"{d.upper()}BLOCK"] = b = max(floor, min(sizes[d], left))
             left = max(1, left // b)
         out.append(_config({k: blocks[k] for k in sorted(blocks)}))
     return _unique(out)
