@@ -75,7 +75,7 @@ def pointwise(size_hints: dict, triton_meta: dict, dev: Device) -> list[Config]:
     for programs in _program_targets(numel, dev):
         per_program = min(budget, max(_min_block(), next_power_of_2(-(-numel // programs))))
         blocks, left = {}, per_program
-        for i, d in enumerate(reversed(dims)):  # the innermost (contiguous) dimension first
+        for i, d in enumerate(dims):  # x, Inductor's innermost (contiguous) dimension, first
             floor = _min_block() if i == 0 else 1  # 32-byte aligned rows, even if masked
             blocks[f"{d.upper()}BLOCK"] = b = max(floor, min(sizes[d], left))
             left = max(1, left // b)
