@@ -35,7 +35,7 @@ def assert_matches(out, ref):
         o = o.detach().cpu()
         if r.dtype.is_floating_point:
             atol, rtol = TOLERANCE[r.dtype]
-            torch.testing.assert_close(o, r, atol=atol, rtol=rtol)
+            torch.testing.assert_close(o, r, atol=atol, rtol=rtol, equal_nan=True)
         else:
             assert torch.equal(o, r)
 

@@ -77,3 +77,9 @@ def test_views_permute_cat_slice(check):
 def test_graph_with_matmul(check):
     code = check(lambda a, b, c: F.gelu(a @ b + c).sum(-1), r(8, 32), r(32, 16), r(16))
     assert "extern_kernels.mm" in code or "extern_kernels.addmm" in code
+
+
+def test_vector_form_reductions_keep_nan_and_bool_semantics(check):
+    a = torch.randn(6, 40, device=D)
+    a[2, 7] = float("nan")
+    check(lambda x: (x.amax(-1), x.amin(-1), torch.isnan(x).any(-1), (x > 1).any(-1)), a)

@@ -19,7 +19,7 @@ from .runtime.flavour import flavour
 
 UPSTREAM_HEURISTICS = "from torch._inductor.runtime import triton_helpers, triton_heuristics"
 UPSTREAM_MATH = "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math"
-NPU_HEURISTICS = ("from torch._inductor.runtime import triton_helpers\n"
+NPU_HEURISTICS = ("from npu_lowering.runtime import helpers as triton_helpers\n"
                   "from npu_lowering.runtime import heuristics as triton_heuristics")
 NPU_MATH = "from npu_lowering.runtime.math import libdevice, math as tl_math"
 SET_GPU_DRIVER = "triton_helpers.set_driver_to_gpu()\n"
