@@ -29,3 +29,17 @@ def min2(a, dim):
     if a.dtype.is_floating():
         m = tl.where(tl.max((a != a).to(tl.int8), dim) != 0, float("nan"), m)
     return m
+
+
+@triton.jit
+def welford(mean, m2, weight, dim):
+    # Chan's parallel combination with sums: the same result as Inductor's 3-operand
+    # tl.reduce, which triton-ascend's front end rejects ("only reduce or reduce with
+    # index") and the interpreter runs element by element.
+    total = tl.sum(weight, dim)
+    safe = tl.where(total == 0.0, 1.0, total)
+    new_mean = tl.sum(mean * weight, dim) / safe
+    # lanes whose mean equals the result add nothing (inf - inf would be NaN)
+    delta = tl.where(mean == tl.expand_dims(new_mean, dim), 0.0, mean - tl.expand_dims(new_mean, dim))
+    new_m2 = tl.sum(m2, dim) + tl.sum(weight * delta * delta, dim)
+    return new_mean, new_m2, total

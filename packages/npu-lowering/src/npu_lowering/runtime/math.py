@@ -2,9 +2,11 @@
 
 Generated kernels import ``from npu_lowering.runtime.math import libdevice, math as tl_math``
 instead of Inductor's triton_helpers names, so no npu kernel ever references
-``tl.extra.cuda``: on Ascend the names come from triton-ascend's libdevice (portable Triton
-for what it lacks), on the simulator from portable Triton (the interpreter has no
-libdevice), on NVIDIA from NVIDIA Triton's libdevice.
+``tl.extra.cuda``. On the simulator and on Ascend the functions are portable Triton
+(libdevice_portable.py): the interpreter has no libdevice, and triton-ascend 3.2's libdevice
+has stubs that assert (fmod, div_rz) or swap arguments (atan2 calls math.atan2(arg1, arg0)),
+while the portable versions lower through its front end (checked in CI). On NVIDIA, NVIDIA
+Triton's libdevice overrides them.
 """
 
 from __future__ import annotations
@@ -25,12 +27,9 @@ def _build() -> types.ModuleType:
     for name in dir(libdevice_portable):
         if not name.startswith("_"):
             setattr(ns, name, getattr(libdevice_portable, name))
-    if kind == "ascend":
-        from triton.language.extra.ascend import libdevice as native  # triton-ascend only
-    elif kind == "nvidia":
-        from triton.language.extra import libdevice as native
-    else:
+    if kind != "nvidia":
         return ns
+    from triton.language.extra import libdevice as native
     for name in dir(native):
         if not name.startswith("_"):
             setattr(ns, name, getattr(native, name))
