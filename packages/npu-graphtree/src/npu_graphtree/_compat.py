@@ -1,0 +1,111 @@
+"""Everything that differs between the torch versions we support (2.13 on CI, 2.11 on the
+GPU machine), and the only place that may patch an upstream symbol.
+
+Patches (one function each, none applied at import):
+  - ``patch_post_compile_for_npu_211``: torch 2.11 has no ``config.cudagraph_policy``;
+    reduce-overhead on npu needs its compiled graphs wrapped after ``post_compile``.
+    Removed by: torch >= 2.13's ``CUDAGraphPolicy.wrap_output`` hook (pytorch#180163).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+
+import torch
+
+log = logging.getLogger("npu_graphtree")
+
+
+def has_cudagraph_policy() -> bool:
+    """torch 2.13: ``torch._inductor.config.cudagraph_policy`` and ``CUDAGraphPolicy``."""
+    try:
+        from torch._inductor import config
+        from torch._inductor.cudagraph_utils import CUDAGraphPolicy  # noqa: F401
+    except ImportError:
+        return False
+    return hasattr(config, "cudagraph_policy")
+
+
+@functools.cache
+def external_stream_setter():
+    """Dynamo's external-object registry setter for the current stream (torch 2.13 and 2.11
+    have ``torch._dynamo.graph_bytecode_inputs``); None where torch has no registry."""
+    try:
+        from torch._dynamo.graph_bytecode_inputs import CURRENT_STREAM_INDEX, set_external_object_by_index
+    except ImportError:
+        return None
+    return functools.partial(set_external_object_by_index, CURRENT_STREAM_INDEX)
+
+
+def recording_callbacks(compile_id):
+    """Dynamo's compile callbacks for a recording (GT15): ``CallbackTrigger.CUDAGRAPH_RECORDING``
+    in 2.11 and 2.13 (there is no device-neutral trigger; the npu recording reuses it)."""
+    import contextlib
+
+    try:
+        from torch._dynamo.callback import CallbackTrigger, callback_handler
+    except ImportError:
+        return contextlib.nullcontext()
+    return callback_handler.install_callbacks(CallbackTrigger.CUDAGRAPH_RECORDING, str(compile_id))
+
+
+def current_generation() -> int:
+    """Upstream's notion of a step: a user ``torch.compiler.cudagraph_mark_step_begin()``
+    (shared, so one call steps upstream's trees and ours) else Dynamo's per-invocation
+    generation counter."""
+    from torch._dynamo.mutation_guard import GenerationTracker
+
+    box = _mark_step_box()
+    if box is not None and box.mark_step_counter != 0:
+        return box.mark_step_counter
+    return GenerationTracker.generation
+
+
+def user_marked_step() -> bool:
+    box = _mark_step_box()
+    return box is not None and box.mark_step_counter != 0
+
+
+@functools.cache
+def _mark_step_box():
+    try:
+        from torch._inductor.cudagraph_trees import MarkStepBox
+    except ImportError:
+        return None
+    return MarkStepBox
+
+
+def mark_step_begin() -> None:
+    box = _mark_step_box()
+    if box is not None:
+        from torch._inductor.cudagraph_trees import mark_step_begin as upstream
+
+        upstream()
+
+
+def reset_mark_step() -> None:
+    """As upstream's ``reset_cudagraph_trees``: steps count from Dynamo's generation again."""
+    box = _mark_step_box()
+    if box is not None:
+        box.mark_step_counter = 0
+
+
+def patch_post_compile_for_npu_211(wrap_output) -> bool:
+    """torch 2.11 only: wrap ``CompiledFxGraph.post_compile`` so ``wrap_output`` (our
+    policy's) sees every compiled graph, as 2.13's ``cudagraph_policy.wrap_output`` does.
+    Upstream hook that removes it: ``torch._inductor.config.cudagraph_policy`` (2.13)."""
+    from torch._inductor.output_code import CompiledFxGraph
+
+    original = CompiledFxGraph.post_compile
+    if getattr(original, "_npu_graphtree", False):
+        return False
+
+    @functools.wraps(original)
+    def post_compile(self, example_inputs, constants, graph_kwargs):
+        original(self, example_inputs, constants, graph_kwargs)
+        wrap_output(self)
+
+    post_compile._npu_graphtree = True
+    CompiledFxGraph.post_compile = post_compile
+    return True

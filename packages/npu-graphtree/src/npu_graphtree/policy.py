@@ -1,0 +1,119 @@
+"""``mode="reduce-overhead"`` with Inductor: hand npu graphs to our trees.
+
+torch 2.13 has the hook: ``torch._inductor.config.cudagraph_policy`` (a ``CUDAGraphPolicy``).
+Inductor refuses cudagraphs for any device but cuda (``check_multiple_devices_or_any_cpu_nodes``
+reports "multiple devices: npu:0"), so an npu graph never reaches ``policy.cudagraphify``; but
+``policy.wrap_output`` is called for every compiled graph after ``post_compile``. Ours wraps a
+graph there when (a) reduce-overhead is on (``triton.cudagraphs``), (b) the graph runs on
+exactly one device of a type we capture, and (c) Inductor's only objection was that device.
+Everything else -- cpu graphs, and cuda graphs unless ``use_for_cuda(True)`` -- passes
+through untouched, and ``cudagraphify``/``should_wrap`` keep upstream's behaviour.
+
+Installing: ``register()`` sets the policy only when no other policy is set. Because a set
+policy makes Inductor route cuda graphs through ``cudagraph_post_compile`` instead of the
+partition path (``graph_partition=True``), the policy is installed only where cuda is not
+available, or when the user opts in (``use_for_cuda``): cuda compiles stay upstream's.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+
+from . import _compat
+
+log = logging.getLogger("npu_graphtree")
+_state = {"cuda": False, "installed": None}
+
+
+def _policy_base():
+    if _compat.has_cudagraph_policy():
+        from torch._inductor.cudagraph_utils import CUDAGraphPolicy
+
+        return CUDAGraphPolicy
+    return object
+
+
+class GraphTreePolicy(_policy_base()):
+    """Upstream's policy, plus: npu graphs (and cuda ones, when chosen) get our trees."""
+
+    def should_wrap(self, compiled_graph) -> bool:
+        # a cuda graph we take must not also get upstream's tree
+        return not (_state["cuda"] and "cuda" in (getattr(compiled_graph, "device_types", ()) or ()))
+
+    def wrap_output(self, output_code):
+        wrap_compiled_graph(output_code)
+        return output_code
+
+
+def take(compiled_graph) -> tuple[str, int] | None:
+    """(device type, index) when this compiled graph is ours to wrap, else None."""
+    from torch._inductor import config
+    from torch._inductor.cudagraph_utils import check_multiple_devices_or_any_cpu_nodes
+
+    from .adapter import supports
+
+    if not config.triton.cudagraphs or getattr(compiled_graph, "_npu_graphtree_wrapped", False):
+        return None
+    types = set(getattr(compiled_graph, "device_types", ()) or ()) - {"meta"}
+    idxs = set(getattr(compiled_graph, "device_idxs", ()) or ())
+    if len(types) != 1 or len(idxs) != 1 or getattr(compiled_graph, "current_callable", None) is None:
+        return None
+    dev_type, dev_index = next(iter(types)), next(iter(idxs))
+    if dev_type == "cpu" or (dev_type == "cuda" and not _state["cuda"]) or not supports(dev_type):
+        return None
+    reason = getattr(compiled_graph, "disabled_cudagraphs_reason", None)
+    if dev_type != "cuda":
+        # the device check is the last check Inductor makes: equal to its message for our
+        # single device means every earlier check passed
+        if reason != check_multiple_devices_or_any_cpu_nodes({torch.device(dev_type, dev_index): None}):
+            return None
+    elif reason:
+        return None
+    return dev_type, dev_index
+
+
+def wrap_compiled_graph(compiled_graph) -> bool:
+    target = take(compiled_graph)
+    if target is None:
+        return False
+    from . import api
+
+    fx_kwargs = getattr(compiled_graph, "fx_kwargs", {}) or {}
+    info = getattr(compiled_graph, "cudagraph_info", None)
+    compiled_graph.current_callable = api.graphify(
+        compiled_graph.current_callable, [], fx_kwargs.get("static_input_idxs") or (),
+        device_type=target[0], device_index=target[1], is_backward=bool(fx_kwargs.get("is_backward")),
+        is_inference=bool(fx_kwargs.get("is_inference")),
+        stack_traces=getattr(info, "stack_traces", None),
+        mutated_input_idxs=tuple(getattr(compiled_graph, "mutated_input_idxs", ()) or ()),
+        compile_id=torch._guards.CompileContext.current_compile_id(), name="inductor_graph")
+    compiled_graph._npu_graphtree_wrapped = True
+    log.info("npu_graphtree: reduce-overhead graph on %s:%s wrapped", *target)
+    return True
+
+
+def install() -> str | None:
+    """Install the hook for this torch version; returns how ("policy", "patch") or None."""
+    if _state["installed"]:
+        return _state["installed"]
+    if torch.cuda.is_available() and not _state["cuda"]:
+        return None  # a set policy would change cuda's partition path: opt-in only
+    if _compat.has_cudagraph_policy():
+        from torch._inductor import config
+
+        if config.cudagraph_policy is None:
+            config.cudagraph_policy = GraphTreePolicy()
+            _state["installed"] = "policy"
+        elif isinstance(config.cudagraph_policy, GraphTreePolicy):
+            _state["installed"] = "policy"
+    elif _compat.patch_post_compile_for_npu_211(wrap_compiled_graph):
+        _state["installed"] = "patch"
+    return _state["installed"]
+
+
+def use_for_cuda(enabled: bool = True) -> str | None:
+    """Choose our trees for cuda reduce-overhead too (to compare with upstream's)."""
+    _state["cuda"] = enabled
+    return install() if enabled else _state["installed"]

@@ -1,0 +1,369 @@
+"""The tree manager: one per (thread, device), owning a private pool and the tree of nodes.
+
+Per call it decides: warm up (run eagerly into the pool), replay a child whose invariants
+hold, or record a new child after restoring the pool to the path's checkpoint (so the new
+graph reuses memory of dead outputs and never memory someone holds). Generations: a new
+torch.compile invocation (or ``mark_step_begin``) ends the current path -- unless a forward
+still waits for its backward -- and outputs the user still holds are invalidated (accessing
+them raises an error naming them) or, with generation cloning, copied out of the pool.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import warnings
+from collections import defaultdict
+from typing import Any
+
+import torch
+
+from . import _compat, config, logs
+from . import storage as st
+from .adapter import DeviceAdapter, get_adapter
+from .node import GraphNode, Mode, Node, Status, WarmupNode, WrappedFunction
+
+# Capture and pool warmup are process-wide device state on cuda (capture_error_mode,
+# allocator pool switches): one thread captures or warms up at a time (GT02).
+capture_lock = threading.Lock()
+
+_tls = threading.local()  # per-thread managers (GT02)
+_all_managers: "list[TreeManager]" = []
+_all_lock = threading.Lock()
+
+
+_TLS_KEY = "npu_graphtree_managers"
+
+
+def _managers() -> dict:
+    """This thread's managers. Stashed in torch's ThreadLocalState, which autograd carries
+    into its device worker threads: a backward run there finds the forward's tree."""
+    if torch._C._is_key_in_tls(_TLS_KEY):
+        return torch._C._get_obj_in_tls(_TLS_KEY)
+    managers: dict = {}
+    torch._C._stash_obj_in_tls(_TLS_KEY, managers)
+    return managers
+
+
+def get_manager(device_type: str, device_index: int, create: bool = True) -> "TreeManager | None":
+    managers = _managers()
+    key = (device_type, device_index)
+    manager = managers.get(key)
+    if manager is None and create:
+        manager = managers[key] = TreeManager(get_adapter(device_type), device_index)
+        with _all_lock:
+            _all_managers.append(manager)
+    return manager
+
+
+def reset_trees() -> None:
+    """Forget this thread's trees (functions wrapped earlier re-record on next call) and, as
+    upstream's reset does, the user's mark-step counter."""
+    _compat.reset_mark_step()
+    managers = _managers()
+    for manager in list(managers.values()):
+        manager.shutdown()
+    managers.clear()
+
+
+class TreeManager:
+    def __init__(self, adapter: DeviceAdapter, device_index: int):
+        self.adapter = adapter
+        self.device_index = device_index
+        self.pool = adapter.new_pool()
+        adapter.begin_pool(device_index, self.pool)  # the manager's own reference to its pool
+        adapter.end_pool(device_index, self.pool)
+        self.stream = adapter.new_stream(device_index)
+        self.functions: dict[int, WrappedFunction] = {}
+        self.roots: dict[int, list[GraphNode]] = defaultdict(list)
+        self.current: Node | None = None
+        self.state = "none"  # none | warmup | recording | execution
+        self.warmed_up: set[int] = set()
+        self.current_gen: int | None = None
+        self.pending_backward = False
+        self.num_rerecord: dict[tuple, int] = defaultdict(int)
+        self.warmup_incomplete = False
+        self.warned: set[tuple] = set()
+        self.counters: dict[str, int] = defaultdict(int)
+        self.thread = threading.get_ident()
+        self._ids = itertools.count()
+
+    # ---- functions -----------------------------------------------------------------------
+    def add_function(self, model, static_input_idxs, *, mode: Mode, name: str, compile_id=None, constants=(),
+                     mutated_input_idxs=(), stack_traces=None, kernel_free=None) -> WrappedFunction:
+        fn = WrappedFunction(model=model, id=next(self._ids), name=name, static_input_idxs=frozenset(static_input_idxs),
+                             mode=mode, compile_id=compile_id, constants=tuple(constants),
+                             mutated_input_idxs=frozenset(mutated_input_idxs), stack_traces=stack_traces,
+                             kernel_free=kernel_free)
+        self.functions[fn.id] = fn
+        return fn
+
+    def run(self, fn: WrappedFunction, inputs: list) -> Any:
+        out = self._run(fn, inputs)
+        if fn.mode is Mode.FORWARD:  # pending from now until its backward runs
+            self.pending_backward = True
+        elif fn.mode is Mode.BACKWARD:
+            self.pending_backward = False
+        return out
+
+    def set_to_running_backward(self) -> None:
+        """A backward that runs without capture still ends the pending forward."""
+        self.pending_backward = False
+
+    # ---- the decision --------------------------------------------------------------------
+    def _run(self, fn: WrappedFunction, inputs: list) -> Any:
+        if fn.disabled:
+            return self.eager(fn, inputs, fn.disabled)
+        if self.state == "recording":
+            self._try_end_path(fn)
+        elif self.state == "warmup":
+            self._try_end_path(fn)
+        node_id = self.current.id if self.current is not None else None
+        if self.num_rerecord[(node_id, fn.id)] > config.rerecord_limit():
+            return self.eager(fn, inputs, "re-record limit exceeded")
+        if (mutated := self._unmanaged_mutation(fn, inputs)) is not None:
+            return self.eager(fn, inputs, mutated)
+
+        if (fn.id not in self.warmed_up and not config.skip_warmup()) or self.state == "warmup" \
+                or config.force_warmup():
+            if self.state == "execution":
+                self.apply_checkpoint(self.current)
+            with capture_lock:
+                return self._warmup(fn, inputs)
+
+        children = self.roots if self.current is None else self.current.children
+        if self.state != "recording":
+            counted = None
+            for child in children.get(fn.id, ()):
+                status = child.check(inputs)
+                if status is Status.OK:
+                    return self._execute(child, inputs)
+                if status.counts:
+                    counted = status
+                logs.event("rerecord_candidate", logging.DEBUG, fn=fn, node=child.id, reason=status.name)
+            if self.current is not None and fn.id in self.roots:
+                self._try_end_path(fn)
+                if self.current is None:
+                    return self._run(fn, inputs)
+            if counted is not None:
+                key = (node_id, fn.id)
+                self.num_rerecord[key] += 1
+                if self.num_rerecord[key] > config.rerecord_limit():
+                    return self.eager(fn, inputs, f"re-record limit ({config.rerecord_limit()}) exceeded on node "
+                                                  f"{node_id}: {counted.name}")
+            self._try_end_path(fn)
+            if self.current is not None and self.state == "execution":
+                self.apply_checkpoint(self.current)
+        with capture_lock:
+            return self._record(fn, inputs)
+
+    def _unmanaged_mutation(self, fn: WrappedFunction, inputs: list) -> str | None:
+        """A graph that writes a copied input would write our placeholder, not the caller's
+        tensor: such calls run without capture (misuse, item 5)."""
+        if not fn.mutated_input_idxs:
+            return None
+        managed = self.current.path_storage_ptrs() if self.current is not None else {}
+        bad = [i for i in fn.mutated_input_idxs - fn.static_input_idxs
+               if isinstance(inputs[i], torch.Tensor) and inputs[i].untyped_storage().data_ptr() not in managed]
+        return f"mutated inputs {sorted(bad)} are neither static nor graph outputs" if bad else None
+
+    def eager(self, fn: WrappedFunction, inputs: list, reason: str) -> Any:
+        self.counters["eager"] += 1
+        if (fn.id, reason) not in self.warned:
+            self.warned.add((fn.id, reason))
+            logs.event("run_without_capture", logging.WARNING, fn=fn, inputs=inputs, reason=reason)
+        return fn.model(list(inputs))
+
+    # ---- generations ---------------------------------------------------------------------
+    def can_start_new_generation(self) -> bool:
+        if self.current_gen == _compat.current_generation():
+            return False
+        if _compat.user_marked_step():
+            return True
+        return not self.pending_backward  # GT01: saved activations of a pending backward stay
+
+    def _try_end_path(self, fn: WrappedFunction) -> None:
+        if self.current is None:
+            return
+        if self.can_start_new_generation():
+            self.end_generation()
+        elif self.current.all_outputs_dead():
+            self._set_current(None, "none")
+        elif self.current_gen != _compat.current_generation() and self.pending_backward and \
+                ("pending", fn.id) not in self.warned:
+            self.warned.add(("pending", fn.id))
+            warnings.warn("npu_graphtree: outputs of a previous step still wait for backward, so the graph tree "
+                          "cannot start a new generation; call backward(), detach the outputs, or "
+                          "torch.compiler.cudagraph_mark_step_begin() before each step.")
+
+    def end_generation(self) -> None:
+        """Outputs of the ending path that the user still holds are about to be overwritten."""
+        node = self.current
+        path = node.path
+        held = [(n, j, t) for n in path for j, tref in enumerate(n.tensor_refs)
+                if tref is not None and (t := tref()) is not None]
+        if held and config.settings.generation_cloning() == "user_visible":
+            clones: dict[int, torch.UntypedStorage] = {}
+            for _, _, t in held:
+                st.clone_out_of_pool(t, clones)  # GT04
+            logs.event("generation_clone", fn=node.fn, outputs=len(held), generation=self.current_gen)
+        elif held or next(node.path_live_refs(), None) is not None:
+            if self.state == "execution":
+                self.apply_checkpoint(node)  # every live storage owns its block from here
+            native = self.adapter.native_access_errors()
+            msgs: dict[int, str] = {}
+            for n in path:
+                traces = list(n.fn.stack_traces or [])
+                if traces and len(traces) != len(n.tensor_refs):  # GT12: pair what exists, clean all
+                    logs.event("stack_trace_mismatch", logging.WARNING, fn=n.fn, outputs=len(n.tensor_refs),
+                               stack_traces=len(traces))
+                for j, (tref, trace) in enumerate(itertools.zip_longest(n.tensor_refs, traces[:len(n.tensor_refs)])):
+                    msg = self.dealloc_message(n.fn, j, trace)
+                    ref = n.output_refs[j] if j < len(n.output_refs) else None
+                    if ref is not None:
+                        msgs[ref.ptr] = msg
+                    t = tref() if tref is not None else None
+                    if t is not None:
+                        st.invalidate_tensor(self.adapter, t, msg)
+            lingering = [(ref, s) for ref in node.path_live_refs() if ref.owned and (s := ref.storage()) is not None]
+            if native:
+                for ref, s in lingering:
+                    self.adapter.free_and_poison_storage(s._cdata, msgs.get(ref.ptr, ""))
+            elif lingering:
+                # still held past invalidation (user views, an abandoned autograd graph):
+                # those storages must never free blocks later checkpoints hand out again
+                self.disown([s for _, s in lingering])
+                for ref, _ in lingering:
+                    ref.owned = False
+            logs.event("generation_end", fn=node.fn, invalidated=len(held), generation=self.current_gen,
+                       path=self.path_names(node))
+        self._set_current(None, "none")
+
+    @staticmethod
+    def dealloc_message(fn: WrappedFunction, index: int, stack_trace: str | None) -> str:
+        where = stack_trace.strip() if stack_trace else "[no stack trace recorded]"
+        what = f"output {index} of {fn.name!r} ({fn.mode.name.lower()}, compile id {fn.compile_id})"
+        if fn.mode is Mode.BACKWARD:  # GT13
+            return (f"Error: accessing gradient {what}, which a later graph replay has overwritten. "
+                    f"Stack trace: {where}. This happens with reduce-overhead graph trees and gradient "
+                    "accumulation when a .grad tensor was allocated during graph capture. Fixes: allocate "
+                    "stable .grad buffers outside capture before the compiled backward runs (run one eager "
+                    "warmup iteration, or preallocate zeroed .grad tensors); or, without gradient accumulation, "
+                    "set .grad to None (optimizer.zero_grad(set_to_none=True)) before each backward.")
+        return (f"Error: accessing {what}, which a later graph replay has overwritten. Stack trace: {where}. "
+                "Clone the tensor outside the compiled region to keep it, or call "
+                "torch.compiler.cudagraph_mark_step_begin() before each model invocation.")
+
+    # ---- memory --------------------------------------------------------------------------
+    def apply_checkpoint(self, node: GraphNode) -> None:
+        """Allocator state := ``node``'s path: live outputs allocated (and owned by their
+        storages), outputs dead since the recording freed for reuse."""
+        live = {}
+        for ref in node.path_live_refs():
+            live.setdefault(ref.ptr, ref)
+        dead = {}
+        for n in node.path:
+            for ref in n.output_refs:
+                if ref is not None and ref.ptr not in live:
+                    dead[ref.ptr] = ref.nbytes
+        handles = [(ref, ref.storage()) for ref in live.values() if not ref.owned]
+        self.adapter.restore(self.device_index, node.checkpoint, [s for _, s in handles if s is not None],
+                             list(dead.items()))
+        for ref, _ in handles:
+            ref.owned = True
+        self.counters["checkpoints"] += 1
+        if config.settings.slow_asserts:
+            blocks = self.adapter.live_blocks(self.device_index, self.pool)
+            if blocks is not None:
+                assert set(live) <= blocks and not (set(dead) & blocks), "pool state disagrees with the tree"
+
+    def disown(self, storages: list[torch.UntypedStorage]) -> None:
+        """Blocks that stay allocated through every later checkpoint; their storages must not
+        free them."""
+        state = self.adapter.checkpoint(self.device_index, self.pool)
+        self.adapter._fn(f"{self.adapter._p}setCheckpointPoolState")(self.device_index, state,
+                                                                     [s._cdata for s in storages], [])
+
+    # ---- node kinds ----------------------------------------------------------------------
+    def _set_current(self, node: Node | None, state: str) -> None:
+        self.current = node
+        self.state = state if node is not None else "none"
+
+    def _warmup(self, fn: WrappedFunction, inputs: list) -> Any:
+        self.current_gen = _compat.current_generation()
+        node = WarmupNode(self, fn, self.current)
+        self.warmup_incomplete = False
+        _tls.active_manager = self
+        try:
+            with logs.timed("warmup", fn):
+                out = node.run(inputs)
+        finally:
+            _tls.active_manager = None
+        off = [o.device for o in out if isinstance(o, torch.Tensor) and o.device != self.adapter.device(self.device_index)]
+        if off:  # a graph would compute these on the host from poisoned inputs: never capture
+            fn.disabled = f"outputs on {sorted(set(map(str, off)))}, not {self.adapter.device(self.device_index)}"
+            logs.event("run_without_capture", logging.WARNING, fn=fn, inputs=inputs, reason=fn.disabled)
+        if not self.warmup_incomplete:
+            self.warmed_up.add(fn.id)
+        self.counters["warmups"] += 1
+        self._set_current(node, "warmup")
+        logs.event("warmup", fn=fn, inputs=inputs, node=node.id, path=self.path_names(node),
+                   generation=self.current_gen, complete=not self.warmup_incomplete)
+        return out
+
+    def _record(self, fn: WrappedFunction, inputs: list) -> Any:
+        self.current_gen = _compat.current_generation()
+        parent = self.current
+        with _compat.recording_callbacks(fn.compile_id), logs.timed("record", fn):
+            node = GraphNode(self, fn, parent, inputs)
+        (self.roots if parent is None else parent.children)[fn.id].append(node)
+        self._set_current(node, "recording")
+        self.counters["records"] += 1
+        logs.event("record", fn=fn, inputs=inputs, node=node.id, path=self.path_names(node),
+                   generation=self.current_gen, kernel_free=node.kernel_free, copies=len(node.copy_idxs))
+        return node.first_outputs
+
+    def _execute(self, node: GraphNode, inputs: list) -> Any:
+        self.current_gen = _compat.current_generation()
+        if config.settings.time_replays:
+            with logs.timed("replay", node.fn):
+                out = node.run(inputs)
+        else:
+            out = node.run(inputs)
+        self._set_current(node, "execution")
+        self.counters["replays"] += 1
+        if logs.log.isEnabledFor(logging.DEBUG):
+            logs.event("replay", logging.DEBUG, fn=node.fn, inputs=inputs, node=node.id,
+                       path=self.path_names(node), generation=self.current_gen)
+        return out
+
+    @staticmethod
+    def path_names(node: Node) -> str:
+        return "/".join(f"{n.fn.name}#{n.id}" for n in node.path)
+
+    def graph_nodes(self) -> list[GraphNode]:
+        out, todo = [], [n for nodes in self.roots.values() for n in nodes]
+        while todo:
+            n = todo.pop()
+            out.append(n)
+            todo.extend(c for cs in n.children.values() for c in cs)
+        return out
+
+    def shutdown(self) -> None:
+        for n in self.graph_nodes():
+            if n.graph is not None:
+                n.graph.reset()
+                n.graph = None
+        self.roots.clear()
+        self.current = None
+        self.state = "none"
+
+
+def mark_warmup_incomplete() -> None:
+    """Called from inside a function being warmed up: warm it up again next time instead of
+    capturing it (GT05; torch_npu/upstream have no such API: ``torch.compiler``'s
+    cudagraph_mark_step_begin sibling)."""
+    manager = getattr(_tls, "active_manager", None)
+    if manager is not None:
+        manager.warmup_incomplete = True
