@@ -5,6 +5,15 @@ Run it through ``hatch run test [pytest args]`` (README). Services:
   its URL from $NPU_INDUCTOR_TEST_REDIS_URL.
 Results: test-results/junit.xml and test-results/features.json (read by
 ``npu-inductor features``).
+
+Ascend validity (issue 4 item 6, catalogue X04): every npu kernel the tests generate is
+saved ($NPU_LOWERING_SAVE_KERNELS=test-results/npu-kernels; Inductor's caches point at a
+fresh folder for the run, since a cache hit generates no kernel), then, whether pytest
+passed or not, packages/npu-lowering/ascend_check/check.py lowers each one TTIR -> linalg
+with triton-ascend 3.2.0's front end in its own venv (.venv-ascend/, made by
+ascend_check/setup.py while pytest runs). The run fails when a kernel does not lower, naming
+it, or when the full suite generated no kernel. Report: test-results/ascend-check.json,
+full output: test-results/ascend-check.log.
 """
 
 from __future__ import annotations
@@ -22,6 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "test-results"
 REDIS_ENV = "NPU_INDUCTOR_TEST_REDIS_URL"
+ASCEND_CHECK = ROOT / "packages" / "npu-lowering" / "ascend_check"
+KERNELS = RESULTS / "npu-kernels"
+SAVE_ENV = "NPU_LOWERING_SAVE_KERNELS"
 
 
 def _log(msg: str) -> None:
@@ -85,18 +97,58 @@ def redis_server():
                 proc.kill()
 
 
+def _start_ascend_setup() -> subprocess.Popen:
+    """Create (or reuse) the triton-ascend venv in the background, while pytest runs."""
+    log = open(RESULTS / "ascend-setup.log", "w")
+    return subprocess.Popen([sys.executable, str(ASCEND_CHECK / "setup.py")], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=log, text=True)
+
+
+def _ascend_check(setup: subprocess.Popen, require_kernels: bool) -> int:
+    """Lower every saved kernel TTIR -> linalg with triton-ascend; 0 when all of them lower."""
+    out, _ = setup.communicate()
+    if setup.returncode or not out.strip():
+        _log(f"ascend check: creating the triton-ascend venv failed ({setup.returncode}):")
+        print((RESULTS / "ascend-setup.log").read_text()[-4000:], flush=True)
+        return 1
+    python = out.strip().splitlines()[-1]
+    cmd = [python, str(ASCEND_CHECK / "check.py"), str(KERNELS), "--json", str(RESULTS / "ascend-check.json")]
+    _log(" ".join(cmd))
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    (RESULTS / "ascend-check.log").write_text(proc.stdout)
+    for line in proc.stdout.splitlines():  # one line per kernel config is in the log; show failures
+        if not line.startswith("ok "):
+            print(line, flush=True)
+    if proc.returncode == 2 and not require_kernels:
+        _log("ascend check: the selected tests generated no npu kernel; nothing to check")
+        return 0
+    if proc.returncode:
+        _log(f"ascend check failed ({proc.returncode}): see test-results/ascend-check.log")
+    return proc.returncode
+
+
 def main(argv: list[str]) -> int:
     RESULTS.mkdir(exist_ok=True)
-    with redis_server() as url:
-        env = dict(os.environ, **{REDIS_ENV: url})
-        cmd = [sys.executable, "-m", "pytest",
-               f"--junitxml={RESULTS / 'junit.xml'}", f"--feature-results={RESULTS / 'features.json'}", *argv]
-        _log(" ".join(cmd))
-        code = subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    shutil.rmtree(KERNELS, ignore_errors=True)
+    KERNELS.mkdir()
+    setup = _start_ascend_setup()
+    try:
+        with redis_server() as url, tempfile.TemporaryDirectory(prefix="npu-inductor-test-cache-") as cache:
+            # a fresh Inductor cache: a cache hit skips codegen, and so the saving of its kernels
+            env = dict(os.environ, **{REDIS_ENV: url, SAVE_ENV: str(KERNELS), "TORCHINDUCTOR_CACHE_DIR": cache})
+            cmd = [sys.executable, "-m", "pytest",
+                   f"--junitxml={RESULTS / 'junit.xml'}", f"--feature-results={RESULTS / 'features.json'}", *argv]
+            _log(" ".join(cmd))
+            code = subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    except BaseException:
+        setup.kill()  # an unfinished venv has no stamp: the next run builds it again
+        raise
     if code == 5:
         _log("no tests collected: failing")
-        return 1
-    return code
+        code = 1
+    # checked whether pytest passed or not; a run of the whole suite must have generated kernels
+    ascend = _ascend_check(setup, require_kernels=not argv)
+    return code or (1 if ascend else 0)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ SETUP, CHECK = ASCEND_CHECK / "setup.py", ASCEND_CHECK / "check.py"
 SAVE_ENV = "NPU_LOWERING_SAVE_KERNELS"
 D = "npu"
 
-pytestmark = pytest.mark.feature("X04")
+pytestmark = [pytest.mark.feature("X04"),
+              pytest.mark.filterwarnings("ignore:dynamo_pgo force disabled:UserWarning")]
 
 
 @pytest.fixture(scope="module")

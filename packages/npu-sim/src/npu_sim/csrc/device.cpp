@@ -5,6 +5,11 @@
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
+#if __has_include(<torch/headeronly/version.h>)
+#include <torch/headeronly/version.h>
+#else
+#include <torch/version.h>
+#endif
 
 #include <array>
 #include <atomic>
@@ -107,7 +112,10 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void synchronizeStream(const c10::Stream&) const override { check_not_capturing("stream synchronize"); }
   void synchronizeEvent(void*) const override { check_not_capturing("event synchronize"); }
   void synchronizeDevice(const c10::DeviceIndex) const override { check_not_capturing("device synchronize"); }
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 13)
+  // torch 2.13 asks the guard; 2.11 has no such hook (torch.npu.is_current_stream_capturing answers)
   bool isStreamCapturing(const c10::Stream&) const override { return is_capturing(); }
+#endif
   void recordDataPtrOnStream(const c10::DataPtr&, const c10::Stream&) const override {}
   double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override {
     auto* a = static_cast<SimEvent*>(start);
