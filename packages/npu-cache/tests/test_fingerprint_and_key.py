@@ -24,7 +24,9 @@ def test_fingerprint_names_this_software():
     assert fp["torch"] == torch.__version__
     assert fp["triton"] == f"triton {triton.__version__}"
     assert fp["python"] == f"{sys.version_info[0]}.{sys.version_info[1]}"
-    assert not {"torch_npu", "cann", "soc"} & set(fp)  # absent here, so not claimed
+    assert not {"torch_npu", "cann"} & set(fp)  # absent here, so not claimed
+    npu = getattr(torch, "npu", None)  # the SoC is claimed only when a device is up
+    assert fp.get("soc") == (npu.get_device_name() if npu is not None else None)
 
 
 @pytest.mark.feature("X01")

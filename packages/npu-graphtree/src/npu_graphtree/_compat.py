@@ -109,3 +109,12 @@ def patch_post_compile_for_npu_211(wrap_output) -> bool:
     post_compile._npu_graphtree = True
     CompiledFxGraph.post_compile = post_compile
     return True
+
+
+@functools.cache
+def dynamo_timed_usable() -> bool:
+    """Our timings also go through torch._dynamo.utils.dynamo_timed (pt2 compile events) on
+    torch 2.13; on torch 2.11 (H200 machine, 2026-12-02) calling it from a graph-tree warmup
+    outside a compile crashed the process, so there our own Timing records stand alone."""
+    major, minor = (int(p) for p in torch.__version__.split(".")[:2])
+    return (major, minor) >= (2, 13)

@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from . import _compat
+
 log = logging.getLogger("npu_graphtree")
 _torch_log = torch._logging.getArtifactLogger("torch._inductor.cudagraph_trees", "cudagraphs")
 
@@ -79,7 +81,7 @@ def clear_timings() -> None:
 def timed(phase: str, fn):
     """Time a phase of ``fn`` under its CompileId and mode (FORWARD/BACKWARD/INFERENCE)."""
     start = time.perf_counter()
-    if phase == "replay":  # hot path: no Dynamo bookkeeping
+    if phase == "replay" or not _compat.dynamo_timed_usable():  # hot path: no Dynamo bookkeeping
         ctx = contextlib.nullcontext()
     else:
         from torch._dynamo.utils import dynamo_timed
