@@ -42,6 +42,8 @@ def test_views_share_memory_and_resize():
     r = torch.empty(0, device="npu")
     r.resize_(10)
     assert r.numel() == 10 and r.device.type == "npu"
+    whole = torch.empty(0, device="npu").set_(x.untyped_storage())
+    assert whole.device.type == "npu" and whole.shape == (12,) and whole.data_ptr() == x.data_ptr()
     s = torch.empty(0, device="npu")
     s.set_(x.untyped_storage(), 2, (2, 2), (2, 1))
     assert s.cpu().tolist() == [[2.0, 3.0], [-1.0, -1.0]]

@@ -86,6 +86,13 @@ at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t storage_o
 
 at::Tensor& set_tensor(at::Tensor& self, const at::Tensor& source) { return at::native::set_tensor_(self, source); }
 
+// t.set_(storage): the whole storage as a 1-d tensor of t's dtype (the CPU kernel would make a
+// CPU storage for it)
+at::Tensor& set_whole_storage(at::Tensor& self, c10::Storage source) {
+  const int64_t numel = static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
+  return at::native::set_storage_cpu_(self, std::move(source), 0, {numel}, {});
+}
+
 at::Tensor& set_empty(at::Tensor& self) {
   c10::Storage storage(c10::Storage::use_byte_size_t(), 0, allocator(), /*resizable=*/true);
   return at::native::set_storage_cpu_(self, std::move(storage), 0, {0}, {});
@@ -106,6 +113,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_reshape_alias", at::native::_reshape_alias);
   m.impl("resize_", resize_);
   m.impl("set_.source_Storage_storage_offset", set_storage);
+  m.impl("set_.source_Storage", set_whole_storage);
   m.impl("set_.source_Tensor", set_tensor);
   m.impl("set_", set_empty);
   m.impl("record_stream", record_stream);
