@@ -117,6 +117,8 @@ def _device() -> dict:
         soc_version = None
         if hasattr(mod, "get_soc_version"):
             soc_version = mod.get_soc_version()
+        info["kernels_run_in"] = ("Triton's interpreter (npu-sim)" if info["provider"] == "npu_sim"
+                                  else "triton-ascend (Ascend NPU)")
         info.update(soc=getattr(props, "name", None), vector_cores=getattr(props, "vector_core_num", None),
                     cube_cores=getattr(props, "cube_core_num", None), ub_bytes=_ub_bytes(props, soc_version),
                     total_memory=getattr(props, "total_memory", None), status=OK, detail="")
@@ -203,6 +205,8 @@ def _text(d: dict, failed: list[str]) -> str:
         lines.append(f"device npu    [{dev['status']}] provider={dev['provider'] or '-'} devices={dev['device_count']} "
                      f"soc={dev['soc'] or '-'} vector_cores={dev['vector_cores'] or '-'} "
                      f"cube_cores={dev['cube_cores'] or '-'} ub_bytes={dev['ub_bytes'] or '-'}")
+        if dev.get("kernels_run_in"):
+            lines.append(f"              npu kernels run in {dev['kernels_run_in']}")
         if dev["detail"]:
             lines.append(f"              {dev['detail']}")
     if comp:
