@@ -4,7 +4,8 @@ Subcommands are entry points in the group ``npu_inductor.commands``, so each com
 ships its own (``cache`` comes with npu-cache, ``bench`` with the benchmarks...). A command
 object has ``help`` (one line), ``configure(parser)`` and ``run(args)``; ``run`` returns
 ``(exit_code, data, text)``: ``data`` is what ``--json`` prints, ``text`` the human report.
-Every subcommand gets ``--json``.
+Every subcommand gets ``--json``. A command with ``needs_components = True`` runs after
+``npu_inductor.enable()``; a component that fails to register exits 1, naming it.
 """
 
 from __future__ import annotations
