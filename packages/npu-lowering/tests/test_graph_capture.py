@@ -17,13 +17,14 @@ def test_fake_tensor_cache_stays_on_and_crosschecks_clean_on_npu():
 
     a, b = torch.randn(8, 8, device="npu"), torch.randn(8, 8, device="npu")
     with torch._dynamo.config.patch(fake_tensor_cache_enabled=True, fake_tensor_cache_crosscheck_enabled=True):
-        for _ in range(2):
-            torch._dynamo.reset()
-            before = FakeTensorMode.cache_info()
-            out = torch.compile(fn)(a, b)
-            after = FakeTensorMode.cache_info()
-            assert after.hits > before.hits  # npu ops were served from the cache
-            assert after.size > 0
+        torch._dynamo.reset()
+        start = FakeTensorMode.cache_info()
+        torch.compile(fn)(a, b)
+        first = FakeTensorMode.cache_info()
+        assert first.size > start.size or first.hits > start.hits  # npu fake ops went into the cache
+        torch._dynamo.reset()
+        out = torch.compile(fn)(a, b)  # the same npu ops again: served from the cache
+        assert FakeTensorMode.cache_info().hits > first.hits
     torch.testing.assert_close(out.cpu(), fn(a.cpu(), b.cpu()), atol=1e-5, rtol=1e-5)
 
 

@@ -28,7 +28,7 @@ def test_every_launched_kernel_fits_the_ub_and_the_grid_fits_the_device():
     _workload()
     assert len(LAUNCHES) >= 6
     dev = tiling.device(0)
-    for name, grid, kwargs, triton_meta, size_hints, heuristic in LAUNCHES:
+    for name, grid, kwargs, triton_meta, size_hints, heuristic, _static in LAUNCHES:
         assert len(grid) <= 3 and all(g >= 1 for g in grid), (name, grid)
         programs = 1
         for g in grid:

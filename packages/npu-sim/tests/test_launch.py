@@ -68,3 +68,23 @@ def test_kernels_calling_other_jit_functions_run_interpreted():
     # outside an npu-sim launch, calling a jit function stays an error, as upstream
     with pytest.raises(RuntimeError, match="outside of the scope of a kernel"):
         helper(x)
+
+
+def test_interpreting_npu_kernels_leaves_triton_language_untouched():
+    import sys
+    from pathlib import Path
+
+    builtins_before = {name: getattr(tl, name) for name in ("program_id", "arange", "load", "store", "exp")}
+    core_before = {name: getattr(tl.core, name) for name in ("program_id", "arange")}
+    math_before = tl.math.exp
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        from kernels_nested import nested_kernel
+    finally:
+        sys.path.pop(0)
+    x = torch.randn(10, device="npu")
+    launch(nested_kernel, (1,), (x, torch.empty(10, device="npu"), 10), {"B": 16})
+    # a later real (cuda) compile in this process must see Triton's own builtins
+    assert {name: getattr(tl, name) for name in builtins_before} == builtins_before
+    assert {name: getattr(tl.core, name) for name in core_before} == core_before
+    assert tl.math.exp is math_before

@@ -16,7 +16,7 @@ def interpret_nested_jit_calls() -> None:
     function interpreted while this thread is inside an npu-sim launch, and raise as
     upstream everywhere else. Triton 3.6-3.8; removed if the interpreter handled nested
     JITFunctions itself."""
-    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.interpreter import InterpretedFunction, _patch_lang
     from triton.runtime.jit import JITFunction
 
     upstream = JITFunction.__call__
@@ -30,7 +30,14 @@ def interpret_nested_jit_calls() -> None:
         fn = cache.get(self.fn)
         if fn is None:
             fn = cache[self.fn] = InterpretedFunction(self.fn)
-        return fn(*args, **kwargs)
+        # InterpretedFunction.__call__ patches triton.language for the callee and never
+        # restores it (harmless when the whole process interprets); we restore, so a later
+        # real compile (cuda) in this process sees the original builtins
+        scope = _patch_lang(self.fn)
+        try:
+            return fn.rewrite()(*args, **kwargs)
+        finally:
+            scope.restore()
 
     __call__._npu_sim = True
     JITFunction.__call__ = __call__

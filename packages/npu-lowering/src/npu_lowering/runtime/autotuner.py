@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import collections
 import functools
+import logging
+import weakref
 from importlib import metadata
+
+from torch._inductor import config as inductor_config
 
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
 from .flavour import flavour
 
+log = logging.getLogger(__name__)
 SIM_LAUNCH_GROUP = "npu_inductor.sim_launch"
+LAUNCHER_GROUP = "npu_inductor.kernel_launcher"  # npu-launcher's bind_triton
 # (kernel name, grid, config kwargs, triton_meta) of recent simulated launches: tests check
 # every generated kernel's blocks against the UB and its grid against the device
 LAUNCHES: collections.deque = collections.deque(maxlen=4096)
@@ -30,6 +36,18 @@ def sim_launch():
     if not eps:
         raise RuntimeError(f"device 'npu' is simulated but no '{SIM_LAUNCH_GROUP}: launch' entry point is installed")
     return eps[0].load()
+
+
+@functools.cache
+def static_binder():
+    """npu-launcher's ``bind_triton`` when installed, else None."""
+    eps = [ep for ep in metadata.entry_points(group=LAUNCHER_GROUP) if ep.name == "bind_triton"]
+    return eps[0].load() if eps else None
+
+
+# launch objects per kernel object and config (kept off the kernel object: it is pickled
+# between compile workers, launch objects are not picklable)
+_static_launches: "weakref.WeakKeyDictionary[NpuCachingAutotuner, dict]" = weakref.WeakKeyDictionary()
 
 
 class NpuCachingAutotuner(CachingAutotuner):
@@ -57,7 +75,36 @@ class NpuCachingAutotuner(CachingAutotuner):
         if not self._simulated:
             return super().run(*args, stream=stream, **kwargs)
         config = (self.configs or [self.launchers[0].config])[0]
+        launch = self._static_launch(config)
         args, grid = self._interpret_args_grid(args, config)
         LAUNCHES.append((self.inductor_meta.get("kernel_name"), tuple(grid), dict(config.kwargs), self.triton_meta,
-                         self.size_hints, self.heuristic_type))
+                         self.size_hints, self.heuristic_type, launch is not None))
+        if launch is not None:
+            grid = (*grid, 1, 1)[:3]
+            return launch(grid[0], grid[1], grid[2], stream, *args)
         return sim_launch()(self.fn, grid, args, {**kwargs, **config.kwargs})
+
+    def _static_launch(self, config):
+        """The pre-bound launch object for this config (L04): npu-launcher's, when installed
+        and ``use_static_triton_launcher`` is on; ``strict_static_triton_launcher`` makes a
+        kernel that cannot launch statically an error instead of a fallback (L01)."""
+        if not inductor_config.use_static_triton_launcher:  # read per launch: the flag may change
+            return None
+        per_kernel = _static_launches.setdefault(self, {})
+        key = tuple(sorted(config.kwargs.items()))
+        if key in per_kernel:
+            return per_kernel[key]
+        launch = None
+        binder = static_binder()
+        try:
+            if binder is None:
+                raise RuntimeError("npu-launcher is not installed")
+            device = getattr(self.triton_meta.get("device"), "index", 0) or 0
+            launch = binder(self.fn, self.triton_meta, config.kwargs, device, simulated=True)
+        except Exception as exc:
+            name = self.inductor_meta.get("kernel_name")
+            if inductor_config.strict_static_triton_launcher:
+                raise RuntimeError(f"npu kernel {name} cannot be launched statically: {exc}") from exc
+            log.info("npu kernel %s launches through npu-sim's entry point: %s", name, exc)
+        per_kernel[key] = launch
+        return launch
