@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 
 import torch
 
@@ -53,13 +54,18 @@ def recording_callbacks(compile_id):
 def current_generation() -> int:
     """Upstream's notion of a step: a user ``torch.compiler.cudagraph_mark_step_begin()``
     (shared, so one call steps upstream's trees and ours) else Dynamo's per-invocation
-    generation counter."""
-    from torch._dynamo.mutation_guard import GenerationTracker
-
+    generation counter. Called on every replay: two cached class lookups, no import."""
     box = _mark_step_box()
     if box is not None and box.mark_step_counter != 0:
         return box.mark_step_counter
-    return GenerationTracker.generation
+    return _generation_tracker().generation
+
+
+@functools.cache
+def _generation_tracker():
+    from torch._dynamo.mutation_guard import GenerationTracker
+
+    return GenerationTracker
 
 
 def user_marked_step() -> bool:
@@ -77,11 +83,18 @@ def _mark_step_box():
 
 
 def mark_step_begin() -> None:
-    box = _mark_step_box()
-    if box is not None:
-        from torch._inductor.cudagraph_trees import mark_step_begin as upstream
-
+    upstream = _upstream_mark_step()
+    if upstream is not None:
         upstream()
+
+
+@functools.cache
+def _upstream_mark_step():
+    if _mark_step_box() is None:
+        return None
+    from torch._inductor.cudagraph_trees import mark_step_begin
+
+    return mark_step_begin
 
 
 def reset_mark_step() -> None:
@@ -118,3 +131,15 @@ def dynamo_timed_usable() -> bool:
     outside a compile crashed the process, so there our own Timing records stand alone."""
     major, minor = (int(p) for p in torch.__version__.split(".")[:2])
     return (major, minor) >= (2, 13)
+
+
+_stash_keepalive = threading.local()
+
+
+def stash_in_tls(key: str, obj) -> None:
+    """Put ``obj`` in torch's ThreadLocalState (autograd copies it into its worker threads).
+    torch 2.11 (H200, 2026-12-02) keeps no strong reference to a stashed object: with only the
+    stash holding it, it was freed and its memory reused (a new tree manager every call, never
+    a replay). So this thread keeps one too; harmless where torch does (2.13)."""
+    torch._C._stash_obj_in_tls(key, obj)
+    setattr(_stash_keepalive, key, obj)

@@ -135,6 +135,23 @@ class DeviceAdapter:
             made = self.C._construct_storage_from_data_pointer(ptr, index, nbytes)
         return made.untyped_storage() if isinstance(made, torch.Tensor) else made
 
+    def storage_maker(self, index: int):
+        """``storage_from_ptr`` for one device with the provider dispatch done once: a replay
+        calls it per new output."""
+        if self.provider == "cuda":
+            make, where = torch._C._construct_storage_from_data_pointer, self.device(index)
+        elif self.provider == "torch_npu":
+            make, where = self.C._construct_storage_from_data_pointer, self.device(index)
+        else:
+            make, where = self.C._construct_storage_from_data_pointer, index
+        Tensor = torch.Tensor
+
+        def storage_at(ptr: int, nbytes: int) -> torch.UntypedStorage:
+            made = make(ptr, where, nbytes)
+            return made.untyped_storage() if isinstance(made, Tensor) else made
+
+        return storage_at
+
     def restore(self, index: int, state, add_deleters: list[torch.UntypedStorage], dead: list[tuple[int, int]]):
         """Make the pool's allocated blocks exactly ``state``'s, give the (unowned) live
         storages ``add_deleters`` ownership of their blocks, then free the ``dead``

@@ -71,17 +71,22 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
     elif not supports(device_type):
         reason = f"device {device_type!r} has no graph capture"
     local = threading.local()  # per thread: each thread's tree has its own function ids (GT02)
+    device = torch.device(device_type, device_index) if reason is None else None
+    Tensor = torch.Tensor
 
     def run(new_inputs: list) -> Any:
-        if reason is not None or not config.trees_enabled():
-            return _plain(new_inputs, reason or "triton.cudagraph_trees is off")
+        if reason is not None:
+            return _plain(new_inputs, reason)
+        cfg = config.snapshot()  # upstream config, read once per generation
+        if not cfg.trees:
+            return _plain(new_inputs, "triton.cudagraph_trees is off")
         key = get_ints(new_inputs)
-        sizes = config.capture_sizes()
+        sizes = cfg.sizes
         if sizes is not None and key not in sizes:  # GT11
             return _plain(new_inputs, f"size {key} not in triton.cudagraph_capture_sizes {sizes}")
-        device = torch.device(device_type, device_index)
-        if (bad := _misuse(new_inputs, device)) is not None:
-            return _plain(new_inputs, bad)
+        for x in new_inputs:  # misuse (item 5): every tensor must be on the graph's device
+            if isinstance(x, Tensor) and x.device != device:
+                return _plain(new_inputs, _misuse(new_inputs, device))
         manager = get_manager(device_type, device_index)
         fns = getattr(local, "fns", None)
         if fns is None or local.manager is not manager:
@@ -93,7 +98,7 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
                                                  compile_id=compile_id, constants=constants,
                                                  mutated_input_idxs=mutated_input_idxs, stack_traces=stack_traces,
                                                  kernel_free=kernel_free)
-        return manager.run(fn, new_inputs)
+        return manager.run(fn, new_inputs, cfg)
 
     warned: set[str] = set()
 

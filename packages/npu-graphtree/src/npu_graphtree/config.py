@@ -3,19 +3,29 @@
 Upstream names first: where the running torch has the Inductor flag
 (``triton.cudagraph_trees``, ``triton.cudagraph_capture_sizes``,
 ``triton.cudagraph_unexpected_rerecord_limit``, ``triton.skip_cudagraph_warmup``,
-``triton.force_cudagraphs_warmup``) it is read at call time, so ``torch._inductor.config.patch``
-steers our trees exactly as it steers upstream's. Rows torch has no flag for (generation
-cloning, replay timings) are ours, in ``settings`` below, with environment defaults.
+``triton.force_cudagraphs_warmup``) it is used, so ``torch._inductor.config.patch`` steers our
+trees as it steers upstream's. Each read costs ~1.3 us (``_config_module.__getattr__``), too
+much per replay, so ``snapshot()`` reads each value at most once per generation per thread
+(2.13's overrides are context-local), and again after every warmup and record and after
+``reset_trees()`` (``refresh``): a change is honoured by the first call after the next
+generation begins (``mark_step_begin()``, a new torch.compile invocation), warmup or record. Rows torch has no flag for
+(generation cloning, replay timings) are ours, in ``settings`` below, with environment
+defaults; they are plain attributes, read when used.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from dataclasses import dataclass, field
+
+from . import _compat
 
 _UNSET = object()
 
 
+@functools.cache
 def _inductor_triton():
     try:
         from torch._inductor import config as inductor_config
@@ -49,6 +59,41 @@ def skip_warmup() -> bool:
 
 def force_warmup() -> bool:
     return bool(_upstream("force_cudagraphs_warmup", False))
+
+
+class Snapshot:
+    """Upstream values for one generation of one thread; each read on first use only."""
+
+    _readers = {"trees": trees_enabled, "sizes": capture_sizes, "rerecord_limit": rerecord_limit,
+                "skip_warmup": skip_warmup, "force_warmup": force_warmup}
+
+    def __init__(self, generation: int):
+        self.generation = generation
+
+    def __getattr__(self, name: str):  # only while ``name`` is not yet an instance attribute
+        reader = Snapshot._readers.get(name)
+        if reader is None:
+            raise AttributeError(name)
+        value = self.__dict__[name] = reader()
+        return value
+
+
+_snap = threading.local()
+
+
+def snapshot() -> Snapshot:
+    """This thread's values for the current generation (see the module docstring)."""
+    gen = _compat.current_generation()
+    snap = getattr(_snap, "value", None)
+    if snap is None or snap.generation != gen:
+        snap = _snap.value = Snapshot(gen)
+    return snap
+
+
+def refresh() -> None:
+    """Forget this thread's values (each warmup and record, ``reset_trees()``): the next
+    ``snapshot()`` reads upstream again."""
+    _snap.value = None
 
 
 GENERATION_CLONING = ("none", "user_visible")

@@ -52,6 +52,7 @@ class WrappedFunction:
     stack_traces: list | None = None
     kernel_free: bool | None = None  # True: never capture; None: find out at capture
     disabled: str | None = None  # why this function now always runs without capture
+    mutated_unstatic: tuple[int, ...] = ()  # mutated inputs that are not static (checked per call)
 
 
 _ids = itertools.count()
@@ -66,17 +67,10 @@ class Node:
         self.parent = parent
         self.id = next(_ids)
         self.depth = 0 if parent is None else parent.depth + 1
+        self.path: tuple[Node, ...] = (parent.path if parent is not None else ()) + (self,)  # root .. self
         self.children: dict[int, list[GraphNode]] = defaultdict(list)
         self.output_refs: list[st.StorageRef | None] = []
         self.tensor_refs: list[st.TensorRef | None] = []
-
-    @property
-    def path(self) -> list["Node"]:
-        nodes, node = [], self
-        while node is not None:
-            nodes.append(node)
-            node = node.parent
-        return nodes[::-1]
 
     def path_live_refs(self):
         for node in self.path:
@@ -122,7 +116,7 @@ class GraphNode(Node):
         adapter, dev = m.adapter, m.device_index
         path_ptrs = parent.path_storage_ptrs() if parent is not None else {}
         # memory this node may reuse: path outputs dead now must stay dead at replay
-        self.expected_dead = [r for n in (parent.path if parent else []) for r in n.output_refs
+        self.expected_dead = [r for n in (parent.path if parent else ()) for r in n.output_refs
                               if r is not None and not r.live()]
         self.static_ptrs: dict[int, int] = {}
         self.managed_ptrs: dict[int, int] = {}
@@ -229,70 +223,109 @@ class GraphNode(Node):
         for j, m in enumerate(self.metas):
             if m[0] == "alias_placeholder":
                 self.tensor_refs[j] = st.TensorRef(self.first_outputs[j])
+        self._prepare_replay()
+
+    def _prepare_replay(self) -> None:
+        """What check/run/reconstruct need, as flat tuples: a replay does no dict lookups,
+        tuple() conversions or adapter dispatch (host time per call is the point of a graph)."""
+        self._check_managed = tuple(self.managed_ptrs.items())
+        self._check_static = tuple(self.static_ptrs.items())
+        self._check_opaque = tuple(self.opaque.items())
+        self._check_values = tuple(self.values.items())
+        self._check_layouts = tuple((i,) + self.layouts[i] for i in self.copy_idxs)
+        self._copies = tuple((i, self.placeholders[i], self.overlap[i]) for i in self.copy_idxs)
+        adapter, dev = self.manager.adapter, self.manager.device_index
+        storage_at = adapter.storage_maker(dev)
+        plan = []
+        for j, meta in enumerate(self.metas):
+            kind = meta[0]
+            if kind == "new":
+                step = (_NEW, self.output_refs[j], storage_at, meta[1], meta[2], meta[3])
+            elif kind == "alias_placeholder":  # the placeholder's storage never changes
+                step = (_EXTERNAL, self.placeholders[meta[1]].untyped_storage(), meta[2])
+            elif kind == "external":
+                step = (_EXTERNAL, meta[1], meta[2])
+            elif kind == "value":
+                step = (_VALUE, meta[1])
+            elif kind == "alias_out":
+                step = (_ALIAS_OUT, meta[1], meta[2])
+            else:  # alias_input
+                step = (_ALIAS_INPUT, meta[1], meta[2], meta[3])
+            plan.append((j, self.tensor_refs[j] is not None) + step)
+        self._plan = tuple(plan)
 
     # ---- replay --------------------------------------------------------------------------
     def check(self, inputs: list) -> Status:
-        for i, ptr in self.managed_ptrs.items():
+        Tensor = torch.Tensor
+        for i, ptr in self._check_managed:
             x = inputs[i]
-            if not isinstance(x, torch.Tensor) or x.data_ptr() != ptr:
+            if not isinstance(x, Tensor) or x.data_ptr() != ptr:
                 return Status.MANAGED_INPUT_MOVED
         for ref in self.expected_dead:
             if ref.live():
                 return Status.LIVENESS_CHANGED
-        for i, ptr in self.static_ptrs.items():
+        for i, ptr in self._check_static:
             x = inputs[i]
-            if not isinstance(x, torch.Tensor) or x.data_ptr() != ptr:
+            if not isinstance(x, Tensor) or x.data_ptr() != ptr:
                 return Status.STATIC_INPUT_MOVED
-        for i, obj in self.opaque.items():
+        for i, obj in self._check_opaque:
             if inputs[i] is not obj:
                 return Status.STATIC_INPUT_MOVED
-        for i, v in self.values.items():
+        for i, v in self._check_values:
             if inputs[i] != v or type(inputs[i]) is not type(v):
                 return Status.STATIC_INPUT_MOVED
-        for i in self.copy_idxs:
+        for i, shape, stride, dtype, device in self._check_layouts:
             x = inputs[i]
-            if not isinstance(x, torch.Tensor) or (tuple(x.shape), tuple(x.stride()), x.dtype, x.device) != self.layouts[i]:
+            if not isinstance(x, Tensor) or x.shape != shape or x.stride() != stride or x.dtype != dtype \
+                    or x.device != device:
                 return Status.LAYOUT_CHANGED
         return Status.OK
 
     def run(self, inputs: list) -> list:
-        for i in self.copy_idxs:
-            st.copy_input(self.placeholders[i], inputs[i], self.overlap[i])
+        for i, ph, overlapping in self._copies:
+            if overlapping:
+                st.copy_input(ph, inputs[i], True)
+            else:
+                ph.copy_(inputs[i])
         if self.graph is not None:
             self.graph.replay()
         return self.reconstruct(inputs)
 
     def reconstruct(self, inputs: list) -> list:
-        adapter, dev = self.manager.adapter, self.manager.device_index
+        """Fresh tensors over the recorded blocks (``_plan``, made at record time)."""
         outs: list = []
-        lingering = []
-        for j, meta in enumerate(self.metas):
-            kind = meta[0]
-            if kind == "value":
-                outs.append(meta[1])
-                continue
-            if kind == "new":
-                ref = self.output_refs[j]
+        lingering = None
+        tensor_refs = self.tensor_refs
+        tensor_over, TensorRef = st.tensor_over, st.TensorRef
+        for step in self._plan:
+            j, tracked, kind = step[0], step[1], step[2]
+            if kind is _NEW:
+                ref = step[3]
                 if ref.owned and (old := ref.storage()) is not None:
-                    lingering.append(old)  # still held (e.g. by an abandoned autograd graph)
-                s = adapter.storage_from_ptr(meta[1], dev, meta[2])
-                self.output_refs[j].swap(s, owned=False)
-                t = st.tensor_over(s, meta[3])
-            elif kind == "alias_out":
-                t = st.tensor_over(outs[meta[1]].untyped_storage(), meta[2])
-            elif kind == "alias_placeholder":
-                t = st.tensor_over(self.placeholders[meta[1]].untyped_storage(), meta[2])
-            elif kind == "alias_input":
-                x = inputs[meta[1]]
-                dtype, size, stride, _ = meta[3]
-                offset = (x.storage_offset() * x.element_size() + meta[2]) // dtype.itemsize
-                t = st.tensor_over(x.untyped_storage(), (dtype, size, stride, offset))
-            else:
-                t = st.tensor_over(meta[1], meta[2])
-            if self.tensor_refs[j] is not None:
-                self.tensor_refs[j] = st.TensorRef(t)
+                    (lingering := lingering or []).append(old)  # still held (e.g. an abandoned autograd graph)
+                s = step[4](step[5], step[6])
+                ref.swap(s, owned=False)
+                t = tensor_over(s, step[7])
+            elif kind is _EXTERNAL:
+                t = tensor_over(step[3], step[4])
+            elif kind is _VALUE:
+                outs.append(step[3])
+                continue
+            elif kind is _ALIAS_OUT:
+                t = tensor_over(outs[step[3]].untyped_storage(), step[4])
+            else:  # _ALIAS_INPUT
+                x = inputs[step[3]]
+                dtype, size, stride, _ = step[5]
+                offset = (x.storage_offset() * x.element_size() + step[4]) // dtype.itemsize
+                t = tensor_over(x.untyped_storage(), (dtype, size, stride, offset))
+            if tracked:
+                tensor_refs[j] = TensorRef(t)
             outs.append(t)
         if lingering:
             # the block is this graph's again: the old storage must never free it
             self.manager.disown(lingering)
         return outs
+
+
+# reconstruct steps (identity-compared)
+_NEW, _EXTERNAL, _VALUE, _ALIAS_OUT, _ALIAS_INPUT = "new", "external", "value", "alias_out", "alias_input"

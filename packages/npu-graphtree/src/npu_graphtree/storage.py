@@ -12,16 +12,23 @@ from __future__ import annotations
 import weakref
 
 import torch
-from torch.multiprocessing.reductions import StorageWeakRef
+
+
+# the C functions StorageWeakRef wraps, called directly: a replay swaps one weak ref per
+# output, and StorageWeakRef's Python __init__/expired/__del__ cost ~3x as much
+_expired = torch.UntypedStorage._expired
+_free_weak_ref = torch.UntypedStorage._free_weak_ref
+_new_with_weak_ptr = torch.UntypedStorage._new_with_weak_ptr
 
 
 class StorageRef:
     """Weak reference to one output storage of a node, remembering its block."""
 
-    __slots__ = ("ref", "ptr", "nbytes", "owned")
+    __slots__ = ("cdata", "ptr", "nbytes", "owned", "_free")
 
     def __init__(self, storage: torch.UntypedStorage, owned: bool):
-        self.ref = StorageWeakRef(storage)
+        self.cdata = storage._weak_ref()
+        self._free = _free_weak_ref  # kept: torch may be torn down first at interpreter exit
         self.ptr = storage.data_ptr()
         self.nbytes = storage.nbytes()
         # owned: the storage frees its block when it dies (recording/warmup outputs, or after
@@ -30,17 +37,21 @@ class StorageRef:
         self.owned = owned
 
     def swap(self, storage: torch.UntypedStorage, owned: bool) -> None:
-        self.ref = StorageWeakRef(storage)
+        old, self.cdata = self.cdata, storage._weak_ref()
+        self._free(old)
         self.owned = owned
 
     def live(self) -> bool:
-        return not self.ref.expired()
+        return not _expired(self.cdata)
 
     def storage(self) -> torch.UntypedStorage | None:
         """A strong Python handle, or None when dead."""
-        if self.ref.expired():
+        if _expired(self.cdata):
             return None
-        return torch.UntypedStorage._new_with_weak_ptr(self.ref.cdata)
+        return _new_with_weak_ptr(self.cdata)
+
+    def __del__(self):
+        self._free(self.cdata)
 
 
 def tensor_over(storage: torch.UntypedStorage, meta) -> torch.Tensor:
@@ -115,13 +126,6 @@ def clone_out_of_pool(t: torch.Tensor, clones: dict[int, torch.UntypedStorage]) 
     t.data = tensor_over(new, geometry(t))
 
 
-class TensorRef:
-    """Weak reference to a tensor the tree returned (for invalidation or cloning)."""
-
-    __slots__ = ("ref",)
-
-    def __init__(self, t: torch.Tensor):
-        self.ref = weakref.ref(t)
-
-    def __call__(self) -> torch.Tensor | None:
-        return self.ref()
+# Weak reference to a tensor the tree returned (for invalidation or cloning); the plain
+# weakref type, so making one per replay output costs no Python frame.
+TensorRef = weakref.ref

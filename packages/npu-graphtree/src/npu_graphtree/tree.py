@@ -42,7 +42,7 @@ def _managers() -> dict:
     if torch._C._is_key_in_tls(_TLS_KEY):
         return torch._C._get_obj_in_tls(_TLS_KEY)
     managers: dict = {}
-    torch._C._stash_obj_in_tls(_TLS_KEY, managers)
+    _compat.stash_in_tls(_TLS_KEY, managers)
     return managers
 
 
@@ -61,6 +61,7 @@ def reset_trees() -> None:
     """Forget this thread's trees (functions wrapped earlier re-record on next call) and, as
     upstream's reset does, the user's mark-step counter."""
     _compat.reset_mark_step()
+    config.refresh()
     managers = _managers()
     for manager in list(managers.values()):
         manager.shutdown()
@@ -92,15 +93,16 @@ class TreeManager:
     # ---- functions -----------------------------------------------------------------------
     def add_function(self, model, static_input_idxs, *, mode: Mode, name: str, compile_id=None, constants=(),
                      mutated_input_idxs=(), stack_traces=None, kernel_free=None) -> WrappedFunction:
-        fn = WrappedFunction(model=model, id=next(self._ids), name=name, static_input_idxs=frozenset(static_input_idxs),
+        static, mutated = frozenset(static_input_idxs), frozenset(mutated_input_idxs)
+        fn = WrappedFunction(model=model, id=next(self._ids), name=name, static_input_idxs=static,
                              mode=mode, compile_id=compile_id, constants=tuple(constants),
-                             mutated_input_idxs=frozenset(mutated_input_idxs), stack_traces=stack_traces,
-                             kernel_free=kernel_free)
+                             mutated_input_idxs=mutated, stack_traces=stack_traces, kernel_free=kernel_free,
+                             mutated_unstatic=tuple(sorted(mutated - static)))
         self.functions[fn.id] = fn
         return fn
 
-    def run(self, fn: WrappedFunction, inputs: list) -> Any:
-        out = self._run(fn, inputs)
+    def run(self, fn: WrappedFunction, inputs: list, cfg: config.Snapshot | None = None) -> Any:
+        out = self._run(fn, inputs, cfg if cfg is not None else config.snapshot())
         if fn.mode is Mode.FORWARD:  # pending from now until its backward runs
             self.pending_backward = True
         elif fn.mode is Mode.BACKWARD:
@@ -112,59 +114,61 @@ class TreeManager:
         self.pending_backward = False
 
     # ---- the decision --------------------------------------------------------------------
-    def _run(self, fn: WrappedFunction, inputs: list) -> Any:
+    def _run(self, fn: WrappedFunction, inputs: list, cfg: config.Snapshot) -> Any:
+        # cfg: upstream config for this generation (config.snapshot), never re-read per call
         if fn.disabled:
             return self.eager(fn, inputs, fn.disabled)
-        if self.state == "recording":
-            self._try_end_path(fn)
-        elif self.state == "warmup":
-            self._try_end_path(fn)
-        node_id = self.current.id if self.current is not None else None
-        if self.num_rerecord[(node_id, fn.id)] > config.rerecord_limit():
+        gen = cfg.generation
+        state = self.state
+        if state == "recording" or state == "warmup":
+            self._try_end_path(fn, gen)
+        current = self.current
+        node_id = current.id if current is not None else None
+        if self.num_rerecord.get((node_id, fn.id), 0) > cfg.rerecord_limit:
             return self.eager(fn, inputs, "re-record limit exceeded")
-        if (mutated := self._unmanaged_mutation(fn, inputs)) is not None:
+        if fn.mutated_unstatic and (mutated := self._unmanaged_mutation(fn, inputs)) is not None:
             return self.eager(fn, inputs, mutated)
 
-        if (fn.id not in self.warmed_up and not config.skip_warmup()) or self.state == "warmup" \
-                or config.force_warmup():
-            if self.state == "execution":
-                self.apply_checkpoint(self.current)
+        state = self.state
+        if (fn.id not in self.warmed_up and not cfg.skip_warmup) or state == "warmup" or cfg.force_warmup:
+            if state == "execution":
+                self.apply_checkpoint(current)
             with capture_lock:
-                return self._warmup(fn, inputs)
+                return self._warmup(fn, inputs, gen)
 
-        children = self.roots if self.current is None else self.current.children
-        if self.state != "recording":
+        children = self.roots if current is None else current.children
+        if state != "recording":
             counted = None
             for child in children.get(fn.id, ()):
                 status = child.check(inputs)
                 if status is Status.OK:
-                    return self._execute(child, inputs)
+                    return self._execute(child, inputs, gen)
                 if status.counts:
                     counted = status
                 logs.event("rerecord_candidate", logging.DEBUG, fn=fn, node=child.id, reason=status.name)
-            if self.current is not None and fn.id in self.roots:
-                self._try_end_path(fn)
+            if current is not None and fn.id in self.roots:
+                self._try_end_path(fn, gen)
                 if self.current is None:
-                    return self._run(fn, inputs)
+                    return self._run(fn, inputs, cfg)
             if counted is not None:
                 key = (node_id, fn.id)
                 self.num_rerecord[key] += 1
-                if self.num_rerecord[key] > config.rerecord_limit():
-                    return self.eager(fn, inputs, f"re-record limit ({config.rerecord_limit()}) exceeded on node "
+                if self.num_rerecord[key] > cfg.rerecord_limit:
+                    return self.eager(fn, inputs, f"re-record limit ({cfg.rerecord_limit}) exceeded on node "
                                                   f"{node_id}: {counted.name}")
-            self._try_end_path(fn)
+            self._try_end_path(fn, gen)
             if self.current is not None and self.state == "execution":
                 self.apply_checkpoint(self.current)
         with capture_lock:
-            return self._record(fn, inputs)
+            return self._record(fn, inputs, gen)
 
     def _unmanaged_mutation(self, fn: WrappedFunction, inputs: list) -> str | None:
         """A graph that writes a copied input would write our placeholder, not the caller's
         tensor: such calls run without capture (misuse, item 5)."""
-        if not fn.mutated_input_idxs:
+        if not fn.mutated_unstatic:
             return None
         managed = self.current.path_storage_ptrs() if self.current is not None else {}
-        bad = [i for i in fn.mutated_input_idxs - fn.static_input_idxs
+        bad = [i for i in fn.mutated_unstatic
                if isinstance(inputs[i], torch.Tensor) and inputs[i].untyped_storage().data_ptr() not in managed]
         return f"mutated inputs {sorted(bad)} are neither static nor graph outputs" if bad else None
 
@@ -176,21 +180,21 @@ class TreeManager:
         return fn.model(list(inputs))
 
     # ---- generations ---------------------------------------------------------------------
-    def can_start_new_generation(self) -> bool:
-        if self.current_gen == _compat.current_generation():
+    def can_start_new_generation(self, gen: int | None = None) -> bool:
+        if self.current_gen == (gen if gen is not None else _compat.current_generation()):
             return False
         if _compat.user_marked_step():
             return True
         return not self.pending_backward  # GT01: saved activations of a pending backward stay
 
-    def _try_end_path(self, fn: WrappedFunction) -> None:
+    def _try_end_path(self, fn: WrappedFunction, gen: int) -> None:
         if self.current is None:
             return
-        if self.can_start_new_generation():
+        if self.can_start_new_generation(gen):
             self.end_generation()
         elif self.current.all_outputs_dead():
             self._set_current(None, "none")
-        elif self.current_gen != _compat.current_generation() and self.pending_backward and \
+        elif self.current_gen != gen and self.pending_backward and \
                 ("pending", fn.id) not in self.warned:
             self.warned.add(("pending", fn.id))
             warnings.warn("npu_graphtree: outputs of a previous step still wait for backward, so the graph tree "
@@ -290,8 +294,9 @@ class TreeManager:
         self.current = node
         self.state = state if node is not None else "none"
 
-    def _warmup(self, fn: WrappedFunction, inputs: list) -> Any:
-        self.current_gen = _compat.current_generation()
+    def _warmup(self, fn: WrappedFunction, inputs: list, gen: int) -> Any:
+        self.current_gen = gen
+        config.refresh()  # the next call reads upstream config again
         node = WarmupNode(self, fn, self.current)
         self.warmup_incomplete = False
         _tls.active_manager = self
@@ -312,8 +317,9 @@ class TreeManager:
                    generation=self.current_gen, complete=not self.warmup_incomplete)
         return out
 
-    def _record(self, fn: WrappedFunction, inputs: list) -> Any:
-        self.current_gen = _compat.current_generation()
+    def _record(self, fn: WrappedFunction, inputs: list, gen: int) -> Any:
+        self.current_gen = gen
+        config.refresh()  # the next call reads upstream config again
         parent = self.current
         with _compat.recording_callbacks(fn.compile_id), logs.timed("record", fn):
             node = GraphNode(self, fn, parent, inputs)
@@ -324,8 +330,8 @@ class TreeManager:
                    generation=self.current_gen, kernel_free=node.kernel_free, copies=len(node.copy_idxs))
         return node.first_outputs
 
-    def _execute(self, node: GraphNode, inputs: list) -> Any:
-        self.current_gen = _compat.current_generation()
+    def _execute(self, node: GraphNode, inputs: list, gen: int) -> Any:
+        self.current_gen = gen
         if config.settings.time_replays:
             with logs.timed("replay", node.fn):
                 out = node.run(inputs)
