@@ -15,20 +15,21 @@ def any(a, dim):  # noqa: A001  (the name generated kernels call)
 
 
 @triton.jit
-def max2(a, dim):
-    # NaN wins, as in Inductor's combine-function version
-    m = tl.max(a, dim)
+def _nan_wins(m, a, dim):
+    # NaN wins, as in Inductor's combine-function versions
     if a.dtype.is_floating():
         m = tl.where(tl.max((a != a).to(tl.int8), dim) != 0, float("nan"), m)
     return m
 
 
 @triton.jit
+def max2(a, dim):
+    return _nan_wins(tl.max(a, dim), a, dim)
+
+
+@triton.jit
 def min2(a, dim):
-    m = tl.min(a, dim)
-    if a.dtype.is_floating():
-        m = tl.where(tl.max((a != a).to(tl.int8), dim) != 0, float("nan"), m)
-    return m
+    return _nan_wins(tl.min(a, dim), a, dim)
 
 
 @triton.jit
