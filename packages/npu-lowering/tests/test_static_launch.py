@@ -40,7 +40,7 @@ def test_kernels_launch_through_pre_bound_native_launch_objects(counting_binder)
         static = _compile_and_run()
     assert static and all(static)  # every launch went through a launch object
     assert len(counting_binder) == len(set(map(id, counting_binder)))  # bound once per kernel, not per call
-    launches = [l for per_kernel in autotuner._static_launches.values() for l in per_kernel.values() if l is not None]
+    launches = [launch for launch in autotuner._static_launches.values() if launch is not None]
     assert launches and all(type(l).__module__.startswith("npu_launcher") for l in launches)
 
 

@@ -41,20 +41,23 @@ def _stores(args, settings: Settings) -> dict:
     return stores
 
 
-def _reachable(name: str, store) -> str | None:
-    """None when the store can be listed, else why not."""
-    if name == "remote" and not store.ping():
-        return store.last_error or "unreachable"
-    return None
+def _reachable(stores: dict, data: dict):
+    """(name, store) for each store that can be listed; the others are reported in data."""
+    for name, store in stores.items():
+        if name == "remote" and not store.ping():
+            data[name] = {"reachable": False, "error": store.last_error or "unreachable"}
+        else:
+            yield name, store
+
+
+def _exit_code(data: dict, code: int = 0) -> int:
+    """2 when a store could not be reached, else the command's own code."""
+    return 2 if any(not v["reachable"] for v in data.values()) else code
 
 
 def _stats(args, settings, stores) -> tuple[int, dict]:
     data = {}
-    for name, store in stores.items():
-        err = _reachable(name, store)
-        if err:
-            data[name] = {"reachable": False, "error": err}
-            continue
+    for name, store in _reachable(stores, data):
         kinds: dict[str, dict] = {}
         for loc in store.locations(args.kind):
             k = kinds.setdefault(loc.split("/", 1)[0], {"entries": 0, "bytes": 0})
@@ -64,19 +67,14 @@ def _stats(args, settings, stores) -> tuple[int, dict]:
                       "bytes": sum(k["bytes"] for k in kinds.values())}
         if name == "remote":
             data[name]["server"] = store.server_info()
-    return (2 if any(not v["reachable"] for v in data.values()) else 0), data
+    return _exit_code(data), data
 
 
 def _verify(args, settings, stores) -> tuple[int, dict]:
     key = load_key(settings, create=False)
     fp = fingerprint.canonical(fingerprint.current())
     data, code = {}, 0
-    for name, store in stores.items():
-        err = _reachable(name, store)
-        if err:
-            data[name] = {"reachable": False, "error": err}
-            code = 2
-            continue
+    for name, store in _reachable(stores, data):
         checked, bad = 0, []
         for loc in store.locations(args.kind):
             blob = store.read(loc)
@@ -93,21 +91,16 @@ def _verify(args, settings, stores) -> tuple[int, dict]:
                 bad.append(item)
         data[name] = {"reachable": True, "checked": checked, "ok": checked - len(bad), "bad": bad}
         if bad:
-            code = max(code, 1)
-    return code, data
+            code = 1
+    return _exit_code(data, code), data
 
 
 def _clear(args, settings, stores) -> tuple[int, dict]:
-    data, code = {}, 0
-    for name, store in stores.items():
-        err = _reachable(name, store)
-        if err:
-            data[name] = {"reachable": False, "error": err}
-            code = 2
-            continue
+    data = {}
+    for name, store in _reachable(stores, data):
         data[name] = {"reachable": True, "deleted": sum(1 for loc in list(store.locations(args.kind))
                                                          if store.delete(loc))}
-    return code, data
+    return _exit_code(data), data
 
 
 def _run(args: argparse.Namespace):

@@ -45,9 +45,9 @@ def static_binder():
     return eps[0].load() if eps else None
 
 
-# launch objects per kernel object and config (kept off the kernel object: it is pickled
-# between compile workers, launch objects are not picklable)
-_static_launches: "weakref.WeakKeyDictionary[NpuCachingAutotuner, dict]" = weakref.WeakKeyDictionary()
+# the launch object of each kernel object's first config, the one the simulator runs (kept
+# off the kernel object: it is pickled between compile workers, launch objects are not)
+_static_launches: "weakref.WeakKeyDictionary[NpuCachingAutotuner, object]" = weakref.WeakKeyDictionary()
 
 
 class NpuCachingAutotuner(CachingAutotuner):
@@ -85,15 +85,15 @@ class NpuCachingAutotuner(CachingAutotuner):
         return sim_launch()(self.fn, grid, args, {**kwargs, **config.kwargs})
 
     def _static_launch(self, config):
-        """The pre-bound launch object for this config (L04): npu-launcher's, when installed
+        """The pre-bound launch object for the config the simulator runs: npu-launcher's, when installed
         and ``use_static_triton_launcher`` is on; ``strict_static_triton_launcher`` makes a
         kernel that cannot launch statically an error instead of a fallback (L01)."""
         if not inductor_config.use_static_triton_launcher:  # read per launch: the flag may change
             return None
-        per_kernel = _static_launches.setdefault(self, {})
-        key = tuple(sorted(config.kwargs.items()))
-        if key in per_kernel:
-            return per_kernel[key]
+        try:
+            return _static_launches[self]
+        except KeyError:
+            pass
         launch = None
         binder = static_binder()
         try:
@@ -106,5 +106,5 @@ class NpuCachingAutotuner(CachingAutotuner):
             if inductor_config.strict_static_triton_launcher:
                 raise RuntimeError(f"npu kernel {name} cannot be launched statically: {exc}") from exc
             log.info("npu kernel %s launches through npu-sim's entry point: %s", name, exc)
-        per_kernel[key] = launch
+        _static_launches[self] = launch
         return launch

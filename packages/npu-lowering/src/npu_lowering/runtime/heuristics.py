@@ -26,8 +26,8 @@ def _merge(ours: list, theirs: list, triton_meta: dict, persistent_rblock: int |
     out = list(ours)
     for c in theirs or ():
         if tiling.fits_ub(c.kwargs, triton_meta, dev, persistent_rblock):
-            out.append(tiling._config(c.kwargs))
-    return tiling._unique(out)
+            out.append(tiling.make_config(c.kwargs))
+    return tiling.unique(out)
 
 
 def _autotune(size_hints, configs, triton_meta, inductor_meta, heuristic_type, filename):

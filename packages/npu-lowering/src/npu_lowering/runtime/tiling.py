@@ -59,7 +59,7 @@ def _min_block(elem_bytes: int = 4) -> int:
     return max(1, ALIGN_BYTES // elem_bytes)
 
 
-def _config(kwargs: dict) -> Config:
+def make_config(kwargs: dict) -> Config:
     return Config(dict(kwargs), num_warps=1, num_stages=1)
 
 
@@ -79,8 +79,8 @@ def pointwise(size_hints: dict, triton_meta: dict, dev: Device) -> list[Config]:
             floor = _min_block() if i == 0 else 1  # 32-byte aligned rows, even if masked
             blocks[f"{d.upper()}BLOCK"] = b = max(floor, min(sizes[d], left))
             left = max(1, left // b)
-        out.append(_config({k: blocks[k] for k in sorted(blocks)}))
-    return _unique(out)
+        out.append(make_config({k: blocks[k] for k in sorted(blocks)}))
+    return unique(out)
 
 
 def reduction(size_hints: dict, triton_meta: dict, dev: Device, persistent: bool) -> list[Config]:
@@ -95,8 +95,8 @@ def reduction(size_hints: dict, triton_meta: dict, dev: Device, persistent: bool
     for programs in _program_targets(xnumel, dev):
         xblock = max(1, min(max_x, next_power_of_2(-(-xnumel // programs))))
         kwargs = {"XBLOCK": xblock} if persistent else {"XBLOCK": xblock, "R0_BLOCK": rblock}
-        out.append(_config(kwargs))
-    return _unique(out)
+        out.append(make_config(kwargs))
+    return unique(out)
 
 
 def _program_targets(numel: int, dev: Device) -> list[int]:
@@ -105,7 +105,7 @@ def _program_targets(numel: int, dev: Device) -> list[int]:
     return [1, spread, dev.vector_cores]
 
 
-def _unique(configs: list[Config]) -> list[Config]:
+def unique(configs: list[Config]) -> list[Config]:
     seen, out = set(), []
     for c in configs:
         key = tuple(sorted(c.kwargs.items()))
