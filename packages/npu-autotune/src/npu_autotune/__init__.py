@@ -1,8 +1,16 @@
-"""npu_autotune: see this package's README for what it owns."""
+"""npu_autotune: autotuning for npu kernels (see this package's README).
+
+The lowering finds the heuristics and the kernel-object mixin through the entry point
+``npu_inductor.heuristics: npu`` (``npu_autotune.heuristics``); ``register()`` puts the npu
+benchmarker in upstream's benchmarker registry (also done lazily before any npu autotune).
+"""
 
 
 def register() -> None:
-    """Component hook of the ``npu_inductor.components`` entry-point group.
+    """Component hook of the ``npu_inductor.components`` entry-point group. Idempotent."""
+    from .benchmarker import ensure_registered
 
-    Idempotent. Nothing to register yet: this component's features arrive with issue #8.
-    """
+    ensure_registered()
+
+
+register.after = ("npu-sim", "npu-lowering")

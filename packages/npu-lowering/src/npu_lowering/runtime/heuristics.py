@@ -88,3 +88,31 @@ user_autotune = _reclassed(upstream.user_autotune)
 foreach = _reclassed(upstream.foreach)
 fixed_config = _reclassed(upstream.fixed_config)
 cooperative_reduction = _reclassed(upstream.cooperative_reduction)
+
+
+# ---- heuristics provider lookup (npu-autotune's part of this file) ----------------------
+# An installed provider (entry point ``npu_inductor.heuristics: npu``, e.g. npu-autotune)
+# supplies ``KernelObjectMixin`` and ``decorators(cls)``; the mixin goes in front of the npu
+# kernel object here, so the class pickles under this module's name, and the provider's
+# decorators replace the ones above. Without a provider the ones above serve.
+PROVIDER_GROUP = "npu_inductor.heuristics"
+
+
+def _load_provider():
+    from importlib import metadata
+
+    eps = [ep for ep in metadata.entry_points(group=PROVIDER_GROUP) if ep.name == "npu"]
+    if not eps:
+        return None
+    try:
+        return eps[0].load()
+    except Exception as exc:  # a broken provider is an error, not a silent fallback
+        raise RuntimeError(f"npu heuristics provider {eps[0].value!r} ({PROVIDER_GROUP}) failed to load: {exc}") from exc
+
+
+provider = _load_provider()
+if provider is not None:
+    class NpuTunedAutotuner(provider.KernelObjectMixin, NpuCachingAutotuner):
+        """The npu kernel object with the installed provider's autotuning."""
+
+    globals().update(provider.decorators(NpuTunedAutotuner))

@@ -1,0 +1,260 @@
+"""Autotuning for the npu kernel object.
+
+``KernelObjectMixin`` goes in front of the lowering's ``NpuCachingAutotuner`` (the lowering
+composes the class when it finds this package through the ``npu_inductor.heuristics`` entry
+point, so the class pickles under the lowering's module and no package imports another).
+Upstream's ``CachingAutotuner`` machinery does the work: ``autotune_to_one_config`` /
+``benchmark_all_configs`` / ``bench`` (with its clone-and-restore of mutated arguments and
+reset-to-zero), ``coordinate_descent_tuning``, the autotune cache hook. What is npu's:
+- on npu-sim nothing is compiled, so each config becomes a launcher that runs it through
+  npu-sim's launch entry point (``npu_inductor.sim_launch: launch``); after tuning the
+  kernel object keeps the winner as its only config, which the lowering then launches;
+- configs whose blocks overflow the UB are dropped before anything compiles or launches,
+  and a compile error that reports a UB overflow drops that config (logged);
+- coordinate descent with the Ascend limits (``coordesc.NpuCoordescTuner``);
+- incremental autotune (A29): each call runs one candidate for real and times it with
+  device events; once all ran, the fastest stays;
+- multibuffer variants (``num_stages=2``) compile for Ascend with ``multibuffer=True``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from importlib import metadata
+
+from torch._dynamo.utils import counters
+from torch._inductor.runtime.hints import HeuristicType
+from torch._inductor.runtime.runtime_utils import triton_config_to_hashable
+from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
+
+from . import config as npu_config
+from . import tiles
+from .benchmarker import ensure_registered, flag_reps
+from .coordesc import NpuCoordescTuner
+
+log = logging.getLogger(__name__)
+SIM_LAUNCH_GROUP = "npu_inductor.sim_launch"
+# (kernel name, config kwargs, num_stages) of every config this package launched on npu-sim
+LAUNCHED: list = []
+
+
+@functools.cache
+def sim_launch():
+    eps = [ep for ep in metadata.entry_points(group=SIM_LAUNCH_GROUP) if ep.name == "launch"]
+    if not eps:
+        raise RuntimeError(f"device 'npu' is simulated but no '{SIM_LAUNCH_GROUP}: launch' entry point is installed")
+    return eps[0].load()
+
+
+class SimLauncher:
+    """One config of a simulated kernel, callable as an upstream launcher."""
+
+    n_spills = None
+    n_regs = 0
+    shared = 0
+    cache_hash = None
+    store_cubin = False
+
+    def __init__(self, kernel, config):
+        self.kernel = kernel
+        self.config = config
+
+    def __call__(self, *args, stream=None, **kwargs):
+        k = self.kernel
+        call_args, grid = k._interpret_args_grid(args, self.config)
+        LAUNCHED.append((k.inductor_meta.get("kernel_name"), dict(self.config.kwargs), self.config.num_stages))
+        return sim_launch()(k.fn, grid, call_args, {**kwargs, **self.config.kwargs})
+
+
+class _SimCompileResult:
+    """What ``_precompile_config`` returns on npu-sim: nothing compiled, a launcher on demand."""
+
+    def __init__(self, kernel, config):
+        self.kernel_object = kernel
+        self.config = config
+
+    def make_launcher(self):
+        return SimLauncher(self.kernel_object, self.config)
+
+
+def _asked_for_tuning(meta: dict) -> bool:
+    return bool(meta.get("max_autotune") or meta.get("max_autotune_pointwise")
+                or meta.get("coordinate_descent_tuning") or meta.get("incremental_autotune"))
+
+
+class KernelObjectMixin:
+    """Mixed in front of the npu kernel object (see the module docstring)."""
+
+    # ---- helpers -------------------------------------------------------------------
+    def _npu_sim(self) -> bool:
+        return bool(getattr(self, "_simulated", False))
+
+    def _npu_device(self) -> tiles.Device:
+        dev = self.triton_meta.get("device", 0)
+        return tiles.device(getattr(dev, "index", dev) or 0)
+
+    def _npu_persistent(self) -> bool:
+        return self.heuristic_type == HeuristicType.PERSISTENT_REDUCTION
+
+    def _npu_fits(self, cfg) -> bool:
+        rn = tiles.persistent_rnumel(self.size_hints, cfg.kwargs) if self._npu_persistent() else None
+        return tiles.fits_ub(cfg, self.triton_meta, self._npu_device(), rn)
+
+    def _npu_name(self) -> str:
+        return self.inductor_meta.get("kernel_name") or getattr(self.fn, "__name__", "npu kernel")
+
+    def _npu_launchable(self, configs: list) -> list:
+        """Configs whose blocks fit the UB; the others are dropped (and said so) before any
+        compile or launch. User-written kernels are the user's to size."""
+        if self.custom_kernel:
+            return list(configs)
+        keep = [c for c in configs if self._npu_fits(c)]
+        dev = self._npu_device()
+        for c in configs:
+            if c not in keep:
+                counters["npu_autotune"]["ub_dropped"] += 1
+                log.warning("npu kernel %s: config %s exceeds the unified buffer (%d bytes): dropped, never launched",
+                            self._npu_name(), c, dev.ub_bytes)
+        if not keep:
+            raise NoTritonConfigsError(f"npu kernel {self._npu_name()}: no config fits the unified buffer "
+                                       f"({dev.ub_bytes} bytes): {[str(c) for c in configs]}")
+        return keep
+
+    def _npu_install_coordesc(self) -> None:
+        if not isinstance(self.coordesc_tuner, NpuCoordescTuner):
+            self.coordesc_tuner = NpuCoordescTuner(
+                name=getattr(self.fn, "__name__", "unknown"), size_hints=self.size_hints,
+                inductor_meta=self.inductor_meta, triton_meta=self.triton_meta, dev=self._npu_device(),
+                persistent=self._npu_persistent(), pointwise=self.heuristic_type == HeuristicType.POINTWISE,
+                is_mix_order_reduction=getattr(self, "is_mix_order_reduction", False))
+
+    # ---- upstream hooks ---------------------------------------------------------------
+    def precompile(self, warm_cache_only=False, reload_kernel=None, static_triton_bundle_key=None):
+        if self.configs:
+            self.configs = self._npu_launchable(self.configs)
+        return super().precompile(warm_cache_only, reload_kernel, static_triton_bundle_key)
+
+    def _precompile_config(self, cfg):
+        if self._npu_sim():
+            return _SimCompileResult(self, cfg)
+        try:
+            return super()._precompile_config(cfg)
+        except Exception as exc:
+            overflow = tiles.ub_overflow(exc)
+            if overflow is None or not npu_config.drop_ub_overflow:
+                raise
+            from triton.runtime.errors import OutOfResources
+
+            required, available = overflow
+            counters["npu_autotune"]["ub_overflow_dropped"] += 1
+            log.warning("npu kernel %s: config %s dropped: the compiler reports a UB overflow "
+                        "(requires %d bits%s)", self._npu_name(), cfg, required,
+                        f", {available} available" if available else "")
+            # upstream's precompile drops configs that raise OutOfResources
+            raise OutOfResources(required, available or 0, "unified buffer (bits)") from exc
+
+    def _create_compile_options(self, cfg, compile_meta):
+        options = super()._create_compile_options(cfg, compile_meta)
+        if self.inductor_meta.get("npu_flavour") == "ascend" and tiles.is_multibuffer(cfg):
+            options["multibuffer"] = True  # triton-ascend's double buffering
+            options["num_stages"] = 1
+        return options
+
+    def bench(self, launcher, *args, with_profiler=False, **kwargs):
+        # upstream's bench passes rep=40; on npu the warmup/rep flags decide (A30, A31)
+        ensure_registered()
+        with flag_reps():
+            return super().bench(launcher, *args, with_profiler=with_profiler, **kwargs)
+
+    def coordinate_descent_tuning(self, launcher, *args, **kwargs):
+        self._npu_install_coordesc()
+        return super().coordinate_descent_tuning(launcher, *args, **kwargs)
+
+    def benchmark_all_configs(self, *args, **kwargs):
+        """On npu-sim (no compiled launchers) every launchable config is timed through the
+        simulator; this is also what a kernel module's ``benchmark_all_configs`` runs (A18)."""
+        if not self._npu_sim() or self.launchers:
+            return super().benchmark_all_configs(*args, **kwargs)
+        configs = self.configs or [r.config for r in self.compile_results]
+        self.launchers = [SimLauncher(self, c) for c in self._npu_launchable(configs)]
+        try:
+            return super().benchmark_all_configs(*args, **kwargs)
+        finally:
+            self.launchers = []
+
+    def run(self, *args, stream, benchmark_run=False, **kwargs):
+        if not self._npu_sim():
+            return super().run(*args, stream=stream, benchmark_run=benchmark_run, **kwargs)
+        if not getattr(self, "_npu_tuned", False):
+            self._npu_tune_on_sim(args, kwargs)
+        if getattr(self, "_npu_incremental", None):
+            return self._npu_incremental_step(args, kwargs, stream)
+        return super().run(*args, stream=stream, **kwargs)
+
+    # ---- tuning on npu-sim ------------------------------------------------------------
+    def _npu_should_bench(self) -> bool:
+        meta = self.inductor_meta
+        coordesc = meta.get("coordinate_descent_tuning") and self._should_coordesc_tune
+        if len(self.configs) < 2 and not coordesc:
+            return False
+        return _asked_for_tuning(meta) or npu_config.autotune_on_sim
+
+    def _npu_tune_on_sim(self, args, kwargs) -> None:
+        self._npu_tuned = True
+        if not self.configs:  # restored with its one compiled config
+            return
+        npu_config.validate_inductor_meta(self.inductor_meta)
+        self.configs = self._npu_launchable(self.configs)
+        if not self._npu_should_bench():
+            return
+        ensure_registered()
+        start = time.time_ns()
+        if self.inductor_meta.get("incremental_autotune") and len(self.configs) > 1:
+            self._npu_described, self.compile_results = self.compile_results, []
+            self._npu_incremental = {"pending": list(self.configs), "timings": {}, "start": start}
+            return
+        # the lowering may hold a static-launch descriptor of the first config: set it aside
+        self._npu_described, self.compile_results = self.compile_results, []
+        self.launchers = [SimLauncher(self, c) for c in self.configs]
+        if len(self.launchers) > 1:
+            self.autotune_to_one_config(*args, **kwargs)
+        if self.inductor_meta.get("coordinate_descent_tuning") and not getattr(
+                self.launchers[0].config, "found_by_coordesc", False):
+            self.launchers = [self.coordinate_descent_tuning(self.launchers[0], *args, **kwargs)]
+        counters["npu_autotune"]["sim_tuned"] += 1
+        self._npu_settle(self.launchers[0].config)
+
+    def _npu_settle(self, best) -> None:
+        """The winner becomes the kernel object's only config (the one the lowering runs)."""
+        self.launchers = []
+        self.configs = [best]
+        described = getattr(self, "_npu_described", None) or self.compile_results
+        self._npu_described = None
+        if described and triton_config_to_hashable(described[0].config) == triton_config_to_hashable(best):
+            self.compile_results = described
+        elif described:  # a static-launch descriptor of another config: describe the winner instead
+            self.compile_results = []
+            self.precompile()
+
+    def _npu_incremental_step(self, args, kwargs, stream):
+        state = self._npu_incremental
+        cfg = state["pending"].pop(0)
+        from torch._dynamo.device_interface import get_interface_for_device
+
+        iface = get_interface_for_device(self.device_props.type)
+        start, end = iface.Event(enable_timing=True), iface.Event(enable_timing=True)
+        start.record()
+        result = SimLauncher(self, cfg)(*args, stream=stream, **kwargs)
+        end.record()
+        iface.synchronize()
+        state["timings"][id(cfg)] = (start.elapsed_time(end), cfg)
+        counters["npu_autotune"]["incremental_runs"] += 1
+        if not state["pending"]:
+            _, best = min(state["timings"].values(), key=lambda t: t[0])
+            self._npu_incremental = None
+            if self.save_cache_hook:
+                self.save_cache_hook(best, time.time_ns() - state["start"], found_by_coordesc=False)
+            self._npu_settle(best)
+        return result

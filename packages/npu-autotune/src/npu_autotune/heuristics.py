@@ -1,0 +1,133 @@
+"""The heuristics provider for npu kernels (entry point ``npu_inductor.heuristics: npu``).
+
+The lowering's ``runtime/heuristics.py`` finds this module, composes its kernel object class
+(``KernelObjectMixin`` + the lowering's ``NpuCachingAutotuner``) and takes the decorators
+``decorators(kernel_object_cls)`` returns. Each decorator asks upstream's heuristic for its
+configs first, so every flag upstream reads keeps working (autotune hints, tile hints,
+determinism filters), then builds the npu candidates (``tiles``):
+- ``triton.autotune_pointwise`` off (and no max-autotune): one config, no tuning (A53);
+- default: our candidates, then upstream's that fit the UB, as one-warp configs;
+- ``max_autotune`` / ``max_autotune_pointwise`` (A32, A42): the exhaustive candidate set
+  (more program counts, reduction sub-blocks) and multibuffer variants where enabled;
+- kernels whose configs upstream fixes (combo kernels, mix-order reductions with
+  ``RSPLIT_SIZE``, no-x-dim kernels) keep upstream's configs, as npu kernel objects.
+"""
+
+from __future__ import annotations
+
+from torch._inductor.runtime import triton_heuristics as upstream
+from torch._inductor.runtime.hints import HeuristicType
+
+from . import config as npu_config
+from . import tiles
+from .autotuner import KernelObjectMixin
+
+__all__ = ["KernelObjectMixin", "decorators", "DECORATORS"]
+DECORATORS = ("pointwise", "reduction", "persistent_reduction", "split_scan", "template", "user_autotune",
+              "foreach", "fixed_config", "cooperative_reduction")
+
+
+def _exhaustive(meta: dict) -> bool:
+    return bool(meta.get("max_autotune") or meta.get("max_autotune_pointwise"))
+
+
+def _multibuffer(meta: dict) -> bool:
+    if npu_config.multibuffer is not None:
+        return npu_config.multibuffer
+    return meta.get("npu_flavour") == "ascend"
+
+
+def _device(triton_meta: dict) -> tiles.Device:
+    props = triton_meta.get("device")
+    return tiles.device(getattr(props, "index", 0) or 0)
+
+
+def _reclass(decorate, cls):
+    """An upstream decorator whose kernel objects become ``cls``."""
+
+    def apply(fn):
+        kernel = decorate(fn)
+        if type(kernel) is upstream.CachingAutotuner:
+            kernel.__class__ = cls
+        return kernel
+
+    return apply
+
+
+def _merge(ours: list, theirs: list, triton_meta: dict, dev: tiles.Device, rnumel: int | None = None) -> list:
+    out = list(ours)
+    for c in theirs or ():
+        npu = tiles.as_npu(c)
+        if tiles.fits_ub(npu, triton_meta, dev, rnumel):
+            out.append(npu)
+    return tiles.unique(out)
+
+
+def _upstream_fixed(meta: dict) -> bool:
+    return bool(meta.get("RSPLIT_SIZE") or meta.get("no_x_dim"))
+
+
+def decorators(cls) -> dict:
+    """The ``triton_heuristics`` decorators generated npu kernels use, building ``cls``."""
+
+    def autotune(size_hints, configs, triton_meta, inductor_meta, heuristic_type, filename):
+        npu_config.validate_inductor_meta(inductor_meta)
+        return upstream.cached_autotune(size_hints, configs, triton_meta=triton_meta, inductor_meta=inductor_meta,
+                                        heuristic_type=heuristic_type, filename=filename,
+                                        caching_autotuner_cls=cls)
+
+    def pointwise(size_hints, triton_meta, tile_hint=None, filename=None, min_elem_per_thread=0, inductor_meta=None):
+        meta = {} if inductor_meta is None else inductor_meta
+        theirs = upstream.pointwise(size_hints, triton_meta, tile_hint=tile_hint, filename=filename,
+                                    min_elem_per_thread=min_elem_per_thread, inductor_meta=meta, return_configs=True)
+        if not isinstance(theirs, list):  # combo kernel: upstream built it
+            return _reclass(theirs, cls)
+        dev = _device(triton_meta)
+        if _upstream_fixed(meta):
+            return autotune(size_hints, [tiles.as_npu(c) for c in theirs], triton_meta, meta,
+                            HeuristicType.POINTWISE, filename)
+        ours = tiles.pointwise(size_hints, triton_meta, dev, exhaustive=_exhaustive(meta),
+                               multibuffer=_multibuffer(meta))
+        if not meta.get("autotune_pointwise", True) and not _exhaustive(meta):
+            configs = ours[:1]
+        else:
+            configs = _merge(ours, theirs, triton_meta, dev)
+        return autotune(size_hints, configs, triton_meta, meta, HeuristicType.POINTWISE, filename)
+
+    def _reduction(kind, size_hints, reduction_hint, triton_meta, filename, inductor_meta):
+        meta = {} if inductor_meta is None else inductor_meta
+        persistent = kind == HeuristicType.PERSISTENT_REDUCTION
+        up = upstream.persistent_reduction if persistent else upstream.reduction
+        theirs = up(size_hints, reduction_hint=reduction_hint, triton_meta=triton_meta, filename=filename,
+                    inductor_meta=meta, return_configs=True)
+        if not isinstance(theirs, list):
+            return _reclass(theirs, cls)
+        if _upstream_fixed(meta):
+            return autotune(size_hints, [tiles.as_npu(c) for c in theirs], triton_meta, meta, kind, filename)
+        dev = _device(triton_meta)
+        ours = tiles.reduction(size_hints, triton_meta, dev, persistent=persistent, exhaustive=_exhaustive(meta),
+                               multibuffer=_multibuffer(meta))
+        rn = tiles.persistent_rnumel(size_hints, {}) if persistent else None
+        return autotune(size_hints, _merge(ours, theirs, triton_meta, dev, rn), triton_meta, meta, kind, filename)
+
+    def reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None):
+        return _reduction(HeuristicType.REDUCTION, size_hints, reduction_hint, triton_meta, filename, inductor_meta)
+
+    def persistent_reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None):
+        return _reduction(HeuristicType.PERSISTENT_REDUCTION, size_hints, reduction_hint, triton_meta, filename,
+                          inductor_meta)
+
+    def reclassed(name):
+        up = getattr(upstream, name)
+
+        def wrap(*args, **kwargs):
+            return _reclass(up(*args, **kwargs), cls)
+
+        wrap.__name__ = name
+        return wrap
+
+    out = {"pointwise": pointwise, "reduction": reduction, "persistent_reduction": persistent_reduction}
+    for name in DECORATORS:
+        if name not in out and hasattr(upstream, name):
+            out[name] = reclassed(name)
+    return out
