@@ -9,6 +9,7 @@ Patches (one function each, none applied at import):
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
 import threading
@@ -143,3 +144,57 @@ def stash_in_tls(key: str, obj) -> None:
     a replay). So this thread keeps one too; harmless where torch does (2.13)."""
     torch._C._stash_obj_in_tls(key, obj)
     setattr(_stash_keepalive, key, obj)
+
+
+def fast_config_reader(config_module, key: str, default):
+    """A zero-argument reader of Inductor config ``key`` (e.g. ``"triton.cudagraph_trees"``)
+    that costs ~0.1 us instead of ``ConfigModule.__getattr__``'s ~1.3 us; the tree reads five
+    such values per generation. It reads the entry's user override (a ContextVar in 2.13, so
+    ``config.patch`` in this context is seen; a plain attribute in older torch) and falls back
+    to the entry's default, exactly what ``__getattr__`` does for an entry without alias, forced
+    env value, justknob or deprecation. Entries with any of those, a hidden entry (mid
+    ``mock.patch``), or a torch whose config module looks different, use ``getattr``.
+    Upstream hook that would remove it: none (a cheap read of a config value; 2.11 and 2.13)."""
+
+    def slow():
+        value = config_module
+        try:
+            for part in key.split("."):
+                value = getattr(value, part)
+        except AttributeError:
+            return default
+        return value
+
+    try:
+        from torch.utils._config_module import _IMMUTABLE_CONFIG_TYPES, _UNSET_SENTINEL
+
+        entry = config_module._config[key]
+        plain = (hasattr(entry, "hide") and entry.alias is None and entry.justknob is None and entry.env_value_force is _UNSET_SENTINEL
+                 and not getattr(entry, "deprecated", False)
+                 and isinstance(entry.default, _IMMUTABLE_CONFIG_TYPES))
+    except (ImportError, AttributeError, KeyError, TypeError):
+        return slow
+    if not plain:
+        return slow
+    fallback = entry.env_value_default if entry.env_value_default is not _UNSET_SENTINEL else entry.default
+    override = entry.user_override
+    if isinstance(override, contextvars.ContextVar):
+        get = override.get
+
+        def read():
+            if entry.hide:
+                return slow()
+            value = get()
+            return fallback if value is _UNSET_SENTINEL else value
+    else:
+        def read():
+            if entry.hide:
+                return slow()
+            value = entry.user_override
+            return fallback if value is _UNSET_SENTINEL else value
+
+    try:
+        same = read() == slow()
+    except Exception:  # noqa: BLE001 - any surprise: the plain read
+        same = False
+    return read if same else slow

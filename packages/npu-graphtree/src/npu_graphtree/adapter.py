@@ -152,6 +152,23 @@ class DeviceAdapter:
 
         return storage_at
 
+    def tensor_maker(self):
+        """``(prepare, make)``: ``make(prepare(geometry), storage)`` is a new tensor over
+        ``storage`` with ``geometry`` (dtype, size, stride, storage offset); ``prepare`` runs
+        once at record time. One C call where the provider has one (cuda's and torch_npu's
+        ``_construct_*_Tensor_From_Storage_And_Metadata``, as their own trees use), else
+        ``empty`` + ``set_`` (two dispatches)."""
+        name = _TENSOR_FROM_STORAGE.get(self.provider)
+        make = getattr(self.C, name, None) if name is not None else None
+        if make is None:
+            return (lambda geo: geo), tensor_from_geometry
+
+        def prepare(geo) -> dict:
+            dtype, size, stride, offset = geo
+            return {"dtype": dtype, "size": tuple(size), "stride": tuple(stride), "storage_offset": offset}
+
+        return prepare, make
+
     def restore(self, index: int, state, add_deleters: list[torch.UntypedStorage], dead: list[tuple[int, int]]):
         """Make the pool's allocated blocks exactly ``state``'s, give the (unowned) live
         storages ``add_deleters`` ownership of their blocks, then free the ``dead``
@@ -179,6 +196,17 @@ class DeviceAdapter:
         self._fn("_free_And_Remove_DeleterFn")(storage_cdata)
         if self.has("_set_storage_data_ptr_access_error_msg"):
             self._fn("_set_storage_data_ptr_access_error_msg")(storage_cdata, msg)
+
+
+# provider -> its one-call "tensor over this storage with this metadata" (metadata first)
+_TENSOR_FROM_STORAGE = {"cuda": "_construct_CUDA_Tensor_From_Storage_And_Metadata",
+                        "torch_npu": "_construct_NPU_Tensor_From_Storage_And_Metadata"}
+
+
+def tensor_from_geometry(geo, storage: torch.UntypedStorage) -> torch.Tensor:
+    """The generic ``make`` of ``tensor_maker``: ``empty`` + ``set_`` with geometry ``geo``."""
+    dtype, size, stride, offset = geo
+    return torch.empty((0,), dtype=dtype, device=storage.device).set_(storage, offset, size, stride)
 
 
 _adapters: dict[str, DeviceAdapter] = {}

@@ -236,20 +236,21 @@ class GraphNode(Node):
         self._copies = tuple((i, self.placeholders[i], self.overlap[i]) for i in self.copy_idxs)
         adapter, dev = self.manager.adapter, self.manager.device_index
         storage_at = adapter.storage_maker(dev)
+        prepare, make = adapter.tensor_maker()
         plan = []
         for j, meta in enumerate(self.metas):
             kind = meta[0]
             if kind == "new":
-                step = (_NEW, self.output_refs[j], storage_at, meta[1], meta[2], meta[3])
+                step = (_NEW, self.output_refs[j], storage_at, meta[1], meta[2], make, prepare(meta[3]))
             elif kind == "alias_placeholder":  # the placeholder's storage never changes
-                step = (_EXTERNAL, self.placeholders[meta[1]].untyped_storage(), meta[2])
+                step = (_EXTERNAL, self.placeholders[meta[1]].untyped_storage(), make, prepare(meta[2]))
             elif kind == "external":
-                step = (_EXTERNAL, meta[1], meta[2])
+                step = (_EXTERNAL, meta[1], make, prepare(meta[2]))
             elif kind == "value":
                 step = (_VALUE, meta[1])
             elif kind == "alias_out":
-                step = (_ALIAS_OUT, meta[1], meta[2])
-            else:  # alias_input
+                step = (_ALIAS_OUT, meta[1], make, prepare(meta[2]))
+            else:  # alias_input: the offset depends on the input's, so built per replay
                 step = (_ALIAS_INPUT, meta[1], meta[2], meta[3])
             plan.append((j, self.tensor_refs[j] is not None) + step)
         self._plan = tuple(plan)
@@ -296,7 +297,7 @@ class GraphNode(Node):
         outs: list = []
         lingering = None
         tensor_refs = self.tensor_refs
-        tensor_over, TensorRef = st.tensor_over, st.TensorRef
+        TensorRef = st.TensorRef
         for step in self._plan:
             j, tracked, kind = step[0], step[1], step[2]
             if kind is _NEW:
@@ -305,19 +306,19 @@ class GraphNode(Node):
                     (lingering := lingering or []).append(old)  # still held (e.g. an abandoned autograd graph)
                 s = step[4](step[5], step[6])
                 ref.swap(s, owned=False)
-                t = tensor_over(s, step[7])
+                t = step[7](step[8], s)
             elif kind is _EXTERNAL:
-                t = tensor_over(step[3], step[4])
+                t = step[4](step[5], step[3])
             elif kind is _VALUE:
                 outs.append(step[3])
                 continue
             elif kind is _ALIAS_OUT:
-                t = tensor_over(outs[step[3]].untyped_storage(), step[4])
+                t = step[4](step[5], outs[step[3]].untyped_storage())
             else:  # _ALIAS_INPUT
                 x = inputs[step[3]]
                 dtype, size, stride, _ = step[5]
                 offset = (x.storage_offset() * x.element_size() + step[4]) // dtype.itemsize
-                t = tensor_over(x.untyped_storage(), (dtype, size, stride, offset))
+                t = st.tensor_over(x.untyped_storage(), (dtype, size, stride, offset))
             if tracked:
                 tensor_refs[j] = TensorRef(t)
             outs.append(t)

@@ -122,45 +122,47 @@ class TreeManager:
         state = self.state
         if state == "recording" or state == "warmup":
             self._try_end_path(fn, gen)
-        current = self.current
-        node_id = current.id if current is not None else None
-        if self.num_rerecord.get((node_id, fn.id), 0) > cfg.rerecord_limit:
-            return self.eager(fn, inputs, "re-record limit exceeded")
-        if fn.mutated_unstatic and (mutated := self._unmanaged_mutation(fn, inputs)) is not None:
-            return self.eager(fn, inputs, mutated)
+        while True:  # at most twice: again from the root once the current path ended
+            current = self.current
+            node_id = current.id if current is not None else None
+            if self.num_rerecord and self.num_rerecord.get((node_id, fn.id), 0) > cfg.rerecord_limit:
+                return self.eager(fn, inputs, "re-record limit exceeded")
+            if fn.mutated_unstatic and (mutated := self._unmanaged_mutation(fn, inputs)) is not None:
+                return self.eager(fn, inputs, mutated)
 
-        state = self.state
-        if (fn.id not in self.warmed_up and not cfg.skip_warmup) or state == "warmup" or cfg.force_warmup:
-            if state == "execution":
-                self.apply_checkpoint(current)
-            with capture_lock:
-                return self._warmup(fn, inputs, gen)
+            state = self.state
+            if (fn.id not in self.warmed_up and not cfg.skip_warmup) or state == "warmup" or cfg.force_warmup:
+                if state == "execution":
+                    self.apply_checkpoint(current)
+                with capture_lock:
+                    return self._warmup(fn, inputs, gen)
 
-        children = self.roots if current is None else current.children
-        if state != "recording":
-            counted = None
-            for child in children.get(fn.id, ()):
-                status = child.check(inputs)
-                if status is Status.OK:
-                    return self._execute(child, inputs, gen)
-                if status.counts:
-                    counted = status
-                logs.event("rerecord_candidate", logging.DEBUG, fn=fn, node=child.id, reason=status.name)
-            if current is not None and fn.id in self.roots:
+            children = self.roots if current is None else current.children
+            if state != "recording":
+                counted = None
+                for child in children.get(fn.id, ()):
+                    status = child.check(inputs)
+                    if status is Status.OK:
+                        return self._execute(child, inputs, gen)
+                    if status.counts:
+                        counted = status
+                    logs.event("rerecord_candidate", logging.DEBUG, fn=fn, node=child.id, reason=status.name)
+                # children first (as upstream): only a function no child matched goes back to the root
+                if current is not None and fn.id in self.roots:
+                    self._try_end_path(fn, gen)
+                    if self.current is None:
+                        continue
+                if counted is not None:
+                    key = (node_id, fn.id)
+                    self.num_rerecord[key] += 1
+                    if self.num_rerecord[key] > cfg.rerecord_limit:
+                        return self.eager(fn, inputs, f"re-record limit ({cfg.rerecord_limit}) exceeded on node "
+                                                      f"{node_id}: {counted.name}")
                 self._try_end_path(fn, gen)
-                if self.current is None:
-                    return self._run(fn, inputs, cfg)
-            if counted is not None:
-                key = (node_id, fn.id)
-                self.num_rerecord[key] += 1
-                if self.num_rerecord[key] > cfg.rerecord_limit:
-                    return self.eager(fn, inputs, f"re-record limit ({cfg.rerecord_limit}) exceeded on node "
-                                                  f"{node_id}: {counted.name}")
-            self._try_end_path(fn, gen)
-            if self.current is not None and self.state == "execution":
-                self.apply_checkpoint(self.current)
-        with capture_lock:
-            return self._record(fn, inputs, gen)
+                if self.current is not None and self.state == "execution":
+                    self.apply_checkpoint(self.current)
+            with capture_lock:
+                return self._record(fn, inputs, gen)
 
     def _unmanaged_mutation(self, fn: WrappedFunction, inputs: list) -> str | None:
         """A graph that writes a copied input would write our placeholder, not the caller's
