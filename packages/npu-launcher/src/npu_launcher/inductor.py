@@ -1,18 +1,25 @@
-"""Binding Inductor's npu kernels to launch objects (entry point
-``npu_inductor.kernel_launcher: bind_triton``, used by npu-lowering's kernel object).
+"""Inductor's npu kernels as descriptors and launch objects (entry points in group
+``npu_inductor.kernel_launcher``, used by npu-lowering's kernel object).
 
-``bind_triton(fn, triton_meta, config_kwargs, device)`` turns one kernel configuration into a
-pre-bound launch object: runtime arguments are the kernel's non-constexpr parameters in
-order, constexprs are Inductor's constants plus the config's block sizes, and the
-``tt.divisibility`` hints become per-argument alignment checks. On npu-sim the descriptor
-carries the kernel's Python source (the sim driver interprets it); a native npu binary needs
-triton-ascend's compiled kernel and is not produced here yet (UnsupportedKernel).
+- ``describe_triton(fn, triton_meta, config_kwargs, simulated=True)`` -> KernelDescriptor of
+  one kernel configuration: runtime arguments are the kernel's non-constexpr parameters in
+  order, constexprs are Inductor's constants plus the config's block sizes, and the
+  ``tt.divisibility`` hints become per-argument alignment checks. On npu-sim the descriptor
+  carries the kernel's Python source (the sim driver interprets it); native npu binaries come
+  from ``descriptor_from_compiled`` on triton-ascend's CompiledKernel instead.
+- ``bind_triton(fn, triton_meta, config_kwargs, device, simulated=True, descriptor=None)`` ->
+  launch object; with ``descriptor`` (a KernelDescriptor or its bytes, e.g. restored from the
+  FX graph cache) nothing is read from ``fn``, which may then be a function whose Python body
+  was dropped for pickling.
+- ``bind_descriptor(descriptor, device)``, ``descriptor_to_bytes``, ``descriptor_from_bytes``:
+  the small public API other components (npu-cache's kernel-binary cache) use.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .descriptor import KernelDescriptor
 from .errors import UnsupportedKernel
 from .from_triton import sim_descriptor
 from .launcher import bind
@@ -38,11 +45,11 @@ def _int_type(value: int) -> str:
     return "i32" if -(2**31) <= int(value) < 2**31 else "i64"
 
 
-def bind_triton(fn: Any, triton_meta: Mapping, config_kwargs: Mapping[str, Any], device: int = 0,
-                simulated: bool = True):
+def describe_triton(fn: Any, triton_meta: Mapping, config_kwargs: Mapping[str, Any],
+                    simulated: bool = True) -> KernelDescriptor:
     if not simulated:
-        raise UnsupportedKernel(f"kernel {getattr(fn, '__name__', fn)!r}: static launch of a native npu "
-                                "binary needs triton-ascend's compiled kernel (not wired yet)")
+        raise UnsupportedKernel(f"kernel {getattr(fn, '__name__', fn)!r}: a native npu kernel is "
+                                "described from its CompiledKernel (descriptor_from_compiled)")
     signature = dict(triton_meta["signature"])
     names = list(signature)
     constants = dict(triton_meta.get("constants") or {})
@@ -55,5 +62,24 @@ def bind_triton(fn: Any, triton_meta: Mapping, config_kwargs: Mapping[str, Any],
     runtime = {n: (signature[n] if signature.get(n, "constexpr") != "constexpr" else _int_type(constants.get(n, 0)))
                for n in declared}
     constexprs = {k: v for k, v in {**constants, **dict(config_kwargs)}.items() if k not in runtime}
-    desc = sim_descriptor(fn, runtime, constexprs, divisibility=_divisibility(triton_meta, names))
-    return bind(desc, device)
+    return sim_descriptor(fn, runtime, constexprs, divisibility=_divisibility(triton_meta, names))
+
+
+def bind_triton(fn: Any, triton_meta: Mapping, config_kwargs: Mapping[str, Any], device: int = 0,
+                simulated: bool = True, descriptor=None):
+    if descriptor is None:
+        descriptor = describe_triton(fn, triton_meta, config_kwargs, simulated)
+    return bind(descriptor, device)
+
+
+def bind_descriptor(descriptor, device: int | None = None):
+    """A KernelDescriptor or its bytes -> launch object (DescriptorError when they are bad)."""
+    return bind(descriptor, device)
+
+
+def descriptor_to_bytes(descriptor: KernelDescriptor) -> bytes:
+    return descriptor.to_bytes()
+
+
+def descriptor_from_bytes(data: bytes) -> KernelDescriptor:
+    return KernelDescriptor.from_bytes(data)

@@ -1,10 +1,16 @@
 """The kernel object of npu kernels: upstream's CachingAutotuner, launching through npu-sim
 when the device is simulated.
 
-On the simulator there is no Triton driver to compile for: nothing is precompiled, and each
-run interprets the kernel's first config (the one the tiling model puts first: few, large
-programs) through npu-sim's launch entry point (group ``npu_inductor.sim_launch``), which
-runs it on the npu memory itself or records it during graph capture. Elsewhere everything
+On the simulator there is no Triton driver to compile for: each run interprets the kernel's
+first config (the one the tiling model puts first: few, large programs). With npu-launcher
+installed and ``use_static_triton_launcher`` on, precompile turns that config into a kernel
+descriptor (npu-launcher's ``describe_triton``) held as a ``StaticTritonCompileResult``
+subclass, so upstream's TritonBundler saves the kernel object into the FX graph cache entry
+and a new process restores it and launches from the descriptor without the kernel's source
+(L04). ``keep_static_cubin_raw`` keeps the descriptor bytes in that entry; otherwise only
+the descriptor file in Triton's cache dir holds them (C04). Without npu-launcher, kernels
+run through npu-sim's launch entry point (group ``npu_inductor.sim_launch``), which runs
+them on the npu memory itself or records them during graph capture. Elsewhere everything
 is upstream's.
 """
 
@@ -13,21 +19,22 @@ from __future__ import annotations
 import collections
 import functools
 import logging
+import os
 import weakref
 from importlib import metadata
 
 from torch._inductor import config as inductor_config
-
-from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+from torch._inductor.runtime.triton_heuristics import CachingAutotuner, StaticTritonCompileResult
 
 from .flavour import flavour
 
 log = logging.getLogger(__name__)
 SIM_LAUNCH_GROUP = "npu_inductor.sim_launch"
-LAUNCHER_GROUP = "npu_inductor.kernel_launcher"  # npu-launcher's bind_triton
+LAUNCHER_GROUP = "npu_inductor.kernel_launcher"  # npu-launcher's bind_triton, describe_triton
 # (kernel name, grid, config kwargs, triton_meta) of recent simulated launches: tests check
 # every generated kernel's blocks against the UB and its grid against the device
 LAUNCHES: collections.deque = collections.deque(maxlen=4096)
+DESCRIPTOR_SUFFIX = ".npld"  # npu-launcher kernel descriptor file in Triton's cache dir
 
 
 @functools.cache
@@ -39,10 +46,88 @@ def sim_launch():
 
 
 @functools.cache
+def _launcher_entry(name: str):
+    eps = [ep for ep in metadata.entry_points(group=LAUNCHER_GROUP) if ep.name == name]
+    return eps[0].load() if eps else None
+
+
 def static_binder():
     """npu-launcher's ``bind_triton`` when installed, else None."""
-    eps = [ep for ep in metadata.entry_points(group=LAUNCHER_GROUP) if ep.name == "bind_triton"]
-    return eps[0].load() if eps else None
+    return _launcher_entry("bind_triton")
+
+
+def static_describer():
+    """npu-launcher's ``describe_triton`` when installed, else None."""
+    return _launcher_entry("describe_triton")
+
+
+def _triton_cache_dir(device: int) -> str:
+    try:  # torch 2.13
+        from torch._inductor.runtime.cache_dir_utils import triton_cache_dir
+    except ImportError:  # torch 2.11
+        from torch._inductor.runtime.runtime_utils import triton_cache_dir
+    return triton_cache_dir(device)
+
+
+class NpuStaticKernel:
+    """What a StaticallyLaunchedCudaKernel is to upstream, for an npu-launcher descriptor:
+    picklable; ``cubin_raw`` holds the descriptor bytes (upstream's prepare_for_caching drops
+    them unless ``keep_static_cubin_raw``), ``cubin_path`` the descriptor file."""
+
+    def __init__(self, name: str, blob: bytes, device: int):
+        import hashlib
+
+        self.name = name
+        self.hash = hashlib.sha256(blob).hexdigest()
+        self.device = device
+        self.cubin_raw: bytes | None = blob
+        self.cubin_path: str | None = None
+        self.write(self.location())
+
+    def location(self) -> str:
+        return os.path.join(_triton_cache_dir(self.device), self.hash[:32], self.name + DESCRIPTOR_SUFFIX)
+
+    def write(self, path: str) -> None:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(self.cubin_raw)
+        os.replace(tmp, path)
+        self.cubin_path = path
+
+    def reload_cubin_from_raw(self, path: str) -> None:  # upstream's name
+        self.write(path)
+
+    def descriptor_bytes(self) -> bytes:
+        if self.cubin_raw is not None:
+            return self.cubin_raw
+        with open(self.cubin_path or self.location(), "rb") as f:
+            return f.read()
+
+    def __getstate__(self):
+        return {**self.__dict__, "cubin_path": None}  # a path means nothing in another process
+
+
+class NpuStaticCompileResult(StaticTritonCompileResult):
+    """A config of an npu kernel as an npu-launcher descriptor. Subclassing upstream's static
+    result is what makes ``is_statically_launchable()`` true, so TritonBundler bundles the
+    kernel object and ``StaticAutotunerFuture`` restores it."""
+
+    def reload_cubin_path(self):
+        """On FX-cache load: the descriptor file, else the kept bytes, else RuntimeError (upstream
+        then compiles the kernel from its source)."""
+        kernel = self.kernel
+        path = kernel.location()
+        if os.path.exists(path):
+            kernel.cubin_path = path
+        elif kernel.cubin_raw is not None:
+            kernel.reload_cubin_from_raw(path)
+        else:
+            raise RuntimeError(f"npu kernel descriptor {path} not found and not kept in the cache entry "
+                               "(keep_static_cubin_raw is off)")
+
+    def make_launcher(self):
+        raise NotImplementedError("npu kernels launch through NpuCachingAutotuner.run")
 
 
 # the launch object of each kernel object's first config, the one the simulator runs (kept
@@ -61,10 +146,50 @@ class NpuCachingAutotuner(CachingAutotuner):
     def precompile(self, warm_cache_only=False, reload_kernel=None, static_triton_bundle_key=None):
         if not self._simulated:
             return super().precompile(warm_cache_only, reload_kernel, static_triton_bundle_key)
-        # The interpreter runs the source: nothing to build. A kernel that came back from a
-        # compile worker lost its Python function to pickling; get it back from the source.
-        if getattr(self.fn, "fn", None) is None and reload_kernel is not None:
-            self.fn = reload_kernel().fn
+        if warm_cache_only:  # compile worker: the interpreter has nothing to build
+            return
+        with self.lock:
+            if reload_kernel is not None:
+                self._reload_kernel = reload_kernel
+            if not self.compile_results:
+                # A kernel that came back from a compile worker lost its Python function to
+                # pickling; get it back from the source. A restored one has compile_results.
+                if getattr(self.fn, "fn", None) is None and reload_kernel is not None:
+                    self.fn = reload_kernel().fn
+                self.compile_results = self._describe()
+            # (a kernel object outlives a flag change: PyCodeCache hands the same one back)
+            if (static_triton_bundle_key is not None and inductor_config.use_static_triton_launcher
+                    and self.is_statically_launchable()):
+                from torch._inductor.triton_bundler import TritonBundler
+
+                TritonBundler.put_static_autotuner(static_triton_bundle_key, self)
+
+    def _sim_config(self):
+        if self.compile_results:
+            return self.compile_results[0].config
+        return (self.configs or [self.launchers[0].config])[0]
+
+    def _describe(self) -> list:
+        """The simulated config as a descriptor, when static launch is on and npu-launcher is
+        installed; [] otherwise (or, not strict, when it cannot be described)."""
+        describe = static_describer()
+        if not inductor_config.use_static_triton_launcher or describe is None:
+            return []
+        config = self._sim_config()
+        try:
+            desc = describe(self.fn, self.triton_meta, config.kwargs, simulated=True)
+        except Exception as exc:
+            if inductor_config.strict_static_triton_launcher:
+                raise RuntimeError(f"npu kernel {self.inductor_meta.get('kernel_name')} cannot be "
+                                   f"launched statically: {exc}") from exc
+            log.info("npu kernel %s is not described for static launch: %s",
+                     self.inductor_meta.get("kernel_name"), exc)
+            return []
+        kernel = NpuStaticKernel(desc.name, desc.to_bytes(), self._device_index())
+        return [NpuStaticCompileResult(kernel, config, self.triton_meta, self.inductor_meta)]
+
+    def _device_index(self) -> int:
+        return getattr(self.triton_meta.get("device"), "index", 0) or 0
 
     def _precompile_worker(self):
         if self._simulated:
@@ -74,7 +199,7 @@ class NpuCachingAutotuner(CachingAutotuner):
     def run(self, *args, stream, **kwargs):
         if not self._simulated:
             return super().run(*args, stream=stream, **kwargs)
-        config = (self.configs or [self.launchers[0].config])[0]
+        config = self._sim_config()
         launch = self._static_launch(config)
         args, grid = self._interpret_args_grid(args, config)
         LAUNCHES.append((self.inductor_meta.get("kernel_name"), tuple(grid), dict(config.kwargs), self.triton_meta,
@@ -82,12 +207,15 @@ class NpuCachingAutotuner(CachingAutotuner):
         if launch is not None:
             grid = (*grid, 1, 1)[:3]
             return launch(grid[0], grid[1], grid[2], stream, *args)
+        if getattr(self.fn, "fn", None) is None:  # restored from the FX cache, now falling back
+            self._ensure_kernel_loaded()
         return sim_launch()(self.fn, grid, args, {**kwargs, **config.kwargs})
 
     def _static_launch(self, config):
         """The pre-bound launch object for the config the simulator runs: npu-launcher's, when installed
         and ``use_static_triton_launcher`` is on; ``strict_static_triton_launcher`` makes a
-        kernel that cannot launch statically an error instead of a fallback (L01)."""
+        kernel that cannot launch statically an error instead of a fallback (L01). A kernel
+        restored from the FX cache binds from its descriptor."""
         if not inductor_config.use_static_triton_launcher:  # read per launch: the flag may change
             return None
         try:
@@ -99,8 +227,11 @@ class NpuCachingAutotuner(CachingAutotuner):
         try:
             if binder is None:
                 raise RuntimeError("npu-launcher is not installed")
-            device = getattr(self.triton_meta.get("device"), "index", 0) or 0
-            launch = binder(self.fn, self.triton_meta, config.kwargs, device, simulated=True)
+            blob = None
+            if self.is_statically_launchable():
+                blob = self.compile_results[0].kernel.descriptor_bytes()
+            launch = binder(self.fn, self.triton_meta, config.kwargs, self._device_index(), simulated=True,
+                            descriptor=blob)
         except Exception as exc:
             name = self.inductor_meta.get("kernel_name")
             if inductor_config.strict_static_triton_launcher:
