@@ -1,14 +1,39 @@
-"""Device "npu" from npu-sim for every test here; each test gets fresh trees and settings."""
+"""The devices the graph-tree tests run on, fresh trees and settings for every test.
+
+Tests that take the ``h`` fixture run once per device: ``npu`` (npu-sim, CI) and ``cuda``
+where a GPU is present (the GPU machine). ``NPU_GRAPHTREE_TEST_DEVICES=cuda`` (a comma
+list) chooses explicitly: on torch 2.11 npu-sim cannot start, so the GPU machine runs cuda
+only and must not even try the sim.
+"""
+
+import importlib.util
+import os
 
 import pytest
 import torch
 
-npu_sim = pytest.importorskip("npu_sim")
+
+def _devices() -> list[str]:
+    chosen = os.environ.get("NPU_GRAPHTREE_TEST_DEVICES")
+    if chosen:
+        return [d.strip() for d in chosen.split(",") if d.strip()]
+    found = []
+    if importlib.util.find_spec("npu_sim") is not None:
+        found.append("npu")
+    if torch.cuda.is_available():
+        found.append("cuda")
+    return found or ["npu"]  # nothing usable: the npu tests skip, saying why
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _device():
-    npu_sim.start()
+DEVICES = _devices()
+
+
+def _start(device: str) -> None:
+    if device == "npu":
+        npu_sim = pytest.importorskip("npu_sim")
+        npu_sim.start()
+    elif device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs a cuda device (run on the GPU machine)")
 
 
 @pytest.fixture(autouse=True)
@@ -24,31 +49,57 @@ def fresh_trees(monkeypatch):
     npu_graphtree.reset_trees()
 
 
-def step():
-    """A new iteration (what each torch.compile invocation does implicitly)."""
-    import npu_graphtree
+class Device:
+    """What a test needs of its device: name, module (torch.npu / torch.cuda), tensors, tree."""
 
-    npu_graphtree.mark_step_begin()
+    def __init__(self, dev: str):
+        self.dev = dev
+        self.mod = getattr(torch, dev)
+
+    @staticmethod
+    def step():
+        """A new iteration (what each torch.compile invocation does implicitly)."""
+        import npu_graphtree
+
+        npu_graphtree.mark_step_begin()
+
+    def manager(self):
+        import npu_graphtree
+
+        return npu_graphtree.manager_for(self.dev, 0)
+
+    def rand(self, *shape, seed=None):
+        if seed is not None:
+            torch.manual_seed(seed)
+        return torch.randn(*shape, device=self.dev)
 
 
-def manager():
-    import npu_graphtree
-
-    return npu_graphtree.manager_for("npu", 0)
-
-
-def npu(*shape, seed=None):
-    if seed is not None:
-        torch.manual_seed(seed)
-    return torch.randn(*shape, device="npu")
-
-
-class _Helpers:
-    step = staticmethod(step)
-    manager = staticmethod(manager)
-    npu = staticmethod(npu)
+@pytest.fixture(params=DEVICES)
+def h(request):
+    _start(request.param)
+    return Device(request.param)
 
 
 @pytest.fixture
-def h():
-    return _Helpers
+def npu_only(h):
+    if h.dev != "npu":
+        pytest.skip("npu-sim specific")
+    return h
+
+
+@pytest.fixture
+def inductor_patch():
+    """``inductor_patch({"triton.x": v})``: Inductor config changed until the test ends, through
+    ``config.patch`` (monkeypatch would ``delattr`` a config entry on undo, hiding it)."""
+    from torch._inductor import config
+
+    entered = []
+
+    def apply(changes: dict) -> None:
+        p = config.patch(changes)
+        p.__enter__()
+        entered.append(p)
+
+    yield apply
+    for p in reversed(entered):
+        p.__exit__(None, None, None)

@@ -13,23 +13,25 @@ def _mlp(x, w):
 
 
 def test_warmup_then_record_then_replay_match_eager(h):
-    w = h.npu(8, 8, seed=0)
-    f = G.graphify(lambda a: _mlp(*a), [h.npu(4, 8), w], static_input_idxs=[1], name="mlp")
+    w = h.rand(8, 8, seed=0)
+    f = G.graphify(lambda a: _mlp(*a), [h.rand(4, 8), w], static_input_idxs=[1], name="mlp")
     for i in range(5):
         h.step()
-        x = h.npu(4, 8)
+        x = h.rand(4, 8)
         (out,) = f([x, w])
         torch.testing.assert_close(out, _mlp(x, w)[0])
     c = h.manager().counters
     assert (c["warmups"], c["records"], c["replays"]) == (1, 1, 3)
     node = h.manager().graph_nodes()[0]
-    assert node.graph is not None and node.graph.replay_count == 4  # first run replays too
+    assert node.graph is not None
+    if hasattr(node.graph, "replay_count"):  # npu-sim counts replays
+        assert node.graph.replay_count == 4  # first run replays too
     assert node.copy_idxs == [0] and node.static_ptrs == {1: w.data_ptr()}
 
 
 def test_static_input_is_read_in_place_and_copied_input_is_a_copy(h):
-    w = h.npu(4, 4, seed=1)
-    x = h.npu(2, 4)
+    w = h.rand(4, 4, seed=1)
+    x = h.rand(2, 4)
     f = G.graphify(lambda a: [a[0] @ a[1]], [x, w], [1])
     for _ in range(2):
         h.step()
@@ -44,9 +46,9 @@ def test_static_input_is_read_in_place_and_copied_input_is_a_copy(h):
 
 
 def test_later_node_reuses_memory_of_dead_outputs(h):
-    f = G.graphify(lambda a: [a[0] * 2], [h.npu(64)], name="f")
-    g = G.graphify(lambda a: [a[0] + 1], [h.npu(64)], name="g")
-    x = h.npu(64)
+    f = G.graphify(lambda a: [a[0] * 2], [h.rand(64)], name="f")
+    g = G.graphify(lambda a: [a[0] + 1], [h.rand(64)], name="g")
+    x = h.rand(64)
     for _ in range(3):  # warmup, record, replay of f -> g (g reads f's output)
         h.step()
         (y,) = f([x])
@@ -72,8 +74,8 @@ def test_later_node_reuses_memory_of_dead_outputs(h):
 
 
 def test_output_overwritten_by_a_later_replay_raises_naming_it(h):
-    f = G.graphify(lambda a: [a[0].sin()], [h.npu(4)], name="sine")
-    x = h.npu(4)
+    f = G.graphify(lambda a: [a[0].sin()], [h.rand(4)], name="sine")
+    x = h.rand(4)
     for _ in range(2):
         h.step()
         f([x])
@@ -86,7 +88,7 @@ def test_output_overwritten_by_a_later_replay_raises_naming_it(h):
 
 
 def test_cpu_inputs_run_without_capture_and_say_why(h, caplog):
-    f = G.graphify(lambda a: [a[0] + 1], [torch.ones(3)], device_type="npu", device_index=0, name="cpu_in")
+    f = G.graphify(lambda a: [a[0] + 1], [torch.ones(3)], device_type=h.dev, device_index=0, name="cpu_in")
     with caplog.at_level(logging.WARNING, logger="npu_graphtree"):
         for _ in range(3):
             h.step()
@@ -97,21 +99,21 @@ def test_cpu_inputs_run_without_capture_and_say_why(h, caplog):
 
 
 def test_mixed_devices_run_without_capture(h):
-    f = G.graphify(lambda a: [a[0] + a[1].to("npu")], [h.npu(3), torch.ones(3)], device_type="npu", name="mixed")
+    f = G.graphify(lambda a: [a[0] + a[1].to("npu")], [h.rand(3), torch.ones(3)], device_type=h.dev, name="mixed")
     for _ in range(3):
         h.step()
-        x = h.npu(3)
+        x = h.rand(3)
         (out,) = f([x, torch.ones(3)])
         torch.testing.assert_close(out, x + 1)
     assert f.stats["eager"] == 3
 
 
 def test_host_outputs_disable_capture(h, caplog):
-    f = G.graphify(lambda a: [a[0].sum().cpu()], [h.npu(3)], name="to_host")
+    f = G.graphify(lambda a: [a[0].sum().cpu()], [h.rand(3)], name="to_host")
     with caplog.at_level(logging.WARNING, logger="npu_graphtree"):
         for _ in range(4):
             h.step()
-            x = h.npu(3)
+            x = h.rand(3)
             (out,) = f([x])  # a capture would raise (host read) or compute from poisoned memory
             torch.testing.assert_close(out, x.sum().cpu())
     assert h.manager().counters["records"] == 0 and "outputs on ['cpu']" in caplog.text
@@ -122,28 +124,28 @@ def test_mutated_copied_input_runs_without_capture_and_stays_correct(h, caplog):
         a[0].add_(1)
         return [a[0] * 2]
 
-    f = G.graphify(bump, [h.npu(3)], mutated_input_idxs=[0], name="bump")
+    f = G.graphify(bump, [h.rand(3)], mutated_input_idxs=[0], name="bump")
     with caplog.at_level(logging.WARNING, logger="npu_graphtree"):
         for _ in range(3):
             h.step()
-            x = torch.zeros(3, device="npu")
+            x = torch.zeros(3, device=h.dev)
             (out,) = f([x])
-            torch.testing.assert_close(x, torch.ones(3, device="npu"))  # the caller's tensor was written
-            torch.testing.assert_close(out, torch.full((3,), 2.0, device="npu"))
+            torch.testing.assert_close(x, torch.ones(3, device=h.dev))  # the caller's tensor was written
+            torch.testing.assert_close(out, torch.full((3,), 2.0, device=h.dev))
     assert h.manager().counters["records"] == 0 and "mutated inputs [0]" in caplog.text
 
 
 def test_mutated_static_input_is_captured_and_written_in_place(h):
-    buf = torch.zeros(3, device="npu")
+    buf = torch.zeros(3, device=h.dev)
 
     def bump(a):
         a[1].add_(a[0])
         return [a[1] * 1]
 
-    f = G.graphify(bump, [h.npu(3), buf], static_input_idxs=[1], mutated_input_idxs=[1], name="acc")
-    one = torch.ones(3, device="npu")
+    f = G.graphify(bump, [h.rand(3), buf], static_input_idxs=[1], mutated_input_idxs=[1], name="acc")
+    one = torch.ones(3, device=h.dev)
     for _ in range(4):
         h.step()
         f([one, buf])
-    torch.testing.assert_close(buf, torch.full((3,), 4.0, device="npu"))
+    torch.testing.assert_close(buf, torch.full((3,), 4.0, device=h.dev))
     assert h.manager().counters["replays"] == 2

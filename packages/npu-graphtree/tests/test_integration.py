@@ -18,13 +18,13 @@ def test_register_is_idempotent_and_adds_the_backend():
 def test_backend_trains_like_eager_over_steps(h):
     G.register()
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4)).to("npu")
-    ref = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4)).to("npu")
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4)).to(h.dev)
+    ref = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4)).to(h.dev)
     ref.load_state_dict(model.state_dict())
     compiled = torch.compile(model, backend="npu_graphtree")
     opt, ref_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(ref.parameters(), lr=0.1)
     for _ in range(5):
-        x = h.npu(4, 8)
+        x = h.rand(4, 8)
         for m, o in ((compiled, opt), (ref, ref_opt)):
             o.zero_grad(set_to_none=True)
             m(x).pow(2).mean().backward()
@@ -36,6 +36,7 @@ def test_backend_trains_like_eager_over_steps(h):
 
 
 @pytest.mark.skipif(not hasattr(torch._inductor.config, "cudagraph_policy"), reason="torch without cudagraph_policy")
+@pytest.mark.skipif(torch.cuda.is_available(), reason="with cuda the policy is opt-in (use_for_cuda)")
 def test_policy_installed_without_cuda_and_cpu_reduce_overhead_unchanged(monkeypatch):
     from torch._inductor import config
 
@@ -61,7 +62,7 @@ def _fake_compiled_graph(fn, reason, dev="npu"):
                                  mutated_input_idxs=(), cudagraph_info=None)
 
 
-def test_policy_takes_npu_graphs_only_when_the_device_was_the_only_objection(h):
+def test_policy_takes_npu_graphs_only_when_the_device_was_the_only_objection(npu_only):
     from torch._inductor import config
     from torch._inductor.cudagraph_utils import check_multiple_devices_or_any_cpu_nodes
 
@@ -77,7 +78,8 @@ def test_policy_takes_npu_graphs_only_when_the_device_was_the_only_objection(h):
         assert policy.take(_fake_compiled_graph(fn, device_only)) is None  # not reduce-overhead
 
 
-def test_policy_wraps_an_npu_graph_into_a_tree(h):
+def test_policy_wraps_an_npu_graph_into_a_tree(npu_only):
+    h = npu_only
     from torch._inductor import config
     from torch._inductor.cudagraph_utils import check_multiple_devices_or_any_cpu_nodes
 
@@ -86,10 +88,10 @@ def test_policy_wraps_an_npu_graph_into_a_tree(h):
     with config.patch({"triton.cudagraphs": True}):
         assert policy.wrap_compiled_graph(graph)
         assert not policy.wrap_compiled_graph(graph)  # once
-    w = h.npu(8, 8)
+    w = h.rand(8, 8)
     for _ in range(4):
         h.step()
-        x = h.npu(2, 8)
+        x = h.rand(2, 8)
         (out,) = graph.current_callable([x, w])
         torch.testing.assert_close(out, torch.relu(x @ w))
     c = h.manager().counters
@@ -109,6 +111,7 @@ def test_cuda_adapter_runs_the_same_tree():
         torch.testing.assert_close(out, torch.relu(x @ w))
     m = G.manager_for("cuda", 0)
     assert m.adapter.provider == "cuda" and m.counters["replays"] == 2
+    assert m.adapter.native_access_errors()  # torch's own storage-access errors on cuda
     G.mark_step_begin()
     (kept,) = f([x, w])
     G.mark_step_begin()
@@ -117,7 +120,79 @@ def test_cuda_adapter_runs_the_same_tree():
         kept + 1
 
 
-def test_adapter_finds_the_sim_provider_without_importing_it():
+@pytest.fixture
+def hook_restored(monkeypatch, inductor_patch):
+    """Whatever a test installs (policy, 2.11 patch, cuda choice) is undone afterwards."""
+    from torch._inductor import config
+    from torch._inductor.output_code import CompiledFxGraph
+
+    monkeypatch.setattr(CompiledFxGraph, "post_compile", CompiledFxGraph.post_compile)
+    if _has_policy():
+        inductor_patch({"cudagraph_policy": config.cudagraph_policy})  # restored on exit
+    monkeypatch.setattr(policy, "_state", dict(policy._state))
+    return monkeypatch
+
+
+def _mlp(dev):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8)).to(dev)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a cuda device (run on the GPU machine)")
+def test_reduce_overhead_on_cuda_uses_our_trees_when_chosen(hook_restored):
+    """mode="reduce-overhead" on cuda with ``use_for_cuda(True)``: Inductor's cuda graphs go to
+    our tree (2.13: the policy; 2.11: the post_compile patch), not upstream's."""
+    from torch._inductor import cudagraph_trees
+
+    policy._state["installed"] = None
+    how = policy.use_for_cuda(True)
+    assert how == ("policy" if _has_policy() else "patch")
+    model = _mlp("cuda")
+    compiled = torch.compile(model, mode="reduce-overhead")
+    x = torch.randn(4, 16, device="cuda")
+    with torch.no_grad():
+        ref = model(x)
+        outs = [compiled(x).clone() for _ in range(4)]
+    for out in outs:
+        torch.testing.assert_close(out, ref)
+    m = G.manager_for("cuda", 0)
+    assert m is not None and m.counters["records"] == 1 and m.counters["replays"] >= 2, dict(m.counters)
+    assert cudagraph_trees.get_manager(0, create_if_none_exists=False) is None  # upstream made no tree
+
+
+def _has_policy() -> bool:
+    return hasattr(torch._inductor.config, "cudagraph_policy")
+
+
+def test_post_compile_patch_for_211_hands_npu_graphs_to_the_tree(npu_only, hook_restored):
+    """The 2.11 hook (``_compat.patch_post_compile_for_npu_211``), exercised on any torch: with
+    no policy set, reduce-overhead npu graphs reach our tree through the patched post_compile."""
+    import importlib.util
+
+    if importlib.util.find_spec("npu_lowering") is None:
+        pytest.skip("needs npu-lowering (Inductor codegen for npu)")
+    import npu_lowering
+
+    from npu_graphtree import _compat
+
+    npu_lowering.register()
+    if _has_policy():
+        torch._inductor.config.cudagraph_policy = None  # no 2.13 hook: only the patch
+    assert _compat.patch_post_compile_for_npu_211(policy.wrap_compiled_graph, policy.should_wrap)
+    assert not _compat.patch_post_compile_for_npu_211(policy.wrap_compiled_graph, policy.should_wrap)  # once
+    model = _mlp("npu")
+    compiled = torch.compile(model, mode="reduce-overhead")
+    x = torch.randn(4, 16, device="npu")
+    with torch.no_grad():
+        ref = model(x)
+        outs = [compiled(x).clone() for _ in range(3)]
+    for out in outs:
+        torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    c = npu_only.manager().counters
+    assert (c["warmups"], c["records"]) == (1, 1) and c["replays"] >= 1, dict(c)
+
+
+def test_adapter_finds_the_sim_provider_without_importing_it(npu_only):
     from npu_graphtree.adapter import get_adapter
 
     a = get_adapter("npu")

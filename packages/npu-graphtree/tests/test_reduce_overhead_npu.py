@@ -13,8 +13,11 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("npu_lowering") is None
 @pytest.mark.feature("B03")
 def test_reduce_overhead_captures_inductor_npu_graphs_and_replays_them():
     import npu_lowering
+    import npu_sim
 
     import npu_graphtree
+
+    npu_sim.start()
 
     npu_lowering.register()
     npu_graphtree.register()

@@ -105,19 +105,27 @@ def reset_mark_step() -> None:
         box.mark_step_counter = 0
 
 
-def patch_post_compile_for_npu_211(wrap_output) -> bool:
+def patch_post_compile_for_npu_211(wrap_output, should_wrap) -> bool:
     """torch 2.11 only: wrap ``CompiledFxGraph.post_compile`` so ``wrap_output`` (our
-    policy's) sees every compiled graph, as 2.13's ``cudagraph_policy.wrap_output`` does.
+    policy's) sees every compiled graph, as 2.13's ``cudagraph_policy.wrap_output`` does, and
+    a graph ``should_wrap`` refuses (a cuda graph our trees take, when chosen) gets its
+    ``cudagraphs`` box disabled first, so upstream's tree does not wrap it too -- what 2.13's
+    ``post_compile`` does with ``policy.should_wrap``.
     Upstream hook that removes it: ``torch._inductor.config.cudagraph_policy`` (2.13)."""
     from torch._inductor.output_code import CompiledFxGraph
+    from torch._inductor.utils import BoxedBool
 
     original = CompiledFxGraph.post_compile
     if getattr(original, "_npu_graphtree", False):
         return False
 
     @functools.wraps(original)
-    def post_compile(self, example_inputs, constants, graph_kwargs):
-        original(self, example_inputs, constants, graph_kwargs)
+    def post_compile(self, *args, **kwargs):
+        graph_kwargs = kwargs.get("graph_kwargs", args[-1] if args else None)
+        cudagraphs = graph_kwargs.get("cudagraphs") if isinstance(graph_kwargs, dict) else None
+        if cudagraphs and not should_wrap(self):
+            BoxedBool.disable(cudagraphs)
+        original(self, *args, **kwargs)
         wrap_output(self)
 
     post_compile._npu_graphtree = True

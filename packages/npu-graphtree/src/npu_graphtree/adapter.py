@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
+import warnings
 from types import ModuleType
 from typing import Any
 
@@ -80,10 +81,25 @@ class DeviceAdapter:
     def capture_begin(self, graph, pool) -> None:
         graph.capture_begin(pool=pool, capture_error_mode="thread_local")
 
-    def graph_is_empty(self, graph) -> bool | None:
-        """True when the capture recorded no device work; None when the device cannot say."""
-        ops = getattr(graph, "recorded_ops", None)
-        return None if ops is None else len(ops) == 0
+    def capture_end(self, graph) -> bool | None:
+        """End the capture; True when it recorded no device work, None when the device cannot
+        say. npu-sim lists the recorded ops; cuda warns "The CUDA Graph is empty" (TORCH_WARN,
+        every time) from ``capture_end``, which is caught here and not shown (other warnings
+        raised meanwhile are passed on)."""
+        if self.type != "cuda":
+            graph.capture_end()
+            ops = getattr(graph, "recorded_ops", None)
+            return None if ops is None else len(ops) == 0
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            graph.capture_end()
+        empty = False
+        for w in caught:
+            if "Graph is empty" in str(w.message):
+                empty = True
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return True if empty else None
 
     def register_generator(self, graph, generator: torch.Generator) -> None:
         register = getattr(graph, "register_generator_state", None)
@@ -116,9 +132,23 @@ class DeviceAdapter:
         return self._fn(f"{self._p}getCheckpointState")(index, pool)
 
     def live_blocks(self, index: int, pool) -> set[int] | None:
-        """Addresses of the pool's allocated blocks, when the device lists them."""
+        """Addresses of the pool's allocated blocks, when the device lists them (npu-sim's
+        ``_pool_live_allocations``; on cuda read from the allocator's snapshot, which is slow:
+        record time and ``slow_asserts`` only)."""
         if self.has("_pool_live_allocations"):
             return set(self._fn("_pool_live_allocations")(index, pool))
+        if self.type == "cuda":
+            pool = tuple(pool)
+            blocks = set()
+            for seg in torch.cuda.memory_snapshot():
+                if seg.get("device") != index or tuple(seg.get("segment_pool_id", ())) != pool:
+                    continue
+                addr = seg["address"]
+                for block in seg["blocks"]:
+                    if block["state"] == "active_allocated":
+                        blocks.add(addr)
+                    addr += block["size"]
+            return blocks
         return None
 
     def check_live_blocks(self, index: int, pool, ptrs: set[int]) -> bool | None:

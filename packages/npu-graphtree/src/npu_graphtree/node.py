@@ -166,8 +166,8 @@ class GraphNode(Node):
                 try:
                     out = fn.model(list(record_inputs))
                 finally:
-                    graph.capture_end()
-            if fn.kernel_free is None and adapter.graph_is_empty(graph):
+                    empty = adapter.capture_end(graph)
+            if fn.kernel_free is None and empty:
                 graph.reset()  # GT10: the capture recorded no device work
                 self.kernel_free = True
             else:

@@ -35,12 +35,16 @@ def _policy_base():
     return object
 
 
+def should_wrap(compiled_graph) -> bool:
+    """Whether upstream's cudagraph tree may wrap this graph: not a cuda graph we take."""
+    return not (_state["cuda"] and "cuda" in (getattr(compiled_graph, "device_types", ()) or ()))
+
+
 class GraphTreePolicy(_policy_base()):
     """Upstream's policy, plus: npu graphs (and cuda ones, when chosen) get our trees."""
 
     def should_wrap(self, compiled_graph) -> bool:
-        # a cuda graph we take must not also get upstream's tree
-        return not (_state["cuda"] and "cuda" in (getattr(compiled_graph, "device_types", ()) or ()))
+        return should_wrap(compiled_graph)
 
     def wrap_output(self, output_code):
         wrap_compiled_graph(output_code)
@@ -108,7 +112,7 @@ def install() -> str | None:
             _state["installed"] = "policy"
         elif isinstance(config.cudagraph_policy, GraphTreePolicy):
             _state["installed"] = "policy"
-    elif _compat.patch_post_compile_for_npu_211(wrap_compiled_graph):
+    elif _compat.patch_post_compile_for_npu_211(wrap_compiled_graph, should_wrap):
         _state["installed"] = "patch"
     return _state["installed"]
 
