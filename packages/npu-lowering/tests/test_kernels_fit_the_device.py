@@ -1,5 +1,5 @@
-"""Every kernel launched on npu: blocks within the UB budget, grid within the device, and
-the Ascend tiling rules (num_warps=1; the first config uses few, large programs)."""
+"""Every kernel launched on npu: blocks within the UB budget, at most one program per vector
+core whatever the size (programs loop over sub-blocks), and the Ascend tiling rules (num_warps=1; the first config uses few, large programs)."""
 
 import pytest
 import torch
@@ -13,6 +13,9 @@ MAX_GRID = 65535  # programs per launch an Ascend runtime accepts
 
 def _workload():
     x = torch.randn(64, 300, device="npu")
+    # big: more UB blocks than the device has vector cores (48 x 16384 f32 on a 910B)
+    torch.compile(lambda a: a * 2 + 1)(torch.randn(1024, 1024, device="npu"))
+    torch.compile(lambda a: a.amax(-1))(torch.randn(16384, 64, device="npu"))
     w = torch.randn(300, device="npu")
     torch.compile(lambda a: (a.sin() * 2 + 1).relu())(x)
     torch.compile(lambda a: torch.softmax(a, -1))(x)
@@ -26,7 +29,7 @@ def test_every_launched_kernel_fits_the_ub_and_the_grid_fits_the_device():
     torch._dynamo.reset()
     LAUNCHES.clear()
     _workload()
-    assert len(LAUNCHES) >= 6
+    assert len(LAUNCHES) >= 8
     dev = tiling.device(0)
     for name, grid, kwargs, triton_meta, size_hints, heuristic, _static in LAUNCHES:
         assert len(grid) <= 3 and all(g >= 1 for g in grid), (name, grid)
@@ -34,6 +37,7 @@ def test_every_launched_kernel_fits_the_ub_and_the_grid_fits_the_device():
         for g in grid:
             programs *= g
         assert programs <= MAX_GRID, (name, grid)
+        assert programs <= dev.vector_cores, (name, grid)  # sub-block loops cover the rest
         persistent_rblock = None
         if "persistent" in str(heuristic).lower():
             persistent_rblock = tiling.next_power_of_2(size_hints.get("r0_", 1))

@@ -56,3 +56,21 @@ def _npu_triton_capable() -> bool:
         return bool(get_interface_for_device("npu").is_triton_capable())
     except Exception:  # no npu device interface registered
         return False
+
+
+def register_npu_grid_types(*grid_types: type) -> None:
+    """GridExpr.from_meta (and from_meta_lazy) find a kernel's grid class by the name in
+    inductor_meta["grid_type"], looked up in triton_heuristics' module globals; there is no
+    registry for a backend's own grid types. We add our classes there under their own names
+    (NpuGrid1D/2D/3D), which only npu kernels' inductor_meta names, so every other kernel's
+    grid is upstream's. Torch 2.11 and 2.13 (same lookup); removed by a grid-type registry,
+    or inductor_meta carrying a qualified class name, upstream."""
+    from torch._inductor.runtime import triton_heuristics
+
+    for cls in grid_types:
+        if not issubclass(cls, triton_heuristics.GridExpr):
+            raise TypeError(f"{cls!r} is not a GridExpr")
+        existing = vars(triton_heuristics).get(cls.__name__)
+        if existing is not None and existing is not cls and existing.__module__ != cls.__module__:
+            raise RuntimeError(f"triton_heuristics already defines {cls.__name__} ({existing!r})")
+        setattr(triton_heuristics, cls.__name__, cls)

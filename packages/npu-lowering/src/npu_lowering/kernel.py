@@ -3,7 +3,17 @@
 Everything upstream generates (indexing, loads/stores, reductions, masks, and the config
 flags they read) is kept; what changes is where a kernel finds its helpers: libdevice and
 math resolved per Triton flavour (no tl.extra.cuda), and heuristics decorators that apply
-the Ascend tiling model and build npu kernel objects.
+the Ascend tiling model and build npu kernel objects; and each program loops over UB-sized
+sub-blocks of its axes, so the grid is capped at the vector-core count (runtime/grid.py).
+
+Sub-block loops keep upstream's body: the only hook is the program id upstream multiplies by
+the block size (``xoffset = <pid> * XBLOCK``, ``iteration_ranges_get_pid``), which becomes
+the loop's sub-block index; the finished body (headers, loads, reductions, stores) is then
+indented under the loops just before upstream splices it into the kernel
+(``codegen_static_numels``, the last hook before that). Program ``p`` of ``n`` takes the
+contiguous run of sub-blocks ``[p * ceil(b / n), (p + 1) * ceil(b / n))`` of the axis' ``b``
+sub-blocks: Ascend moves data per core by DMA, and one contiguous chunk per core keeps those
+transfers long and sequential (a grid-stride loop would hop across the whole tensor).
 """
 
 from __future__ import annotations
@@ -14,14 +24,19 @@ from functools import lru_cache
 from pathlib import Path
 
 from torch._inductor.codegen.triton import TritonKernel
+from torch._inductor.utils import IndentedBuffer
+from torch._inductor.virtualized import V
 
+from .runtime import grid as npu_grid
+from .runtime import tiling
 from .runtime.flavour import flavour
 
 UPSTREAM_HEURISTICS = "from torch._inductor.runtime import triton_helpers, triton_heuristics"
 UPSTREAM_MATH = "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math"
 NPU_HEURISTICS = ("from npu_lowering.runtime import helpers as triton_helpers\n"
                   "from npu_lowering.runtime import heuristics as triton_heuristics")
-NPU_MATH = "from npu_lowering.runtime.math import libdevice, math as tl_math"
+NPU_MATH = ("from npu_lowering.runtime.math import libdevice, math as tl_math\n"
+            "from npu_lowering.runtime import grid as npu_grid  # defines the npu grid types")
 SET_GPU_DRIVER = "triton_helpers.set_driver_to_gpu()\n"
 SAVE_ENV = "NPU_LOWERING_SAVE_KERNELS"
 
@@ -50,6 +65,93 @@ def save_kernel(src: str) -> None:
 
 
 class NpuTritonKernel(TritonKernel):
+    # Per-program sub-block loops with a grid capped at the vector cores. Off, kernels are
+    # upstream's (one block per program, grid = block count); tests switch it off to show
+    # that a capped grid without the loop computes a wrong result.
+    subblock_loops = True
+
+    def __init__(self, *args, **kwargs) -> None:
+        self._npu_loop_axes: list = []  # program axes turned into sub-block loops
+        self._npu_loop_start: int | None = None  # first body line inside the loops
+        self._npu_loops: bool | None = None
+        self._npu_wrapped_body: IndentedBuffer | None = None
+        super().__init__(*args, **kwargs)  # writes the range-tree headers (get_pid below)
+
+    def _loops_over_subblocks(self) -> bool:
+        """Plain pointwise and reduction kernels; kernels whose program ids mean something
+        else (cooperative and mix-order reductions split the reduction over programs, combo
+        kernels dispatch on the pid, native matmul remaps axes) and fixed-config kernels
+        keep upstream's one block per program."""
+        if self._npu_loops is None:
+            self._npu_loops = bool(self.subblock_loops and not (
+                self.cooperative_reduction or self.mix_order_reduction or self.is_combo_kernel
+                or self.is_native_matmul or self.fixed_config))
+        return self._npu_loops
+
+    def iteration_ranges_get_pid(self, entry) -> str:
+        if not self._loops_over_subblocks():
+            return super().iteration_ranges_get_pid(entry)
+        if self._npu_loop_start is None:
+            self._npu_loop_start = len(self.body.get_lines_ref())
+        self._npu_loop_axes.append(entry)
+        # the loop variable: an index-dtype scalar compiled, a Python int interpreted
+        return f"{entry.prefix}sub"
+
+    def _get_grid_type(self):
+        if not self._npu_loop_axes:
+            return super()._get_grid_type()
+        programs = sum(1 for tree in self.range_trees if not tree.is_reduction)
+        if programs != len(self._npu_loop_axes) or programs not in npu_grid.GRID_TYPES:
+            raise RuntimeError(f"npu-lowering: {programs} program axes but sub-block loops over "
+                               f"{[e.prefix for e in self._npu_loop_axes]}; upstream codegen changed")
+        return npu_grid.GRID_TYPES[programs]
+
+    def inductor_meta_per_kernel(self):
+        meta = super().inductor_meta_per_kernel()
+        if self._npu_loop_axes:
+            device = V.graph.get_current_device_or_throw()
+            meta[npu_grid.CORES_KEY] = tiling.device(device.index or 0).vector_cores
+        return meta
+
+    def codegen_static_numels(self, code) -> None:
+        super().codegen_static_numels(code)
+        # upstream splices self.body into the kernel right after this (and the aliases)
+        if self._npu_loop_axes and self.body is not self._npu_wrapped_body:
+            self.body = self._npu_wrapped_body = self._in_subblock_loops(self.body)
+
+    def _in_subblock_loops(self, body: IndentedBuffer) -> IndentedBuffer:
+        """The body, from the first program-axis header on, under one loop per axis (outer
+        axes outside); what came before (reduction numels) stays in front."""
+        lines = body.get_lines_ref()
+        start = self._npu_loop_start
+        axes = sorted(self._npu_loop_axes, key=lambda e: -e.grid_dim)
+        for entry in axes:
+            marker = f"{entry.prefix}offset = {entry.prefix}sub"
+            if not any(isinstance(line, str) and line.lstrip().startswith(marker) for line in lines[start:]):
+                raise RuntimeError(f"npu-lowering: no '{marker}' line in the kernel body; upstream codegen changed")
+        out = IndentedBuffer()
+        for line in lines[:start]:
+            out.writeline(line)
+        cast = "" if self.index_dtype == "tl.int32" else f".to({self.index_dtype})"
+        for entry in axes:
+            p, dim = entry.prefix, entry.grid_dim
+            out.writelines([
+                f"{p}subs = tl.cdiv({p}numel, {p.upper()}BLOCK)",
+                f"{p}subs_per_program = tl.cdiv({p}subs, tl.num_programs({dim}){cast})",
+                f"{p}sub_start = tl.program_id({dim}){cast} * {p}subs_per_program",
+            ])
+        for level, entry in enumerate(axes):
+            p = entry.prefix
+            with out.indent(level):
+                out.writeline(f"for {p}sub in tl.range({p}sub_start, "
+                              f"tl.minimum({p}sub_start + {p}subs_per_program, {p}subs)):")
+        tail = IndentedBuffer()
+        for line in lines[start:]:
+            tail.writeline(line)
+        with out.indent(len(axes)):
+            out.splice(tail)
+        return out
+
     @classmethod
     @lru_cache(None)
     def gen_common_triton_imports(cls) -> str:

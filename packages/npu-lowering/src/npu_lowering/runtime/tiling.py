@@ -1,14 +1,17 @@
 """The Ascend tiling model, as block-size configs for Inductor's Triton kernels.
 
-A program runs on one vector core; its working set (a block of every tensor it touches)
-must fit the unified buffer (UB). Rules, from torch_npu's tiling facts:
+A program runs on one vector core and loops over sub-blocks of its chunk of the tensor
+(kernel.py; the grid is at most the vector-core count, grid.py); a config's block is one
+sub-block, and its working set (a block of every tensor it touches) must fit the unified
+buffer (UB). Rules, from torch_npu's tiling facts:
 - per-program element budget = ub_bytes / min(pointer args, 3) / element bytes;
 - blocks are powers of two and at least 32 bytes (8 float32);
 - num_warps=1 (a vector core is one SIMD program), num_stages=1;
 - the first config uses few, large programs (the largest block the UB allows): it is the
-  one the interpreter runs and the one without autotuning; then configs that spread the
-  work over about half the vector cores (an eighth under 128K elements), each once with
-  ``multibuffer`` on Ascend (double buffering halves the budget).
+  one the interpreter runs and the one without autotuning; then configs with blocks that
+  spread the work over about half the vector cores (an eighth under 128K elements), each
+  once with ``multibuffer`` on Ascend (double buffering halves the budget). Past
+  ``vector_cores`` blocks, programs loop instead of the grid growing.
 """
 
 from __future__ import annotations
