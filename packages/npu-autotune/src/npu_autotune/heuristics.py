@@ -48,7 +48,11 @@ def _reclass(decorate, cls):
     def apply(fn):
         kernel = decorate(fn)
         if type(kernel) is upstream.CachingAutotuner:
-            kernel.__class__ = cls
+            # not ``kernel.__class__ = cls``: a mixin first in cls's bases makes CPython refuse
+            # that assignment ("object layout differs"); a copy of the state is equivalent
+            tuned = object.__new__(cls)
+            tuned.__dict__.update(kernel.__dict__)
+            kernel = tuned
         return kernel
 
     return apply

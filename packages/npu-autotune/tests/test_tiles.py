@@ -1,0 +1,124 @@
+"""The tile generator: candidates under the UB and the core count; UB overflow drops configs."""
+
+import logging
+
+import pytest
+import torch
+from torch._dynamo.utils import counters
+from torch._inductor import config
+from triton import Config
+
+from npu_autotune import tiles
+
+SIG2 = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}}
+SIG3 = {"signature": {"in_ptr0": "*fp32", "in_ptr1": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}}
+
+
+def test_candidates_fit_the_ub_and_spread_over_the_cores():
+    dev = tiles.Device(ub_bytes=192 * 1024, vector_cores=48)
+    numel = 1 << 20
+    configs = tiles.pointwise({"x": numel}, SIG3, dev)
+    budget = 192 * 1024 // 3 // 4
+    assert configs[0].kwargs["XBLOCK"] == budget  # default: the largest block the UB allows
+    assert all(c.num_warps == 1 and c.kwargs["XBLOCK"] <= budget for c in configs)
+    programs = sorted(-(-numel // c.kwargs["XBLOCK"]) for c in configs)
+    assert 48 in programs or any(p >= 48 for p in programs)  # one candidate covers every core
+    small = tiles.Device(ub_bytes=16 * 1024, vector_cores=48)
+    assert all(c.kwargs["XBLOCK"] <= 16 * 1024 // 3 // 4 for c in tiles.pointwise({"x": numel}, SIG3, small))
+    # fewer cores -> the spread candidates use fewer programs
+    n = 1 << 16
+    many = tiles.pointwise({"x": n}, SIG3, tiles.Device(vector_cores=48))
+    few = tiles.pointwise({"x": n}, SIG3, tiles.Device(vector_cores=8))
+    assert max(-(-n // c.kwargs["XBLOCK"]) for c in few) == 8 < max(-(-n // c.kwargs["XBLOCK"]) for c in many)
+
+
+def test_innermost_block_is_32_bytes_and_reductions_fit():
+    dev = tiles.Device()
+    assert all(c.kwargs["XBLOCK"] >= 8 for c in tiles.pointwise({"x": 3}, SIG2, dev))
+    half = {"signature": {"in_ptr0": "*fp16", "out_ptr0": "*fp16"}}
+    assert min(c.kwargs["XBLOCK"] for c in tiles.pointwise({"x": 3}, half, dev)) == 16
+    for persistent in (True, False):
+        for c in tiles.reduction({"x": 4096, "r0_": 1024}, SIG2, dev, persistent=persistent, exhaustive=True):
+            assert tiles.fits_ub(c, SIG2, dev, 1024 if persistent else None)
+            assert ("R0_BLOCK" in c.kwargs) is (not persistent)
+
+
+def test_multibuffer_variants_halve_the_budget():
+    dev = tiles.Device()
+    plain = tiles.pointwise({"x": 1 << 20}, SIG2, dev)
+    both = tiles.pointwise({"x": 1 << 20}, SIG2, dev, multibuffer=True)
+    mb = [c for c in both if tiles.is_multibuffer(c)]
+    assert mb and len(both) > len(plain)
+    assert max(c.kwargs["XBLOCK"] for c in mb) == max(c.kwargs["XBLOCK"] for c in plain) // 2
+    assert all(tiles.fits_ub(c, SIG2, dev) for c in both)
+    assert not tiles.fits_ub(Config({"XBLOCK": 1 << 15}, num_warps=1, num_stages=2), SIG2, dev)
+
+
+def test_multibuffer_setting_reaches_kernels(fresh, kernels):
+    import npu_autotune.config as npu_config
+
+    x = torch.randn(512, device="npu")
+    old, npu_config.multibuffer = npu_config.multibuffer, True
+    try:
+        with config.patch(max_autotune_pointwise=True):
+            torch.testing.assert_close(torch.compile(torch.cos)(x).cpu(), torch.cos(x.cpu()))
+    finally:
+        npu_config.multibuffer = old
+    assert any(stages == 2 for _, _, stages in fresh)  # a multibuffer variant was benchmarked
+
+
+def test_overflowing_configs_are_never_launched(fresh, kernels, caplog):
+    from npu_lowering.runtime.heuristics import NpuTunedAutotuner
+
+    x = torch.randn(256, device="npu")
+    with config.patch(max_autotune_pointwise=True):
+        torch.compile(torch.exp)(x)
+    (k,) = kernels()
+    huge = Config({"XBLOCK": 1 << 20}, num_warps=1, num_stages=1)
+    k.configs = [huge, tiles.make({"XBLOCK": 64}), tiles.make({"XBLOCK": 128})]
+    k._npu_tuned = False
+    fresh.clear()
+    with caplog.at_level(logging.WARNING, logger="npu_autotune.autotuner"):
+        k.run(x, torch.empty_like(x), 256, stream=0)
+    assert {kw["XBLOCK"] for _, kw, _ in fresh} == {64, 128}  # the overflowing one never ran
+    assert counters["npu_autotune"]["ub_dropped"] == 1
+    assert "exceeds the unified buffer" in caplog.text
+    k.configs = [huge]
+    k._npu_tuned = False
+    with pytest.raises(Exception, match="no config fits the unified buffer"):
+        k.run(x, torch.empty_like(x), 256, stream=0)
+    assert isinstance(k, NpuTunedAutotuner)
+
+
+def test_compile_error_reporting_ub_overflow_drops_the_config(fresh, kernels, monkeypatch, caplog):
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+    from triton.runtime.errors import OutOfResources
+
+    x = torch.randn(256, device="npu")
+    torch.compile(torch.exp)(x)
+    (k,) = kernels()
+
+    def compile_fails(self, cfg):
+        raise RuntimeError("MLIRCompilationError: ub overflow, requires 1703936 bits while 1572864 bits available")
+
+    monkeypatch.setattr(CachingAutotuner, "_precompile_config", compile_fails)
+    monkeypatch.setattr(type(k), "_npu_sim", lambda self: False)  # compile as on Ascend
+    with caplog.at_level(logging.WARNING, logger="npu_autotune.autotuner"):
+        with pytest.raises(OutOfResources):
+            k._precompile_config(k.configs[0])
+    assert "UB overflow" in caplog.text and "1703936" in caplog.text
+    assert counters["npu_autotune"]["ub_overflow_dropped"] == 1
+
+    def other_error(self, cfg):
+        raise RuntimeError("some other compile error")
+
+    monkeypatch.setattr(CachingAutotuner, "_precompile_config", other_error)
+    with pytest.raises(RuntimeError, match="some other"):
+        k._precompile_config(k.configs[0])
+
+
+def test_ub_overflow_message_parsing():
+    assert tiles.ub_overflow(RuntimeError("ub overflow, requires 1703936 bits while 1572864 bits available")) == (
+        1703936, 1572864)
+    assert tiles.ub_overflow(RuntimeError("UB overflow requires 99 bits")) == (99, None)
+    assert tiles.ub_overflow(RuntimeError("out of memory")) is None
