@@ -1,15 +1,20 @@
 """Per-call time of graph replay vs eager on npu-sim (and cuda where present).
 
-    python bench/reduce_overhead.py [--calls N] [--device npu|cuda] [--json PATH]
+    python bench/reduce_overhead.py [--calls N] [--device npu|cuda] [--json PATH] [--profile PATH]
 
 Cases (issue #6): an 8-block MLP (width 256, batch 4: LayerNorm, Linear, GELU, Linear,
-residual) and a single-op function, each timed as
+residual) and a single-op function, each timed per call as
   eager        the plain function,
   raw replay   one hand-captured graph replayed (torch.npu.NPUGraph / torch.cuda.CUDAGraph),
-  ours         npu_graphtree.graphify (tree bookkeeping + replay).
-Upstream reduce-overhead and default compile need Inductor for the device (cuda only until
-the npu lowering lands): columns for them are filled on cuda only. Prints a table and JSON.
-Skeleton: numbers on npu-sim measure host bookkeeping, not device time.
+  ours         npu_graphtree.graphify (tree bookkeeping + replay; a new generation per call),
+and on cuda only (Inductor for cuda; chosen explicitly, as the comparison needs):
+  compile      torch.compile(fn) (default mode),
+  upstream ro  torch.compile(fn, mode="reduce-overhead"): upstream's cudagraph trees,
+  ours ro      the same compile after ``npu_graphtree.policy.use_for_cuda(True)``: Inductor's
+               cuda graphs in our trees (torch 2.13: the policy; 2.11: the post_compile patch).
+Timing is per call over --calls calls after 20 warm calls, best of --repeats runs (the box
+may be shared). Prints a table and JSON. On npu-sim the numbers measure host bookkeeping.
+--profile PATH writes a cProfile table of ``ours`` on the single op.
 """
 
 from __future__ import annotations
@@ -35,22 +40,27 @@ def mlp_forward(blocks, x):
     return x
 
 
-def per_call_us(fn, calls, sync):
-    for _ in range(20):  # first calls on npu-sim are far slower (op caches): keep them out
+def per_call_us(fn, calls, sync, repeats=3):
+    for _ in range(20):  # first calls are far slower (op caches, compiles): keep them out
         fn()
     sync()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    sync()
-    return (time.perf_counter() - t0) / calls * 1e6
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        sync()
+        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+    return best
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--device", default="npu")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--profile", default=None)
     args = ap.parse_args()
     if args.device == "npu" and not hasattr(torch, "npu"):
         import npu_sim  # the bench may import the simulator; the package never does
@@ -62,6 +72,7 @@ def main():
     mod = getattr(torch, args.device)
     Graph = mod.CUDAGraph if args.device == "cuda" else mod.NPUGraph
     sync = mod.synchronize
+    timed = lambda fn: per_call_us(fn, args.calls, sync, args.repeats)  # noqa: E731
     torch.manual_seed(0)
     blocks = mlp().to(dev)
     cases = {
@@ -71,7 +82,7 @@ def main():
     rows = {}
     with torch.no_grad():
         for name, (fn, x) in cases.items():
-            row = {"eager": per_call_us(lambda: fn(x), args.calls, sync)}
+            row = {"eager": timed(lambda: fn(x))}
             # raw replay: one graph on a static input
             static = x.clone()
             g = Graph()
@@ -81,23 +92,64 @@ def main():
                 g.capture_begin()
                 fn(static)
                 g.capture_end()
-            row["raw_replay"] = per_call_us(g.replay, args.calls, sync)
+            sync()
+            row["raw_replay"] = timed(g.replay)
             tree_fn = G.graphify(lambda a, fn=fn: [fn(a[0])], [x], name=name)
 
             def ours():
                 G.mark_step_begin()
                 tree_fn([x])
 
-            row["ours"] = per_call_us(ours, args.calls, sync)
+            row["ours"] = timed(ours)
+            if args.profile and name == "single_op":
+                profile(ours, args.calls * 5, args.profile)
+            if args.device == "cuda":
+                torch._dynamo.reset()
+                compiled = torch.compile(fn)
+                row["compile"] = timed(lambda: compiled(x))
+                torch._dynamo.reset()
+                upstream = torch.compile(fn, mode="reduce-overhead")
+                row["upstream_ro"] = timed(lambda: upstream(x))
             rows[name] = row
-    print(f"{'case':<12}{'eager us':>12}{'raw replay us':>16}{'ours us':>12}{'ours/raw':>10}")
+        if args.device == "cuda":  # last: choosing our trees for cuda stays for the process
+            G.register()
+            G.policy.use_for_cuda(True)
+            for name, (fn, x) in cases.items():
+                torch._dynamo.reset()
+                ours_ro = torch.compile(fn, mode="reduce-overhead")
+                rows[name]["ours_ro"] = timed(lambda: ours_ro(x))
+                m = G.manager_for(args.device, 0)
+                rows[name]["ours_ro_replays"] = m.counters["replays"] if m is not None else 0
+    cols = [c for c in ("eager", "compile", "upstream_ro", "raw_replay", "ours", "ours_ro") if c in rows["single_op"]]
+    print(f"{'case':<12}" + "".join(f"{c + ' us':>16}" for c in cols) + f"{'ours/raw':>10}"
+          + (f"{'ours/upstream':>15}" if "upstream_ro" in cols else ""))
     for name, r in rows.items():
-        print(f"{name:<12}{r['eager']:>12.1f}{r['raw_replay']:>16.1f}{r['ours']:>12.1f}{r['ours'] / r['raw_replay']:>10.2f}")
-    data = {"device": str(dev), "torch": torch.__version__, "calls": args.calls, "per_call_us": rows}
+        line = f"{name:<12}" + "".join(f"{r[c]:>16.1f}" for c in cols) + f"{r['ours'] / r['raw_replay']:>10.2f}"
+        if "upstream_ro" in cols:
+            line += f"{r['ours'] / r['upstream_ro']:>15.2f}"
+        print(line)
+    data = {"device": str(dev), "torch": torch.__version__, "calls": args.calls, "repeats": args.repeats,
+            "per_call_us": rows}
     print(json.dumps(data))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(data, f, indent=1)
+
+
+def profile(fn, calls, path):
+    import cProfile
+    import io
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        fn()
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(30)
+    with open(path, "w") as f:
+        f.write(out.getvalue())
 
 
 if __name__ == "__main__":
