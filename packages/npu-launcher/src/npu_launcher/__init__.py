@@ -44,12 +44,14 @@ def register() -> None:
     """Component hook of the ``npu_inductor.components`` entry-point group. Idempotent.
 
     Loads the native launcher and calibrates its tensor fast path, so a broken build fails
-    here, named, rather than at the first launch. The Inductor integration (issue 5 item 3)
-    is not wired yet: it needs npu-lowering."""
+    here, named, rather than at the first launch, and lets Dynamo put user Triton kernels on
+    npu into graphs (``_compat.has_triton_knows_npu``). npu-lowering's kernel object finds
+    the launcher through the ``npu_inductor.kernel_launcher`` entry points."""
     global _registered
     if _registered:
         return
-    from . import _tensor_abi, launcher  # noqa: F401  (imports _native, sets error types)
+    from . import _compat, _tensor_abi, launcher  # noqa: F401  (imports _native, sets error types)
 
     _tensor_abi.calibrate()
+    _compat.has_triton_knows_npu()
     _registered = True

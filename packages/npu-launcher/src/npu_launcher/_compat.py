@@ -1,8 +1,9 @@
 """Differences between the Triton and torch versions npu-launcher runs with.
 
 Supported: Triton 3.8 (CI, this package's tests), Triton 3.6 + torch 2.11 (the GPU machine),
-triton-ascend 3.2 (Ascend), torch 2.13 (CI). Nothing upstream is patched: this module only
-reads. Each function names the versions it is for.
+triton-ascend 3.2 (Ascend), torch 2.13 (CI). Each function names the versions it is for. One
+upstream symbol is patched, by ``register()``: ``has_triton`` (``has_triton_knows_npu``); the
+rest only reads.
 """
 
 from __future__ import annotations
@@ -114,3 +115,35 @@ def tensor_base_type():
     import torch
 
     return getattr(torch._C, "TensorBase", None) or getattr(torch._C, "_TensorBase")
+
+
+def has_triton_knows_npu() -> None:
+    """Dynamo traces a user @triton.jit kernel into ``triton_kernel_wrapper_mutation`` only when
+    ``torch.utils._triton.has_triton()`` is true, and that only asks cuda, xpu, cpu and mtia;
+    on a machine whose Triton device is npu (npu-sim, or torch_npu without a GPU) user
+    kernels would run eagerly under Dynamo instead of going into the graph (L08). We rebind
+    it to answer True also when the npu device interface is available and triton-capable;
+    where upstream already says True nothing changes. Torch 2.11 and 2.13; removed if
+    has_triton() consulted DeviceInterface.is_triton_capable for registered devices."""
+    import torch.utils._triton as triton_utils
+
+    upstream = triton_utils.has_triton
+    if getattr(upstream, "_npu_aware", False):
+        return
+
+    def has_triton() -> bool:
+        return upstream() or _npu_triton_capable()
+
+    has_triton._npu_aware = True
+    has_triton.__wrapped__ = upstream
+    triton_utils.has_triton = has_triton
+
+
+def _npu_triton_capable() -> bool:
+    try:
+        from torch._dynamo.device_interface import get_interface_for_device
+
+        interface = get_interface_for_device("npu")
+        return bool(interface.is_available() and interface.is_triton_capable())
+    except Exception:  # no npu device interface registered, or no Triton
+        return False

@@ -24,6 +24,7 @@ import weakref
 from importlib import metadata
 
 from torch._inductor import config as inductor_config
+from torch._inductor.runtime.hints import HeuristicType
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner, StaticTritonCompileResult
 
 from .flavour import flavour
@@ -177,6 +178,7 @@ class NpuCachingAutotuner(CachingAutotuner):
             return []
         config = self._sim_config()
         try:
+            self._check_user_kernel_allowed()
             desc = describe(self.fn, self.triton_meta, config.kwargs, simulated=True)
         except Exception as exc:
             if inductor_config.strict_static_triton_launcher:
@@ -187,6 +189,13 @@ class NpuCachingAutotuner(CachingAutotuner):
             return []
         kernel = NpuStaticKernel(desc.name, desc.to_bytes(), self._device_index())
         return [NpuStaticCompileResult(kernel, config, self.triton_meta, self.inductor_meta)]
+
+    def _check_user_kernel_allowed(self) -> None:
+        # upstream's rule (StaticTritonCompileResult.can_statically_launch): user @triton.jit
+        # kernels launch statically only with static_launch_user_defined_triton_kernels (L08)
+        if (self.heuristic_type == HeuristicType.USER_AUTOTUNE
+                and not inductor_config.static_launch_user_defined_triton_kernels):
+            raise RuntimeError("user defined Triton kernel and static_launch_user_defined_triton_kernels is off")
 
     def _device_index(self) -> int:
         return getattr(self.triton_meta.get("device"), "index", 0) or 0
@@ -209,7 +218,13 @@ class NpuCachingAutotuner(CachingAutotuner):
             return launch(grid[0], grid[1], grid[2], stream, *args)
         if getattr(self.fn, "fn", None) is None:  # restored from the FX cache, now falling back
             self._ensure_kernel_loaded()
-        return sim_launch()(self.fn, grid, args, {**kwargs, **config.kwargs})
+        return sim_launch()(self.fn, grid, args, {**self._declared_constants(), **kwargs, **config.kwargs})
+
+    def _declared_constants(self) -> dict:
+        # a user kernel's tl.constexpr arguments (ALPHA=2.0) are in triton_meta, not in the call
+        constants = self.triton_meta.get("constants") or {}
+        params = getattr(self.fn, "params", None) or ()
+        return {p.name: constants[p.name] for p in params if p.is_constexpr and p.name in constants}
 
     def _static_launch(self, config):
         """The pre-bound launch object for the config the simulator runs: npu-launcher's, when installed
@@ -227,6 +242,7 @@ class NpuCachingAutotuner(CachingAutotuner):
         try:
             if binder is None:
                 raise RuntimeError("npu-launcher is not installed")
+            self._check_user_kernel_allowed()
             blob = None
             if self.is_statically_launchable():
                 blob = self.compile_results[0].kernel.descriptor_bytes()
