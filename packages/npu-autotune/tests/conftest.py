@@ -34,23 +34,30 @@ def fresh():
 
 @pytest.fixture
 def kernels():
-    """kernels(): the npu kernel objects of the modules compiled so far in this test."""
-    from torch._inductor.codecache import PyCodeCache
+    """kernels(): the npu kernel objects created since the test started that ran (a compile
+    may build more than one object per kernel source; only one runs)."""
+    import gc
 
     from npu_lowering.runtime import heuristics
 
-    def scan():
-        out = {}
-        for mod in list(PyCodeCache.modules):
-            out.update({id(v): v for v in vars(mod).values() if isinstance(v, heuristics.NpuTunedAutotuner)})
+    def alive():
+        out = []
+        for o in gc.get_objects():
+            try:
+                if isinstance(o, heuristics.NpuTunedAutotuner):
+                    out.append(o)
+            except ReferenceError:  # a dead weak proxy
+                pass
         return out
 
-    before = scan()  # kernel objects of earlier tests stay alive in PyCodeCache: ids stay unique
+    before = alive()  # held, so their ids stay unique during the test
+    seen = {id(o) for o in before}
 
     def find():
-        return [v for i, v in scan().items() if i not in before]
+        return [o for o in alive() if id(o) not in seen and getattr(o, "_npu_tuned", False)]
 
-    return find
+    yield find
+    del before
 
 
 @pytest.fixture

@@ -122,6 +122,18 @@ class KernelObjectMixin:
                                        f"({dev.ub_bytes} bytes): {[str(c) for c in configs]}")
         return keep
 
+    def _npu_multibuffer(self, configs: list) -> list:
+        """``npu_autotune.config.multibuffer`` set in this process (the decorators may have run
+        in a compile worker, which has the default): add or remove the multibuffer variants."""
+        if npu_config.multibuffer is None or self.custom_kernel:
+            return configs
+        plain = [c for c in configs if not tiles.is_multibuffer(c)]
+        if not npu_config.multibuffer:
+            return plain or configs
+        have = {tuple(sorted(c.kwargs.items())) for c in configs if tiles.is_multibuffer(c)}
+        extra = [tiles.make(c.kwargs, multibuffer=True) for c in plain if tuple(sorted(c.kwargs.items())) not in have]
+        return configs + [c for c in extra if self._npu_fits(c)]
+
     def _npu_install_coordesc(self) -> None:
         if not isinstance(self.coordesc_tuner, NpuCoordescTuner):
             self.coordesc_tuner = NpuCoordescTuner(
@@ -133,7 +145,8 @@ class KernelObjectMixin:
     # ---- upstream hooks ---------------------------------------------------------------
     def precompile(self, warm_cache_only=False, reload_kernel=None, static_triton_bundle_key=None):
         if self.configs:
-            self.configs = self._npu_launchable(self.configs)
+            configs = self.configs if warm_cache_only else self._npu_multibuffer(self.configs)
+            self.configs = self._npu_launchable(configs)
         return super().precompile(warm_cache_only, reload_kernel, static_triton_bundle_key)
 
     def _precompile_config(self, cfg):
@@ -206,7 +219,7 @@ class KernelObjectMixin:
         if not self.configs:  # restored with its one compiled config
             return
         npu_config.validate_inductor_meta(self.inductor_meta)
-        self.configs = self._npu_launchable(self.configs)
+        self.configs = self._npu_launchable(self._npu_multibuffer(self.configs))
         if not self._npu_should_bench():
             return
         ensure_registered()
