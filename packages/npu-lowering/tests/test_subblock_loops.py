@@ -86,6 +86,14 @@ def test_softmax_loops_over_rows(small_device, check):
     _assert_looped(x=200)
 
 
+def test_block_pointers_inside_the_loops(small_device, check):
+    """triton.use_block_ptr (upstream's flag): the block pointers are built per sub-block."""
+    with inductor_config.patch({"triton.use_block_ptr": True}):
+        code = check(lambda a: (a * 2 + 1, a.sum(-1)), torch.randn(64, 4096, device="npu"))
+    assert "tl.make_block_ptr" in code and "for xsub in tl.range(" in code
+    assert all(_programs(grid) <= CORES for _, grid, _ in _launches())
+
+
 def test_int64_indexing_loops_in_int64(small_device, check, monkeypatch):
     """Tensors past 2**31 elements index in int64 (too big here: forced): the loop bounds,
     hence the sub-block index, are int64 too."""
