@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 import torch
@@ -61,7 +62,12 @@ def main():
     ap.add_argument("--device", default="npu")
     ap.add_argument("--json", default=None)
     ap.add_argument("--profile", default=None)
+    ap.add_argument("--watchdog", type=float, default=0, help="dump every thread's stack and exit after S seconds")
     args = ap.parse_args()
+    if args.watchdog:
+        import faulthandler
+
+        faulthandler.dump_traceback_later(args.watchdog, exit=True)
     if args.device == "npu" and not hasattr(torch, "npu"):
         import npu_sim  # the bench may import the simulator; the package never does
 
@@ -72,7 +78,12 @@ def main():
     mod = getattr(torch, args.device)
     Graph = mod.CUDAGraph if args.device == "cuda" else mod.NPUGraph
     sync = mod.synchronize
-    timed = lambda fn: per_call_us(fn, args.calls, sync, args.repeats)  # noqa: E731
+    def timed(fn, what):
+        us = per_call_us(fn, args.calls, sync, args.repeats)
+        print(f"  {what}: {us:.1f} us", file=sys.stderr, flush=True)  # progress (a timeout keeps it)
+        return us
+
+    mark = torch.compiler.cudagraph_mark_step_begin  # one step per call for every tree, ours and upstream's
     torch.manual_seed(0)
     blocks = mlp().to(dev)
     cases = {
@@ -82,7 +93,7 @@ def main():
     rows = {}
     with torch.no_grad():
         for name, (fn, x) in cases.items():
-            row = {"eager": timed(lambda: fn(x))}
+            row = {"eager": timed(lambda: fn(x), f"{name} eager")}
             # raw replay: one graph on a static input
             static = x.clone()
             g = Graph()
@@ -93,23 +104,23 @@ def main():
                 fn(static)
                 g.capture_end()
             sync()
-            row["raw_replay"] = timed(g.replay)
+            row["raw_replay"] = timed(g.replay, f"{name} raw_replay")
             tree_fn = G.graphify(lambda a, fn=fn: [fn(a[0])], [x], name=name)
 
             def ours():
                 G.mark_step_begin()
                 tree_fn([x])
 
-            row["ours"] = timed(ours)
+            row["ours"] = timed(ours, f"{name} ours")
             if args.profile and name == "single_op":
                 profile(ours, args.calls * 5, args.profile)
             if args.device == "cuda":
                 torch._dynamo.reset()
                 compiled = torch.compile(fn)
-                row["compile"] = timed(lambda: compiled(x))
+                row["compile"] = timed(lambda: compiled(x), f"{name} compile")
                 torch._dynamo.reset()
                 upstream = torch.compile(fn, mode="reduce-overhead")
-                row["upstream_ro"] = timed(lambda: upstream(x))
+                row["upstream_ro"] = timed(lambda: (mark(), upstream(x)), f"{name} upstream_ro")
             rows[name] = row
         if args.device == "cuda":  # last: choosing our trees for cuda stays for the process
             G.register()
@@ -117,7 +128,7 @@ def main():
             for name, (fn, x) in cases.items():
                 torch._dynamo.reset()
                 ours_ro = torch.compile(fn, mode="reduce-overhead")
-                rows[name]["ours_ro"] = timed(lambda: ours_ro(x))
+                rows[name]["ours_ro"] = timed(lambda: (mark(), ours_ro(x)), f"{name} ours_ro")
                 m = G.manager_for(args.device, 0)
                 rows[name]["ours_ro_replays"] = m.counters["replays"] if m is not None else 0
     cols = [c for c in ("eager", "compile", "upstream_ro", "raw_replay", "ours", "ours_ro") if c in rows["single_op"]]
@@ -128,7 +139,9 @@ def main():
         if "upstream_ro" in cols:
             line += f"{r['ours'] / r['upstream_ro']:>15.2f}"
         print(line)
+    reader = G.config._reader("cudagraph_trees", True)
     data = {"device": str(dev), "torch": torch.__version__, "calls": args.calls, "repeats": args.repeats,
+            "direct_config_reads": bool(getattr(reader, "fast", False)), "config_read_note": getattr(reader, "why", ""),
             "per_call_us": rows}
     print(json.dumps(data))
     if args.json:

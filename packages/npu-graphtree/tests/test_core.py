@@ -99,7 +99,7 @@ def test_cpu_inputs_run_without_capture_and_say_why(h, caplog):
 
 
 def test_mixed_devices_run_without_capture(h):
-    f = G.graphify(lambda a: [a[0] + a[1].to("npu")], [h.rand(3), torch.ones(3)], device_type=h.dev, name="mixed")
+    f = G.graphify(lambda a: [a[0] + a[1].to(h.dev)], [h.rand(3), torch.ones(3)], device_type=h.dev, name="mixed")
     for _ in range(3):
         h.step()
         x = h.rand(3)
@@ -149,3 +149,19 @@ def test_mutated_static_input_is_captured_and_written_in_place(h):
         f([one, buf])
     torch.testing.assert_close(buf, torch.full((3,), 4.0, device=h.dev))
     assert h.manager().counters["replays"] == 2
+
+
+def test_config_reads_follow_upstream_patches():
+    """The tree reads Inductor config entries directly (cheap); a ``config.patch`` must still be
+    seen, exactly as ``getattr`` sees it."""
+    from torch._inductor import config as inductor_config
+
+    from npu_graphtree import config
+
+    read = config._reader("cudagraph_unexpected_rerecord_limit", 128)
+    assert read() == inductor_config.triton.cudagraph_unexpected_rerecord_limit
+    with inductor_config.patch({"triton.cudagraph_unexpected_rerecord_limit": 7}):
+        assert read() == 7 and config.Snapshot(0).rerecord_limit == 7
+    assert read() == inductor_config.triton.cudagraph_unexpected_rerecord_limit
+    if hasattr(torch._inductor.config, "cudagraph_policy"):  # torch 2.13: the direct read is in use
+        assert read.fast, read.why

@@ -24,7 +24,8 @@ def test_pending_backward_keeps_saved_memory(h):
     G.register()
     model = _train_step_model(h.dev)
     compiled = torch.compile(model, backend="npu_graphtree")
-    for _ in range(3):  # warmup, record, replay
+    for _ in range(3):  # warmup, record, replay (no accumulation across steps: GT13's first fix)
+        model.zero_grad(set_to_none=True)
         compiled(h.rand(4, 8)).sum().backward()
     x1, x2 = h.rand(4, 8), h.rand(4, 8)
     model.zero_grad(set_to_none=True)
@@ -50,6 +51,7 @@ def test_memory_held_only_by_autograd_is_never_reused(h):
     other = G.graphify(lambda a: [torch.tanh(a[0] * 3) + 1, a[0] - 2], [h.rand(4, 8)], [0], name="other")
     big = h.rand(4, 8)
     for _ in range(3):
+        model.zero_grad(set_to_none=True)
         compiled(h.rand(4, 8)).sum().backward()
     for _ in range(3):
         model.zero_grad(set_to_none=True)
@@ -76,7 +78,7 @@ def test_threads_have_their_own_trees_and_replay_correctly(h):
             gen = torch.Generator().manual_seed(seed)
             for _ in range(6):
                 G.mark_step_begin()
-                x = torch.randn(4, 16, generator=gen).to("npu")
+                x = torch.randn(4, 16, generator=gen).to(h.dev)
                 (out,) = f([x, w])
                 torch.testing.assert_close(out, torch.relu(x @ w))
             m = G.manager_for(h.dev, 0)
@@ -125,6 +127,9 @@ def test_captures_are_serialized_by_the_process_wide_lock(h):
 
 @pytest.mark.feature("GT03")
 def test_registry_current_stream_is_the_capture_stream(h):
+    registry = pytest.importorskip("torch._dynamo.graph_bytecode_inputs")
+    if not hasattr(registry, "CURRENT_STREAM_INDEX"):  # torch 2.11: no current-stream entry to keep in sync
+        pytest.skip("this torch's Dynamo registry has no CURRENT_STREAM_INDEX")
     from torch._dynamo.graph_bytecode_inputs import (CURRENT_STREAM_INDEX, get_external_object_by_index,
                                                     set_external_object_by_index)
 

@@ -173,18 +173,26 @@ def fast_config_reader(config_module, key: str, default):
             return default
         return value
 
+    def fallback_to(why: str):
+        slow.fast, slow.why = False, why
+        return slow
+
     try:
-        from torch.utils._config_module import _IMMUTABLE_CONFIG_TYPES, _UNSET_SENTINEL
+        from torch.utils._config_module import _UNSET_SENTINEL
 
         entry = config_module._config[key]
-        plain = (hasattr(entry, "hide") and entry.alias is None and entry.justknob is None and entry.env_value_force is _UNSET_SENTINEL
-                 and not getattr(entry, "deprecated", False)
-                 and isinstance(entry.default, _IMMUTABLE_CONFIG_TYPES))
-    except (ImportError, AttributeError, KeyError, TypeError):
-        return slow
+        plain = (hasattr(entry, "hide") and getattr(entry, "alias", None) is None
+                 and getattr(entry, "justknob", None) is None
+                 and getattr(entry, "env_value_force", _UNSET_SENTINEL) is _UNSET_SENTINEL
+                 and not getattr(entry, "deprecated", False) and not getattr(entry, "implies", None)
+                 and key not in (getattr(config_module, "_implications", None) or {})  # values set by others
+                 and isinstance(entry.default, _IMMUTABLE))
+    except (ImportError, AttributeError, KeyError, TypeError) as e:
+        return fallback_to(f"{type(e).__name__}: {e}")
     if not plain:
-        return slow
-    fallback = entry.env_value_default if entry.env_value_default is not _UNSET_SENTINEL else entry.default
+        return fallback_to("entry has alias/justknob/forced env/deprecation/implication or a mutable default")
+    env_default = getattr(entry, "env_value_default", _UNSET_SENTINEL)
+    fallback = env_default if env_default is not _UNSET_SENTINEL else entry.default
     override = entry.user_override
     if isinstance(override, contextvars.ContextVar):
         get = override.get
@@ -205,4 +213,10 @@ def fast_config_reader(config_module, key: str, default):
         same = read() == slow()
     except Exception:  # noqa: BLE001 - any surprise: the plain read
         same = False
-    return read if same else slow
+    if not same:
+        return fallback_to("direct read disagreed with getattr")
+    read.fast, read.why = True, ""
+    return read
+
+
+_IMMUTABLE = (int, float, bool, type(None), str, tuple)  # as the config module's own list

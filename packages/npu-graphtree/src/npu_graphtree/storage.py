@@ -41,6 +41,15 @@ class StorageRef:
         self._free(old)
         self.owned = owned
 
+    def release(self) -> None:
+        """The storage's block was freed under it (native poisoning): from now on this output
+        is dead to the tree, whoever still holds the (unusable) storage."""
+        tmp = torch.UntypedStorage(0)
+        old, self.cdata = self.cdata, tmp._weak_ref()
+        del tmp  # the new weak ref is expired from here on
+        self._free(old)
+        self.owned = False
+
     def live(self) -> bool:
         return not _expired(self.cdata)
 

@@ -233,9 +233,10 @@ class TreeManager:
                     if t is not None:
                         st.invalidate_tensor(self.adapter, t, msg)
             lingering = [(ref, s) for ref in node.path_live_refs() if ref.owned and (s := ref.storage()) is not None]
-            if native:
+            if native:  # as upstream: free the block under the storage, poison its data pointer
                 for ref, s in lingering:
                     self.adapter.free_and_poison_storage(s._cdata, msgs.get(ref.ptr, ""))
+                    ref.release()
             elif lingering:
                 # still held past invalidation (user views, an abandoned autograd graph):
                 # those storages must never free blocks later checkpoints hand out again
