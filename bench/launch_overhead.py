@@ -6,9 +6,18 @@ object with its tensor fast path on and off. On any machine: npu-launcher's per-
 cost with the sim driver and a no-op entry point (validation + pointer reads only), fast path
 vs slow path, next to the same checks done in Python.
 
-Prints a table; writes JSON to $OUT/launch_overhead.json (or --json PATH).
+Compiled MLP (issue 5): 8 blocks of x + Linear(GELU(Linear(LayerNorm(x)))), width 256,
+batch 4, default mode, per-call host time. On cuda: eager; upstream Inductor as shipped
+(its static launcher); upstream with Triton's launcher (use_static_cuda_launcher off); and
+Inductor's cuda kernels launched by npu-launcher (``npu_launcher.inductor.route_cuda_kernels``,
+an opt-in benchmark mode over the Triton-launcher configuration: same kernels, same wrapper,
+only the runner differs). On npu-sim (--npu-sim; the device is started through
+npu_inductor.enable()): npu kernels through npu-launcher's launch objects vs npu-sim's launch
+entry point (use_static_triton_launcher off). Interpreted kernels cost milliseconds, so the
+npu-sim rows are dominated by the interpreter.
+
+Prints tables; writes JSON to $OUT/launch_overhead.json (or --json PATH).
 Not a timed test: run it yourself, e.g. through the `device` tool on the H200.
-The compiled-MLP comparison of issue 5 waits for the Inductor integration (npu-lowering).
 """
 
 from __future__ import annotations
@@ -110,7 +119,16 @@ def cuda_rows(iters):
 def host_rows(iters):
     """Launcher host cost with a no-op sim entry (any machine, CPU tensors)."""
     rows = {}
+    real_entry_points = sim._entry_points
     sim._entry_points = lambda: [metadata.EntryPoint("launch", f"{__name__}:noop_launch", sim.GROUP)]
+    try:
+        _host_rows(rows, iters)
+    finally:  # later rows (the compiled MLP on npu-sim) need npu-sim's real entry point
+        sim._entry_points = real_entry_points
+    return rows
+
+
+def _host_rows(rows, iters):
     sys.modules.setdefault(__name__, sys.modules["__main__"])
     d = sim_descriptor(add_kernel, {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"},
                        {"BLOCK": 1024}, divisibility={"x": 16, "y": 16, "out": 16}, device_type="cpu")
@@ -135,6 +153,90 @@ def host_rows(iters):
 
     rows["python_equivalent_checks"] = per_call_us(python_checks, (x, y, o, 1024), iters)
     rows["python_noop_call"] = per_call_us(noop_launch, (None, None, None, None), iters)
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, width=256, blocks=8):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(torch.nn.Sequential(
+            torch.nn.LayerNorm(width), torch.nn.Linear(width, width), torch.nn.GELU(),
+            torch.nn.Linear(width, width)) for _ in range(blocks))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = x + block(x)
+        return x
+
+
+def per_call_ms(fn, x, iters, sync):
+    for _ in range(3):
+        fn(x)
+    sync()
+    t = time.perf_counter()
+    for _ in range(iters):
+        fn(x)
+    sync()
+    return (time.perf_counter() - t) / iters * 1e3
+
+
+def mlp_rows(device: str, iters: int) -> dict:
+    """Per-call microseconds of the compiled MLP under each launcher mode."""
+    from torch._inductor import config as inductor_config
+
+    import npu_launcher.inductor as launcher_inductor
+
+    torch.manual_seed(0)
+    model = MLP().to(device).eval()
+    x = torch.randn(4, 256, device=device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    rows: dict = {}
+    with torch.no_grad():
+        ref = model(x)
+        if device == "cuda":
+            rows["eager"] = per_call_ms(model, x, iters, sync) * 1e3
+            modes = {
+                "inductor_upstream_default": ({}, False),
+                "inductor_upstream_triton_launcher": ({"use_static_cuda_launcher": False}, False),
+                "inductor_npu_launcher": ({"use_static_cuda_launcher": False}, True),
+            }
+        else:
+            modes = {
+                "inductor_npu_sim_entry_point": ({"use_static_triton_launcher": False}, False),
+                "inductor_npu_launcher": ({"use_static_triton_launcher": True}, False),
+            }
+        try:
+            from torch._inductor.utils import fresh_cache
+        except ImportError:  # older torch
+            from torch._inductor.utils import fresh_inductor_cache as fresh_cache
+        for name, (patch, routed) in modes.items():
+            torch._dynamo.reset()
+            launcher_inductor.ROUTED_CUDA_KERNELS.clear()
+            launcher_inductor.route_cuda_kernels(routed)
+            try:
+                # a fresh cache per mode: kernel objects (and their launchers) are reused
+                # across compiles of one process otherwise
+                with fresh_cache(), inductor_config.patch(patch):
+                    fn = torch.compile(model)
+                    out = fn(x)
+                    torch.testing.assert_close(out, ref, atol=2e-3, rtol=2e-3)
+                    rows[name] = per_call_ms(fn, x, iters, sync) * 1e3
+                if routed:
+                    rows[name + "_kernels_routed"] = len(launcher_inductor.ROUTED_CUDA_KERNELS)
+                    if not launcher_inductor.ROUTED_CUDA_KERNELS:
+                        raise RuntimeError("no cuda kernel went through npu-launcher")
+            except Exception as e:  # record and go on: the other rows still mean something
+                rows[name + "_error"] = repr(e)[:500]
+            finally:
+                launcher_inductor.route_cuda_kernels(False)
+        if device != "cuda":
+            from importlib import import_module
+
+            launches = import_module("npu_lowering.runtime.autotuner").LAUNCHES
+            torch._dynamo.reset()
+            launches.clear()
+            with inductor_config.patch(use_static_triton_launcher=True):
+                torch.compile(model)(x)
+            rows["kernels_per_call"] = len(launches)
     return rows
 
 
@@ -142,6 +244,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iters", type=int, default=20000)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--mlp-iters", type=int, default=200, help="calls timed per compiled-MLP mode")
+    ap.add_argument("--npu-sim", action="store_true", help="also the compiled MLP on npu-sim")
+    ap.add_argument("--no-mlp", action="store_true")
     a = ap.parse_args()
     res = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -159,6 +264,23 @@ def main():
     print(f"{'variant':40s} {'us/launch':>10s}")
     for k, v in res["us_per_launch"].items():
         print(f"{k:40s} {v:10.2f}" if isinstance(v, float) else f"{k:40s} {v}")
+    if not a.no_mlp:
+        res["mlp_us_per_call"] = {}
+        if torch.cuda.is_available():
+            res["mlp_us_per_call"]["cuda"] = mlp_rows("cuda", a.mlp_iters)
+        if a.npu_sim:
+            import npu_inductor
+
+            npu_inductor.enable()
+            res["mlp_us_per_call"]["npu_sim"] = mlp_rows("npu", max(1, a.mlp_iters // 50))
+        for dev, rows in res["mlp_us_per_call"].items():
+            print(f"compiled MLP (8 blocks, width 256, batch 4), {dev}: us per call")
+            for k, v in rows.items():
+                print(f"  {k:44s} {v:12.1f}" if isinstance(v, float) else f"  {k:44s} {v}")
+            base = rows.get("inductor_upstream_default") or rows.get("inductor_npu_sim_entry_point")
+            if base and isinstance(rows.get("inductor_npu_launcher"), float):
+                rows["ratio_ours_to_upstream"] = rows["inductor_npu_launcher"] / base
+                print(f"  ours / upstream: {rows['ratio_ours_to_upstream']:.3f}")
     u = res["us_per_launch"]
     if "npu_launcher_fast_path" in u and "triton_jit_launch" in u:
         res["ratio_ours_to_triton_jit"] = u["npu_launcher_fast_path"] / u["triton_jit_launch"]

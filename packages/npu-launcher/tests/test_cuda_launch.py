@@ -98,3 +98,27 @@ print(bool(torch.equal(out, 2 * x)))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr[-3000:]
+
+
+def test_inductor_cuda_kernels_route_through_npu_launcher():
+    """The benchmark's cuda mode: Inductor's own cuda kernels launched by our launch objects
+    (route on), upstream's launcher again once it is off."""
+    import npu_launcher.inductor as li
+
+    fn = lambda a, b: torch.softmax(a.sin() + b, -1) * 2  # noqa: E731
+    a, b = torch.randn(8, 40, device="cuda"), torch.randn(8, 40, device="cuda")
+    li.ROUTED_CUDA_KERNELS.clear()
+    li.route_cuda_kernels(True)
+    try:
+        torch._dynamo.reset()
+        with torch._inductor.config.patch(use_static_cuda_launcher=False, fx_graph_cache=False):
+            out = torch.compile(fn)(a, b)
+    finally:
+        li.route_cuda_kernels(False)
+    torch.testing.assert_close(out, fn(a, b))
+    assert li.ROUTED_CUDA_KERNELS  # every launch of this graph went through a launch object
+    li.ROUTED_CUDA_KERNELS.clear()
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(use_static_cuda_launcher=False, fx_graph_cache=False):
+        torch.compile(lambda a: a.cos() * 3)(a)
+    assert not li.ROUTED_CUDA_KERNELS

@@ -1,9 +1,10 @@
 """Differences between the Triton and torch versions npu-launcher runs with.
 
 Supported: Triton 3.8 (CI, this package's tests), Triton 3.6 + torch 2.11 (the GPU machine),
-triton-ascend 3.2 (Ascend), torch 2.13 (CI). Each function names the versions it is for. One
-upstream symbol is patched, by ``register()``: ``has_triton`` (``has_triton_knows_npu``); the
-rest only reads.
+triton-ascend 3.2 (Ascend), torch 2.13 (CI). Each function names the versions it is for.
+Patched upstream symbols: ``has_triton`` (``has_triton_knows_npu``, by ``register()``) and,
+only when a benchmark asks for it, ``TritonCompileResult.make_launcher``
+(``route_triton_compile_results``); the rest only reads.
 """
 
 from __future__ import annotations
@@ -147,3 +148,32 @@ def _npu_triton_capable() -> bool:
         return bool(interface.is_available() and interface.is_triton_capable())
     except Exception:  # no npu device interface registered, or no Triton
         return False
+
+
+_route = {"make": None}
+
+
+def route_triton_compile_results(route_to) -> None:
+    """Benchmark mode for cuda (bench/launch_overhead.py): ``TritonCompileResult.make_launcher``
+    (Inductor's launcher for a kernel compiled by Triton, torch 2.11 and 2.13) asks
+    ``route_to(result)`` first for cuda kernels while it is set; None restores upstream's
+    behaviour exactly. Applied only when called (never by register()), since it changes cuda
+    compiles. Removed by a launcher hook in CompileResult (none upstream)."""
+    from torch._inductor.runtime import triton_heuristics
+
+    cls = triton_heuristics.TritonCompileResult
+    if not getattr(cls.make_launcher, "_npu_routed", False):
+        upstream = cls.make_launcher
+
+        def make_launcher(self):
+            route = _route["make"]
+            if route is not None and self.compile_meta.get("device_type") == "cuda":
+                launcher = route(self)
+                if launcher is not None:  # None: a kernel we cannot launch (scratch, PDL...)
+                    return launcher
+            return upstream(self)
+
+        make_launcher._npu_routed = True
+        make_launcher.__wrapped__ = upstream
+        cls.make_launcher = make_launcher
+    _route["make"] = route_to

@@ -83,3 +83,46 @@ def descriptor_to_bytes(descriptor: KernelDescriptor) -> bytes:
 
 def descriptor_from_bytes(data: bytes) -> KernelDescriptor:
     return KernelDescriptor.from_bytes(data)
+
+
+# ---- cuda: Inductor's own cuda kernels through npu-launcher (opt-in, benchmarks) -------------
+# (Not the npu path: there npu-lowering's kernel object binds descriptors.) With
+# ``route_cuda_kernels(True)`` a cuda kernel that upstream would launch with Triton's launcher
+# (TritonCompileResult, i.e. use_static_cuda_launcher off) gets a launcher whose runner is our
+# cuda launch object, bound from the CompiledKernel's descriptor. Off (the default) nothing
+# changes: loading the backend never changes cuda compiles.
+ROUTED_CUDA_KERNELS: list[str] = []  # entry names routed, for benchmarks and tests
+
+
+def route_cuda_kernels(enabled: bool = True) -> None:
+    from . import _compat
+
+    _compat.route_triton_compile_results(cuda_launcher if enabled else None)
+
+
+def cuda_launcher(result):
+    """An upstream-shaped launcher (``launcher(*def_args, stream)``: grid from the config, then
+    the runner) whose runner is an npu-launcher cuda launch object. ``result`` is Inductor's
+    TritonCompileResult of a cuda kernel; None for a kernel the launcher refuses."""
+    from .from_triton import descriptor_from_compiled
+
+    binary = result.kernel
+    try:
+        desc = descriptor_from_compiled(binary)
+    except UnsupportedKernel:
+        return None  # upstream's launcher then
+    device = result.compile_meta.get("device", 0) or 0
+    launch = bind(desc, device)
+    fn = binary.src.fn
+    constexprs = [p.num for p in fn.params if p.is_constexpr]
+    _, def_args, _ = result._get_arg_lists(fn.arg_names, constexprs)
+    runner_args = ["grid_0", "grid_1", "grid_2", "stream", *[a.name for a in desc.args]]
+    launcher = result._gen_launcher_code({"runner": launch}, def_args, runner_args)
+    launcher.config = result.config
+    launcher.n_regs = getattr(binary, "n_regs", None)
+    launcher.n_spills = getattr(binary, "n_spills", None)
+    launcher.shared = desc.shared
+    launcher.cache_hash = None
+    launcher.store_cubin = False
+    ROUTED_CUDA_KERNELS.append(desc.name)
+    return launcher
