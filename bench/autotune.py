@@ -1,0 +1,172 @@
+"""Autotune time and chosen-config kernel time: npu-autotune vs upstream Inductor's autotuner.
+
+Cases: a pointwise kernel (sin(x) * y + 1), a reduction (row sum) and a softmax, each compiled
+with ``max_autotune_pointwise`` so both sides tune several configs.
+
+On cuda (``--device cuda``, e.g. through the `device` tool on the H200): upstream Inductor as
+shipped, against a proxy mode of our package: the same upstream codegen, but the kernels'
+``triton_heuristics`` decorators are npu-autotune's (our tile generator's candidates under
+the Ascend UB/core model, our kernel-object mixin over upstream's CachingAutotuner), so the
+tuning machinery and the configs are ours while the kernels compile for the GPU. The proxy
+is scoped to this process (compile_threads=1 so kernels load here; the patch is undone after).
+
+On npu-sim (``--device npu``, tiny shapes): npu-autotune with tuning on
+(max_autotune_pointwise) against no tuning (the default config) -- interpreter timings, a
+smoke run of the same code path, not a speed claim.
+
+Reports autotune time (precompile + benchmarking, summed over the case's kernel objects) and
+the tuned compiled function's time, with ours/upstream ratios. Prints a table; writes JSON
+to $OUT/autotune.json (or --json PATH). Not a timed test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import gc
+import json
+import os
+import platform
+import sys
+import time
+
+import torch
+
+CASES = {
+    "pointwise": (lambda x: torch.sin(x) * x + 1, lambda dev, big: (torch.randn((1 << 24) if big else 4096, device=dev),)),
+    "reduction": (lambda x: x.sum(dim=-1), lambda dev, big: (torch.randn(*((4096, 4096) if big else (8, 512)), device=dev),)),
+    "softmax": (lambda x: torch.softmax(x, dim=-1), lambda dev, big: (torch.randn(*((8192, 1024) if big else (8, 256)), device=dev),)),
+}
+
+
+def _kernel_objects(cls):
+    import warnings
+
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # isinstance on some gc-tracked proxies warns
+        objs = gc.get_objects()
+    for o in objs:
+        try:
+            if isinstance(o, cls):
+                out.append(o)
+        except ReferenceError:
+            pass
+    return out
+
+
+@contextlib.contextmanager
+def proxy_heuristics():
+    """Upstream's triton_heuristics decorators replaced by npu-autotune's, for this process."""
+    from torch._inductor.runtime import triton_heuristics as th
+
+    from npu_autotune.heuristics import KernelObjectMixin, decorators
+
+    class ProxyAutotuner(KernelObjectMixin, th.CachingAutotuner):
+        """npu-autotune's mixin over upstream's kernel object (cuda: upstream launch path)."""
+
+    saved = {n: getattr(th, n) for n in ("pointwise", "reduction", "persistent_reduction")}
+    ours = decorators(ProxyAutotuner)
+    for n in saved:
+        setattr(th, n, ours[n])
+    try:
+        yield ProxyAutotuner
+    finally:
+        for n, f in saved.items():
+            setattr(th, n, f)
+
+
+def time_call(fn, args, device):
+    if device == "cuda":
+        from triton.testing import do_bench
+
+        return do_bench(lambda: fn(*args), warmup=50, rep=200)
+    for _ in range(2):
+        fn(*args)
+    t = time.perf_counter()
+    n = 5
+    for _ in range(n):
+        fn(*args)
+    torch.npu.synchronize()
+    return (time.perf_counter() - t) * 1000 / n
+
+
+def run_case(name, device, big, mode):
+    """mode: 'upstream' | 'ours' (cuda proxy) | 'tuned' | 'untuned' (npu-sim)."""
+    from torch._inductor import config
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+    from torch._inductor.utils import fresh_cache
+
+    fn, make = CASES[name]
+    args = make(device, big)
+    torch._dynamo.reset()
+    flags = {"max_autotune_pointwise": mode != "untuned", "compile_threads": 1, "force_disable_caches": True}
+    before = {id(o) for o in _kernel_objects(CachingAutotuner)}
+    ctx = proxy_heuristics() if mode == "ours" else contextlib.nullcontext()
+    with fresh_cache(), config.patch(flags), ctx:
+        compiled = torch.compile(fn)
+        t0 = time.perf_counter()
+        out = compiled(*args)  # compile + autotune
+        first_call_s = time.perf_counter() - t0
+        kernels = [k for k in _kernel_objects(CachingAutotuner) if id(k) not in before]
+        ms = time_call(compiled, args, device)
+    ref = fn(*[a.cpu() for a in args])
+    torch.testing.assert_close(out.cpu(), ref, atol=1e-3, rtol=1e-3)
+    tune_ms = sum((k.autotune_time_taken_ns or k.precompile_time_taken_ns) for k in kernels) / 1e6
+    configs = sorted({str(getattr(k, "configs", None) and [c.kwargs for c in k.configs] or
+                          [l.config.kwargs for l in k.launchers]) for k in kernels})
+    return {"case": name, "mode": mode, "autotune_ms": tune_ms, "kernel_ms": ms, "first_call_s": first_call_s,
+            "kernel_objects": len(kernels), "chosen": configs}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--device", choices=["cuda", "npu"], default="cuda" if torch.cuda.is_available() else "npu")
+    ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "autotune.json"))
+    ap.add_argument("--cases", default=",".join(CASES))
+    opts = ap.parse_args()
+    if opts.device == "npu":
+        import npu_inductor
+
+        npu_inductor.enable()
+        modes, big = ("tuned", "untuned"), False
+    else:
+        if not torch.cuda.is_available():
+            print("no cuda device", file=sys.stderr)
+            return 2
+        modes, big = ("upstream", "ours"), True
+    rows = []
+    for name in opts.cases.split(","):
+        for mode in modes:
+            rows.append(run_case(name, opts.device, big, mode))
+    base, other = modes
+    print(f"{'case':<10} {'mode':<9} {'autotune ms':>12} {'kernel ms':>10} {'first call s':>13}  chosen")
+    for r in rows:
+        print(f"{r['case']:<10} {r['mode']:<9} {r['autotune_ms']:>12.2f} {r['kernel_ms']:>10.4f} "
+              f"{r['first_call_s']:>13.2f}  {r['chosen']}")
+    ratios = {}
+    for name in opts.cases.split(","):
+        a = next(r for r in rows if r["case"] == name and r["mode"] == base)
+        b = next(r for r in rows if r["case"] == name and r["mode"] == other)
+        # ours / upstream on cuda; tuned / untuned on npu-sim
+        num, den = (b, a) if opts.device == "cuda" else (a, b)
+        # untuned kernels have no autotune time to compare with
+        tune = num["autotune_ms"] / den["autotune_ms"] if den["autotune_ms"] > 0 else None
+        ratios[name] = {"autotune_time": tune, "kernel_time": num["kernel_ms"] / max(den["kernel_ms"], 1e-9)}
+        shown = "n/a" if tune is None else f"{tune:.2f}x"
+        print(f"{name:<10} ratio ({num['mode']}/{den['mode']}): autotune time {shown}, "
+              f"kernel time {ratios[name]['kernel_time']:.2f}x")
+    result = {"bench": "autotune", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+              "machine": platform.node(), "device": opts.device,
+              "device_name": torch.cuda.get_device_name() if opts.device == "cuda" else "npu-sim",
+              "torch": torch.__version__, "rows": rows, "ratios": ratios}
+    os.makedirs(os.path.dirname(os.path.abspath(opts.json)), exist_ok=True)
+    with open(opts.json, "w") as f:
+        json.dump(result, f, indent=1, default=str)
+    print(f"wrote {opts.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
