@@ -238,3 +238,49 @@ def port_of():
 @pytest.fixture
 def random_key():
     return lambda: secrets.token_hex(8)
+
+
+JOBS = Path(__file__).parent / "jobs"
+
+
+class NpuJobs:
+    """Run ``jobs/<script>`` in fresh processes compiling on npu-sim; each returns its JSON line.
+
+    ``jobs(spec, local="a", redis="shared", env={...})``: ``local`` names the process's
+    Inductor cache directory (same name = same directory), Redis is the shared test server
+    under a key prefix private to this object unless ``redis`` says otherwise (None: no Redis).
+    """
+
+    def __init__(self, base: Path, redis_url: str):
+        self.base, self.redis_url = base, redis_url
+        self.prefix = f"npu-cache-test-{uuid.uuid4().hex[:12]}"
+
+    def __call__(self, spec, local="a", redis="shared", env=None, script="npu_compile.py", timeout=300):
+        import json
+        import sys
+
+        environ = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("NPU_CACHE_", "TORCHINDUCTOR_", "TORCH_COMPILE"))}
+        environ.update(
+            TORCHINDUCTOR_CACHE_DIR=str(self.base / f"inductor-{local}"), NPU_CACHE_DIR="off",
+            NPU_CACHE_REDIS_PREFIX=self.prefix, NPU_CACHE_HMAC_KEY=KEY, NPU_CACHE_REDIS_TIMEOUT="0.5",
+            NPU_CACHE_REDIS_COOLDOWN="0.5")
+        if redis == "shared":
+            environ["NPU_CACHE_REDIS_URL"] = self.redis_url
+        elif redis:
+            environ["NPU_CACHE_REDIS_URL"] = redis
+        environ.update(env or {})
+        proc = subprocess.run([sys.executable, str(JOBS / script), json.dumps(spec)], env=environ,
+                              capture_output=True, text=True, timeout=timeout)
+        assert proc.returncode == 0, proc.stderr[-6000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def npu_job(tmp_path, redis_url):
+    return NpuJobs(tmp_path, redis_url)
+
+
+@pytest.fixture(scope="module")
+def module_npu_job(tmp_path_factory, redis_url):
+    return NpuJobs(tmp_path_factory.mktemp("npu-jobs"), redis_url)

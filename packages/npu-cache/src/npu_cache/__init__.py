@@ -46,8 +46,16 @@ def stats() -> dict:
 def register() -> None:
     """Component hook of the ``npu_inductor.components`` entry-point group. Idempotent.
 
-    Changes nothing in torch: routing upstream's FX-graph/autotune caches of npu compiles to
-    :class:`npu_cache.upstream.SignedBackend` needs npu-lowering's compile context (README).
+    Routes upstream's FX graph, autotune and bundled-autotune remote caches of npu compiles
+    (and only those) to the signed backend: three patches, in ``_compat.py``.
     """
     global _registered
-    _registered = True
+    with _lock:
+        if _registered:
+            return
+        from . import _compat
+
+        _compat.mark_npu_compiles()
+        _compat.route_create_cache()
+        _compat.backend_hash_for_npu()
+        _registered = True

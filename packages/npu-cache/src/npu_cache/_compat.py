@@ -1,0 +1,111 @@
+"""Patches of upstream symbols, one function per patch. Each is for torch 2.13 (CI) and
+2.11 (the GPU machine), names the upstream hook that would remove it, and changes nothing
+for cpu/cuda compiles: both only act while a graph with npu devices is being compiled.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+# modules that bound ``create_cache`` by name at import (``from ..remote_cache import create_cache``)
+_CREATE_CACHE_USERS = ("torch._inductor.remote_cache", "torch._inductor.codecache",
+                       "torch._inductor.runtime.autotune_cache")
+
+
+def mark_npu_compiles() -> None:
+    """Run ``torch._inductor.compile_fx._compile_fx_inner`` inside ``scope.compile_scope``
+    saying whether the graph has npu devices. ``create_cache`` is called later on the same
+    thread (FX graph cache lookup and save, autotune caches as kernels load, the bundled
+    autotune cache at codegen) with no device in view; this is how it learns it.
+    ``compile_fx_inner`` looks the function up in its module at every call, so rebinding the
+    module attribute suffices. Torch 2.11 and 2.13; removed by an upstream create_cache that
+    receives the compile's device (or a per-device remote-cache registration hook)."""
+    from torch._inductor import compile_fx
+
+    from .scope import compile_scope, graph_on_npu
+
+    upstream = compile_fx._compile_fx_inner
+    if getattr(upstream, "_npu_cache_scope", False):
+        return
+
+    @functools.wraps(upstream)
+    def _compile_fx_inner(gm, example_inputs, *args, **kwargs):
+        with compile_scope(graph_on_npu(gm)):
+            return upstream(gm, example_inputs, *args, **kwargs)
+
+    _compile_fx_inner._npu_cache_scope = True
+    compile_fx._compile_fx_inner = _compile_fx_inner
+
+
+def route_create_cache() -> None:
+    """For an npu compile, ``create_cache(..., oss_cache_cls="RemoteFxGraphCache" |
+    "RemoteAutotuneCache" | "RemoteBundledAutotuneCache")`` returns our signed class of the
+    same role (``routing.ROUTED``) instead of upstream's unsigned Redis class; every other
+    call (cpu/cuda compiles, local caches, fbcode, AOTAutograd and PGO caches) is answered by
+    upstream's create_cache unchanged. Upstream's callers decide *whether* to create a remote
+    cache from its flags (fx_graph_remote_cache, autotune_remote_cache,
+    bundled_autotune_remote_cache), so the flags keep working. Torch 2.11 and 2.13; removed
+    by a per-device remote-cache backend registration upstream."""
+    import importlib
+
+    from torch._inductor import remote_cache
+
+    upstream = remote_cache.create_cache
+    if getattr(upstream, "_npu_cache_routed", False):
+        return
+    signature = inspect.signature(upstream)
+
+    @functools.wraps(upstream)
+    def create_cache(*args, **kwargs):
+        from .routing import ROUTED
+        from .scope import in_npu_compile
+
+        if in_npu_compile():
+            bound = signature.bind_partial(*args, **kwargs).arguments
+            ours = ROUTED.get(bound.get("oss_cache_cls"))
+            if (ours is not None and not bound.get("is_fbcode")
+                    and bound.get("local_cache_cls") is None and "key" in bound):
+                # a bad setting (ConfigError) raises: upstream would log it and silently run uncached
+                return ours(bound["key"])
+        return upstream(*args, **kwargs)
+
+    create_cache._npu_cache_routed = True
+    create_cache._npu_cache_upstream = upstream
+    for name in _CREATE_CACHE_USERS:
+        module = importlib.import_module(name)
+        if getattr(module, "create_cache", None) is upstream:
+            module.create_cache = create_cache
+
+
+def backend_hash_for_npu() -> None:
+    """``autotune_cache.inductor_meta_from_config()`` leaves ``backend_hash`` None unless
+    ``torch.utils._triton.has_triton()`` (cuda/xpu/cpu only) says so; then
+    ``AutotuneCacheBundler.begin_compile`` asserts on it and an npu compile with
+    bundled_autotune_remote_cache fails. For npu compiles whose answer has no hash we fill it
+    from ``triton_hash_with_backend()`` (the active Triton backend: npu-sim's driver or
+    triton-ascend's), the same value kernels carry in their inductor_meta. Callers look the
+    function up on the module at each call. Torch 2.11 and 2.13; removed if has_triton()
+    consulted DeviceInterface.is_triton_capable (then npu answers True)."""
+    from torch._inductor.runtime import autotune_cache
+
+    upstream = autotune_cache.inductor_meta_from_config
+    if getattr(upstream, "_npu_cache_hash", False):
+        return
+
+    @functools.wraps(upstream)
+    def inductor_meta_from_config():
+        from .scope import in_npu_compile
+
+        meta = upstream()
+        if meta.get("backend_hash") is None and in_npu_compile():
+            import torch.utils._triton
+
+            try:
+                meta["backend_hash"] = torch.utils._triton.triton_hash_with_backend()
+            except RuntimeError:  # no active Triton driver: bundling is skipped below
+                meta["bundled_autotune_remote_cache"] = False
+        return meta
+
+    inductor_meta_from_config._npu_cache_hash = True
+    autotune_cache.inductor_meta_from_config = inductor_meta_from_config

@@ -1,0 +1,38 @@
+"""Which device the compile on this thread is for.
+
+Upstream's ``create_cache`` sees only a cache id and class names, never the graph; the
+compile scope (entered by the ``_compile_fx_inner`` wrapper in ``_compat.py``) records
+whether the graph being compiled has npu devices, so cache selection can be npu-only.
+A ContextVar, so nested compiles and other threads see their own answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+
+_npu: contextvars.ContextVar[bool] = contextvars.ContextVar("npu_cache_npu_compile", default=False)
+
+
+def in_npu_compile() -> bool:
+    """True while an Inductor compile of a graph with npu devices runs on this context."""
+    return _npu.get()
+
+
+@contextlib.contextmanager
+def compile_scope(on_npu: bool):
+    token = _npu.set(bool(on_npu))
+    try:
+        yield
+    finally:
+        _npu.reset(token)
+
+
+def graph_on_npu(gm) -> bool:
+    """Does an FX graph module place anything on device "npu"?"""
+    from torch._inductor.utils import get_all_devices
+
+    try:
+        return any(d.type == "npu" for d in get_all_devices(gm))
+    except Exception:  # an unusual graph: not ours to route
+        return False

@@ -1,0 +1,117 @@
+"""One npu compile in a fresh process, for the tests: ``python npu_compile.py SPEC_JSON``.
+
+SPEC: {"fn": name in FUNCTIONS, "inductor" / "dynamo" / "functorch": {flag: value},
+"train": backward too, "save_artifacts": torch.compiler.save_cache_artifacts() at the end,
+"cpu": also compile a cpu function under the same flags, "calls": [shapes...]}. Prints one
+JSON line: results checked against eager, Inductor/Dynamo counters, upstream's cache_stats,
+npu_cache.stats(), the classes create_cache returned, and how often compile_fx_inner ran.
+"""
+
+import json
+import sys
+
+import torch
+
+import npu_inductor
+
+spec = json.loads(sys.argv[1])
+npu_inductor.enable()
+
+import npu_cache  # noqa: E402
+from torch._dynamo.utils import counters  # noqa: E402
+from torch._inductor import compile_fx, config, remote_cache  # noqa: E402
+
+
+def pointwise(x):
+    return torch.sin(x) * 2 + 1
+
+
+def with_constant(x):
+    # AOT lifts the literal into a tensor constant of the graph (_tensor_constant0), on npu
+    y = x * torch.tensor([0.5, -1.0, 2.0, 3.0], device=x.device) + 1
+    return torch.softmax(y, dim=-1) * y.sum(-1, keepdim=True).cos()
+
+
+def two_kernels(x):
+    y = torch.softmax(x, dim=-1)
+    return (y * x).sum(-1) + torch.cos(x).mean()
+
+
+class Holder:
+    pass
+
+
+HOLDER = Holder()
+
+
+def unserializable_guard(x):
+    # ``type(HOLDER) is Holder`` installs a CLASS_MATCH guard, which a package cannot hold
+    return x * 2 + 1 if type(HOLDER) is Holder else x
+
+
+FUNCTIONS = {"unserializable_guard": unserializable_guard, "pointwise": pointwise, "with_constant": with_constant, "two_kernels": two_kernels}
+
+created = []
+upstream_create = remote_cache.create_cache
+
+
+def note_created(cache):
+    if cache is not None:
+        created.append(type(cache).__name__)
+    return cache
+
+
+# record what create_cache hands out, in every module that calls it by name
+for mod_name in npu_cache._compat._CREATE_CACHE_USERS:
+    mod = sys.modules[mod_name]
+    current = mod.create_cache
+    mod.create_cache = (lambda f: lambda *a, **k: note_created(f(*a, **k)))(current)
+
+inner_calls = []  # per compile_fx_inner call: the graph's get_attr (tensor constant) count
+real_inner = compile_fx._compile_fx_inner
+
+
+def counting_inner(gm, *a, **k):
+    inner_calls.append(sum(n.op == "get_attr" for n in gm.graph.nodes))
+    return real_inner(gm, *a, **k)
+
+
+compile_fx._compile_fx_inner = counting_inner
+
+fn = FUNCTIONS[spec.get("fn", "pointwise")]
+results = []
+saved = None
+error = None
+with config.patch(spec.get("inductor", {})), torch._dynamo.config.patch(spec.get("dynamo", {})), \
+        torch._functorch.config.patch(spec.get("functorch", {})):
+    compiled = torch.compile(fn, dynamic=spec.get("dynamic"))
+    for shape in spec.get("calls", [[4]]):
+        torch.manual_seed(len(results))
+        x = torch.randn(*shape)
+        xn = x.to("npu").requires_grad_(bool(spec.get("train")))
+        try:
+            out = compiled(xn)
+            if spec.get("train"):  # forward and backward compiled; gradients checked too
+                out.sum().backward()
+        except Exception as exc:  # reported, for tests that expect an error (strict_precompile)
+            error = f"{type(exc).__name__}: {exc}"
+            break
+        xr = x.clone().requires_grad_(bool(spec.get("train")))
+        ref = fn(xr)
+        good = out.device.type == "npu" and torch.allclose(out.detach().cpu(), ref.detach(), atol=1e-5, rtol=1e-5)
+        if spec.get("train"):
+            ref.sum().backward()
+            good = good and torch.allclose(xn.grad.cpu(), xr.grad, atol=1e-5, rtol=1e-5)
+        results.append(bool(good))
+    if spec.get("save_artifacts"):  # how a precompile package reaches the Dynamo cache (caching_precompile)
+        saved = torch.compiler.save_cache_artifacts() is not None
+    if spec.get("cpu"):
+        xc = torch.randn(4)
+        results.append(bool(torch.allclose(torch.compile(lambda x: torch.cos(x) - 1)(xc), torch.cos(xc) - 1)))
+flushed = npu_cache.flush(10)
+print(json.dumps({
+    "ok": results, "error": error, "saved": saved, "flushed": flushed, "inner_calls": len(inner_calls), "graph_constants": inner_calls, "created": created,
+    "inductor": dict(counters["inductor"]), "dynamo": {k: dict(v) for k, v in counters.items() if k != "inductor"},
+    "cache_stats": {k: vars(v) for k, v in remote_cache.cache_stats._stats.items()},
+    "npu_cache": npu_cache.stats(),
+}, default=str))
