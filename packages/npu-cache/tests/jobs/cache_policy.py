@@ -52,10 +52,12 @@ if spec["case"] == "k02":
     with config.patch(unsafe_marked_cacheable_functions={name: "v2"}):
         report["v2"] = compile_once(uses_user_function, (4,))
 elif spec["case"] == "k03":
-    skip = spec["skip"]
-    # the AOTAutograd cache would answer first; this is about the FX graph cache's guards
-    with torch._functorch.config.patch(enable_autograd_cache=False), \
-            config.patch(unsafe_skip_cache_dynamic_shape_guards=skip):
-        report["large"] = compile_once(branchy, (8,), dynamic=True)
-        report["small"] = compile_once(branchy, (3,), dynamic=True)
+    from torch._inductor.utils import fresh_cache
+
+    for skip in (False, True):
+        # the AOTAutograd cache would answer first; this is about the FX graph cache's guards
+        with fresh_cache(), torch._functorch.config.patch(enable_autograd_cache=False), \
+                config.patch(unsafe_skip_cache_dynamic_shape_guards=skip):
+            report[f"skip={skip}"] = {"large": compile_once(branchy, (8,), dynamic=True),
+                                      "small": compile_once(branchy, (3,), dynamic=True)}
 print(json.dumps(report))
