@@ -75,3 +75,14 @@ def test_descriptor_kept_in_the_entry_survives_deleting_the_binary_files(tmp_pat
     second = run_child(tmp_path / "drop", **drop)
     assert second["ok"] and second["fx_hit"] == 1 and second["restored"] == 0
     assert second["loaded_from_source"] == second["described"] > 0
+
+
+def test_a_corrupt_descriptor_file_is_not_used(tmp_path):
+    run_child(tmp_path)
+    files = list((tmp_path / "inductor" / "triton").rglob("*.npld"))
+    assert files
+    for f in files:
+        f.write_bytes(f.read_bytes()[:-7] + b"garbage")
+    second = run_child(tmp_path)
+    assert second["ok"] and second["fx_hit"] == 1 and second["restored"] == 0  # rebuilt from source
+    assert second["loaded_from_source"] == len(files)

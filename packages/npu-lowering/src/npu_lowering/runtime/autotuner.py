@@ -96,6 +96,13 @@ class NpuStaticKernel:
         os.replace(tmp, path)
         self.cubin_path = path
 
+    def file_matches(self, path: str) -> bool:
+        """A descriptor file another process left is used only if it is this descriptor."""
+        import hashlib
+
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest() == self.hash
+
     def reload_cubin_from_raw(self, path: str) -> None:  # upstream's name
         self.write(path)
 
@@ -115,17 +122,17 @@ class NpuStaticCompileResult(StaticTritonCompileResult):
     kernel object and ``StaticAutotunerFuture`` restores it."""
 
     def reload_cubin_path(self):
-        """On FX-cache load: the descriptor file, else the kept bytes, else RuntimeError (upstream
-        then compiles the kernel from its source)."""
+        """On FX-cache load: the descriptor file (when its SHA-256 matches), else the kept bytes,
+        else RuntimeError (upstream then builds the kernel from its source)."""
         kernel = self.kernel
         path = kernel.location()
-        if os.path.exists(path):
+        if os.path.exists(path) and kernel.file_matches(path):
             kernel.cubin_path = path
         elif kernel.cubin_raw is not None:
             kernel.reload_cubin_from_raw(path)
         else:
-            raise RuntimeError(f"npu kernel descriptor {path} not found and not kept in the cache entry "
-                               "(keep_static_cubin_raw is off)")
+            raise RuntimeError(f"npu kernel descriptor {path} missing or not this kernel's, and not kept "
+                               "in the cache entry (keep_static_cubin_raw is off)")
 
     def make_launcher(self):
         raise NotImplementedError("npu kernels launch through NpuCachingAutotuner.run")
