@@ -27,6 +27,10 @@ DECORATORS = ("pointwise", "reduction", "persistent_reduction", "split_scan", "t
               "foreach", "fixed_config", "cooperative_reduction")
 
 
+# upstream's decorators as imported (a benchmark may swap the module's names for ours)
+_UPSTREAM = {name: getattr(upstream, name) for name in DECORATORS if hasattr(upstream, name)}
+
+
 def _exhaustive(meta: dict) -> bool:
     return bool(meta.get("max_autotune") or meta.get("max_autotune_pointwise"))
 
@@ -82,7 +86,7 @@ def decorators(cls) -> dict:
 
     def pointwise(size_hints, triton_meta, tile_hint=None, filename=None, min_elem_per_thread=0, inductor_meta=None):
         meta = {} if inductor_meta is None else inductor_meta
-        theirs = upstream.pointwise(size_hints, triton_meta, tile_hint=tile_hint, filename=filename,
+        theirs = _UPSTREAM["pointwise"](size_hints, triton_meta, tile_hint=tile_hint, filename=filename,
                                     min_elem_per_thread=min_elem_per_thread, inductor_meta=meta, return_configs=True)
         if not isinstance(theirs, list):  # combo kernel: upstream built it
             return _reclass(theirs, cls)
@@ -101,7 +105,7 @@ def decorators(cls) -> dict:
     def _reduction(kind, size_hints, reduction_hint, triton_meta, filename, inductor_meta):
         meta = {} if inductor_meta is None else inductor_meta
         persistent = kind == HeuristicType.PERSISTENT_REDUCTION
-        up = upstream.persistent_reduction if persistent else upstream.reduction
+        up = _UPSTREAM["persistent_reduction" if persistent else "reduction"]
         theirs = up(size_hints, reduction_hint=reduction_hint, triton_meta=triton_meta, filename=filename,
                     inductor_meta=meta, return_configs=True)
         if not isinstance(theirs, list):
@@ -122,7 +126,7 @@ def decorators(cls) -> dict:
                           inductor_meta)
 
     def reclassed(name):
-        up = getattr(upstream, name)
+        up = _UPSTREAM[name]
 
         def wrap(*args, **kwargs):
             return _reclass(up(*args, **kwargs), cls)
@@ -132,6 +136,6 @@ def decorators(cls) -> dict:
 
     out = {"pointwise": pointwise, "reduction": reduction, "persistent_reduction": persistent_reduction}
     for name in DECORATORS:
-        if name not in out and hasattr(upstream, name):
+        if name not in out and name in _UPSTREAM:
             out[name] = reclassed(name)
     return out
