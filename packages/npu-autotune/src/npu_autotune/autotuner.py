@@ -214,12 +214,27 @@ class KernelObjectMixin:
             return False
         return _asked_for_tuning(meta) or npu_config.autotune_on_sim
 
+    def _npu_combo_untuned(self) -> bool:
+        """``combo_kernels_autotune`` (A23; upstream 2.13 no longer reads it): 0 = combo kernels
+        are not tuned, 1 = all but foreach kernels, 2 = all. Read where the kernel runs."""
+        from torch._inductor import config as inductor_config
+
+        combo = "combo_grid_meta" in self.inductor_meta
+        level = getattr(inductor_config, "combo_kernels_autotune", 1)
+        if level not in (0, 1, 2):
+            raise ValueError(f"combo_kernels_autotune must be 0, 1 or 2, got {level!r}")
+        foreach = self.heuristic_type == HeuristicType.TEMPLATE and combo
+        return combo and (level == 0 or (level == 1 and foreach))
+
     def _npu_tune_on_sim(self, args, kwargs) -> None:
         self._npu_tuned = True
         if not self.configs:  # restored with its one compiled config
             return
         npu_config.validate_inductor_meta(self.inductor_meta)
         self.configs = self._npu_launchable(self._npu_multibuffer(self.configs))
+        if self._npu_combo_untuned():
+            self.configs = self.configs[:1]
+            return
         if not self._npu_should_bench():
             return
         ensure_registered()
