@@ -133,14 +133,15 @@ class DeviceAdapter:
 
     def live_blocks(self, index: int, pool) -> set[int] | None:
         """Addresses of the pool's allocated blocks, when the device lists them (npu-sim's
-        ``_pool_live_allocations``; on cuda read from the allocator's snapshot, which is slow:
-        record time and ``slow_asserts`` only)."""
+        ``_pool_live_allocations``; on cuda and torch_npu read from the allocator's
+        ``memory_snapshot()``, which is slow: record time and ``slow_asserts`` only)."""
         if self.has("_pool_live_allocations"):
             return set(self._fn("_pool_live_allocations")(index, pool))
-        if self.type == "cuda":
+        snapshot = getattr(self.module, "memory_snapshot", None)  # cuda; torch_npu has the same
+        if snapshot is not None:
             pool = tuple(pool)
             blocks = set()
-            for seg in torch.cuda.memory_snapshot():
+            for seg in snapshot():
                 if seg.get("device") != index or tuple(seg.get("segment_pool_id", ())) != pool:
                     continue
                 addr = seg["address"]
@@ -199,20 +200,24 @@ class DeviceAdapter:
 
         return prepare, make
 
-    def restore(self, index: int, state, add_deleters: list[torch.UntypedStorage], dead: list[tuple[int, int]]):
+    def restore(self, index: int, state, add_deleters: list[torch.UntypedStorage], dead: list[tuple[int, int]],
+                stale: list[torch.UntypedStorage] = ()):
         """Make the pool's allocated blocks exactly ``state``'s, give the (unowned) live
         storages ``add_deleters`` ownership of their blocks, then free the ``dead``
-        (ptr, nbytes) blocks, which ``state`` still lists as allocated."""
+        (ptr, nbytes) blocks, which ``state`` still lists as allocated. ``stale``: live storages
+        owning blocks that ``state`` does not list (the restore frees them, so they must stop
+        owning; cuda's and torch_npu's restore check that every such block is named)."""
         add = [s._cdata for s in add_deleters]
+        gone = [s._cdata for s in stale]
         raw_delete = f"{self._p}{'cudaCachingAllocator' if self.type == 'cuda' else 'npuCachingAllocator'}_raw_delete"
         if self.has(raw_delete):
-            self._fn(f"{self._p}setCheckpointPoolState")(index, state, [], add)
+            self._fn(f"{self._p}setCheckpointPoolState")(index, state, gone, add)
             for ptr, _ in dead:
                 self._fn(raw_delete)(ptr)
             return
         # no raw free (npu-sim): own the dead blocks through temporary storages, drop them
         temps = [self.storage_from_ptr(ptr, index, nbytes) for ptr, nbytes in dead]
-        self._fn(f"{self._p}setCheckpointPoolState")(index, state, [], add + [t._cdata for t in temps])
+        self._fn(f"{self._p}setCheckpointPoolState")(index, state, gone, add + [t._cdata for t in temps])
         del temps
 
     # ---- storage access errors (native where the provider has them) --------------------

@@ -118,6 +118,7 @@ class GraphNode(Node):
         # memory this node may reuse: path outputs dead now must stay dead at replay
         self.expected_dead = [r for n in (parent.path if parent else ()) for r in n.output_refs
                               if r is not None and not r.live()]
+        self.dead_at_record = frozenset(map(id, self.expected_dead))  # free in this node's checkpoint
         self.static_ptrs: dict[int, int] = {}
         self.managed_ptrs: dict[int, int] = {}
         self.opaque: dict[int, Any] = {}
@@ -211,18 +212,36 @@ class GraphNode(Node):
             self.output_refs.append(ref)
             self.tensor_refs.append(st.TensorRef(o) if ref is not None or meta[0] in ("alias_out", "alias_placeholder")
                                     else None)
+        # never hand out our placeholder object itself (invalidating it later would break us):
+        # an output viewing a copied input's placeholder makes that block an output of this
+        # graph (tracked like a new block); the placeholder becomes a non-owning view of it
+        self.first_outputs = list(out)
+        owner_of: dict[int, int] = {}
+        for j, meta in enumerate(self.metas):
+            if meta[0] != "alias_placeholder":
+                continue
+            i = meta[1]
+            if i in owner_of:
+                self.metas[j] = ("alias_out", owner_of[i], meta[2])
+                self.first_outputs[j] = st.tensor_over(self.first_outputs[owner_of[i]].untyped_storage(), meta[2])
+            else:
+                ph = self.placeholders[i]
+                s = ph.untyped_storage()
+                owner_of[i] = j
+                self.metas[j] = ("new", s.data_ptr(), s.nbytes(), meta[2])
+                self.output_refs[j] = st.StorageRef(s, owned=True)
+                self.first_outputs[j] = st.tensor_over(s, meta[2])
+                self.placeholders[i] = st.tensor_over(adapter.storage_from_ptr(s.data_ptr(), dev, s.nbytes()),
+                                                      st.geometry(ph))
+            self.tensor_refs[j] = st.TensorRef(self.first_outputs[j])
+        # the other placeholders are freed now (as upstream frees recording inputs): pool memory
+        # the graph reads at replay, never live then (roots replay with no live pool output,
+        # children under the liveness their recording saw), so later graphs may reuse it
+        free = [ph.untyped_storage() for i, ph in self.placeholders.items() if i not in owner_of]
+        if free:
+            adapter.restore(dev, adapter.checkpoint(dev, m.pool), [], [(s.data_ptr(), s.nbytes()) for s in free],
+                            stale=free)
         self.checkpoint = adapter.checkpoint(dev, m.pool)
-        # placeholders stay allocated through the checkpoints from now on; their Python
-        # storages must not free the blocks when this node goes away
-        placeholders = [ph.untyped_storage() for ph in self.placeholders.values()]
-        if placeholders:
-            m.disown(placeholders)
-        # never hand out our placeholder object itself (invalidating it later would break us)
-        self.first_outputs = [st.tensor_over(self.placeholders[m[1]].untyped_storage(), m[2])
-                              if m[0] == "alias_placeholder" else o for o, m in zip(out, self.metas)]
-        for j, m in enumerate(self.metas):
-            if m[0] == "alias_placeholder":
-                self.tensor_refs[j] = st.TensorRef(self.first_outputs[j])
         self._prepare_replay()
 
     def _prepare_replay(self) -> None:

@@ -269,10 +269,11 @@ class TreeManager:
         live = {}
         for ref in node.path_live_refs():
             live.setdefault(ref.ptr, ref)
-        dead = {}
+        dead = {}  # outputs live in the checkpoint (so listed there as allocated) and dead since
+        skip = node.dead_at_record
         for n in node.path:
             for ref in n.output_refs:
-                if ref is not None and ref.ptr not in live:
+                if ref is not None and ref.ptr not in live and id(ref) not in skip:
                     dead[ref.ptr] = ref.nbytes
         handles = [(ref, ref.storage()) for ref in live.values() if not ref.owned]
         self.adapter.restore(self.device_index, node.checkpoint, [s for _, s in handles if s is not None],
