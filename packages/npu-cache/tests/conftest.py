@@ -284,3 +284,16 @@ def npu_job(tmp_path, redis_url):
 @pytest.fixture(scope="module")
 def module_npu_job(tmp_path_factory, redis_url):
     return NpuJobs(tmp_path_factory.mktemp("npu-jobs"), redis_url)
+
+
+@pytest.fixture(scope="session")
+def npu():
+    """Device "npu" in this process (npu-sim here), every component registered."""
+    import torch
+
+    import npu_inductor
+
+    npu_inductor.enable()
+    if torch._C._get_privateuse1_backend_name() != "npu":
+        pytest.skip("no npu device")
+    return torch.device("npu")

@@ -15,16 +15,6 @@ from npu_cache import flush, routing
 TIMEOUT, COOLDOWN = 0.3, 0.5
 
 
-@pytest.fixture(scope="module")
-def npu():
-    import npu_inductor
-
-    npu_inductor.enable()
-    if torch._C._get_privateuse1_backend_name() != "npu":
-        pytest.skip("no npu device")
-    return torch.device("npu")
-
-
 @pytest.fixture
 def compile_on_npu(npu, monkeypatch, tmp_path):
     from torch._inductor import config
