@@ -96,3 +96,37 @@ def test_flag_off_falls_back_and_strict_raises(launches):
                                       strict_static_triton_launcher=True):
         with pytest.raises(Exception, match="cannot be launched statically"):
             run_user_kernel(launches, n=96)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})], key=["n"],
+                 reset_to_zero=["total"])
+@triton.jit
+def add_and_sum(x, y, out, total, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x + offs, mask=m, other=0.0) + tl.load(y + offs, mask=m, other=0.0)
+    tl.store(out + offs, v, mask=m)
+    tl.atomic_add(total, tl.sum(v, 0))
+
+
+def add_and_sum_model(a, b):
+    out = torch.empty_like(a)
+    total = torch.zeros(1, device=a.device)
+    n = a.numel()
+    add_and_sum[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](a, b, out, total, n)
+    return out * 2, total
+
+
+@pytest.mark.feature("L08")
+def test_configs_benchmarked_with_reset_to_zero_then_the_winner_launches_statically(launches):
+    # max_autotune: the configs are benchmarked first (npu-autotune does that on npu-sim; the
+    # atomic accumulates into `total` on every benchmark run, so the autotuner's reset_to_zero
+    # hook must zero it before each: without it `total` comes out 26x too large), then the
+    # winning config is described and launched through a launch object
+    a, b = torch.randn(100), torch.randn(100)
+    with torch._inductor.config.patch(static_launch_user_defined_triton_kernels=True, max_autotune=True):
+        out, total = torch.compile(add_and_sum_model)(a.to("npu"), b.to("npu"))
+    torch.testing.assert_close(out.cpu(), (a + b) * 2)
+    torch.testing.assert_close(total.cpu(), (a + b).sum().reshape(1), atol=1e-4, rtol=1e-4)
+    (entry,) = [e for e in launches.LAUNCHES if e[0].startswith("add_and_sum")]
+    assert entry[-1] and entry[2]["BLOCK"] in (16, 64)
