@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import functools
+import inspect
+
+import torch
 
 
 def register_npu_benchmarker(device: str, fn) -> None:
@@ -21,20 +24,25 @@ def register_npu_benchmarker(device: str, fn) -> None:
     original = benchmarking.Benchmarker.benchmark
     if getattr(original, "_npu_autotune", False):
         return
+    signature = inspect.signature(original)
 
     @functools.wraps(original)
-    def benchmark(self, fn_, fn_args=None, fn_kwargs=None, device_=None, **kwargs):
-        dev = kwargs.pop("device", device_)
-        if dev is not None and str(dev).split(":")[0] == device:
-            from torch._inductor import config
+    def benchmark(self, *args, **kwargs):
+        try:
+            bound = dict(signature.bind(self, *args, **kwargs).arguments)
+        except TypeError:
+            return original(self, *args, **kwargs)
+        extra = dict(bound.pop("kwargs", {}) or {})
+        dev = bound.get("device", extra.get("device"))
+        if dev is None or torch.device(dev).type != device:
+            return original(self, *args, **kwargs)  # every other device: upstream, untouched
+        extra.pop("device", None)
+        call, call_args, call_kwargs = bound["fn"], bound.get("fn_args") or (), bound.get("fn_kwargs") or {}
+        from torch._inductor import config
 
-            warmup = kwargs.pop("warmup", config.inductor_default_autotune_warmup)
-            rep = kwargs.pop("rep", config.inductor_default_autotune_rep)
-            args, kw = fn_args or (), fn_kwargs or {}
-            return fn(self, lambda: fn_(*args, **kw), warmup=warmup, rep=rep, **kwargs)
-        if dev is not None:
-            kwargs["device"] = dev
-        return original(self, fn_, fn_args, fn_kwargs, **kwargs)
+        warmup = extra.pop("warmup", config.inductor_default_autotune_warmup)
+        rep = extra.pop("rep", config.inductor_default_autotune_rep)
+        return fn(self, lambda: call(*call_args, **call_kwargs), warmup=warmup, rep=rep, **extra)
 
     benchmark._npu_autotune = True
     benchmarking.Benchmarker.benchmark = benchmark
