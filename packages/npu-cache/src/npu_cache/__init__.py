@@ -47,7 +47,7 @@ def register() -> None:
     """Component hook of the ``npu_inductor.components`` entry-point group. Idempotent.
 
     Routes upstream's FX graph, autotune and bundled-autotune remote caches of npu compiles
-    (and only those) to the signed backend: three patches, in ``_compat.py``.
+    (and only those) to the signed backend: five patches, in ``_compat.py``.
     """
     global _registered
     with _lock:
@@ -58,4 +58,6 @@ def register() -> None:
         _compat.mark_npu_compiles()
         _compat.route_create_cache()
         _compat.backend_hash_for_npu()
+        _compat.bundled_autotune_local_paths()
+        _compat.bundled_autotune_entry_copies()
         _registered = True

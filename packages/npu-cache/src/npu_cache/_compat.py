@@ -109,3 +109,63 @@ def backend_hash_for_npu() -> None:
 
     inductor_meta_from_config._npu_cache_hash = True
     autotune_cache.inductor_meta_from_config = inductor_meta_from_config
+
+
+def bundled_autotune_local_paths() -> None:
+    """Where an npu kernel's local best-config file lives: upstream puts it beside the kernel's
+    source file (``<cache>/<kernel hash[1:3]>/<key>.best_config``), but a bundled-autotune hit
+    (``_AutotuneCacheBundlerImpl._load_cache``) writes each entry back to
+    ``codecache.get_path(<key>, "best_config")`` = ``<cache>/<key[1:3]>/<key>.best_config``, a
+    different directory, so the kernels never saw what the bundle brought and tuned again.
+    For kernels created during an npu compile, ``AutotuneCache._make_local_cache_key`` returns
+    the path the bundle restores to (same file name, same key). Kernels created in a compile
+    worker (no npu scope there) keep upstream's path: a bundled hit is then only a miss.
+    Torch 2.11 and 2.13; removed when upstream's bundler records the relative path it read."""
+    import os
+
+    from torch._inductor import codecache
+    from torch._inductor.runtime.autotune_cache import AutotuneCache
+
+    upstream = AutotuneCache._make_local_cache_key
+    if getattr(upstream, "_npu_cache_paths", False):
+        return
+
+    def _make_local_cache_key(dirname: str, cache_key: str) -> str:
+        from .scope import in_npu_compile
+
+        path = upstream(dirname, cache_key)
+        if not in_npu_compile():
+            return path
+        root, ext = os.path.splitext(os.path.basename(path))
+        return codecache.get_path(root, ext[1:])[2]
+
+    _make_local_cache_key._npu_cache_paths = True
+    AutotuneCache._make_local_cache_key = staticmethod(_make_local_cache_key)
+
+
+def bundled_autotune_entry_copies() -> None:
+    """``AutotuneCache._read`` hands the dict it read to ``AutotuneCacheBundler.put`` and then
+    to ``_load_cached_autotuning``, which pops ``configs_hash`` (and more) from that same dict:
+    the bundle saved at the end of the compile holds entries without their configs_hash, and
+    every kernel restored from it rejects its config and tunes again. For bundles that go to
+    our signed cache (``_cache`` is NpuRemoteBundledAutotuneCache, i.e. npu compiles only),
+    ``_AutotuneCacheBundlerImpl.put`` keeps a copy. Torch 2.11 and 2.13; removed when
+    upstream's bundler copies (or _load_cached_autotuning stops mutating its argument)."""
+    import copy
+
+    from torch._inductor.runtime.autotune_cache import _AutotuneCacheBundlerImpl
+
+    from .routing import NpuRemoteBundledAutotuneCache
+
+    upstream = _AutotuneCacheBundlerImpl.put
+    if getattr(upstream, "_npu_cache_copies", False):
+        return
+
+    @functools.wraps(upstream)
+    def put(self, basename, data):
+        if isinstance(getattr(self, "_cache", None), NpuRemoteBundledAutotuneCache):
+            data = copy.deepcopy(data)
+        return upstream(self, basename, data)
+
+    put._npu_cache_copies = True
+    _AutotuneCacheBundlerImpl.put = put
