@@ -261,8 +261,6 @@ class GraphNode(Node):
             kind = meta[0]
             if kind == "new":
                 step = (_NEW, self.output_refs[j], storage_at, meta[1], meta[2], make, prepare(meta[3]))
-            elif kind == "alias_placeholder":  # the placeholder's storage never changes
-                step = (_EXTERNAL, self.placeholders[meta[1]].untyped_storage(), make, prepare(meta[2]))
             elif kind == "external":
                 step = (_EXTERNAL, meta[1], make, prepare(meta[2]))
             elif kind == "value":
