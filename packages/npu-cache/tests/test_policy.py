@@ -87,11 +87,14 @@ def test_a_held_lock_does_not_fail_a_remote_hit(make_settings, writer, redis_url
 
 
 def test_register_is_idempotent_and_changes_nothing_upstream(make_settings, writer):
+    # register() installs its npu-only patches once (_compat.py); a second call, and opening a
+    # cache, change nothing more: no upstream flag, class hook or environment variable
     classes = [remote_cache.RemoteFxGraphCache, remote_cache.RemoteAutotuneCache,
                remote_cache.RemoteBundledAutotuneCache, remote_cache.LocalAutotuneCache]
+    npu_cache.register()
     before = (remote_cache.create_cache, [c.backend_override_cls for c in classes],
               inductor_config.force_disable_caches, inductor_config.file_lock_timeout, dict(os.environ))
-    npu_cache.register()
+    assert remote_cache.create_cache._npu_cache_upstream is not None
     npu_cache.register()
     SignedCache("fx-graph", make_settings(), writer=writer).put("k", b"v")  # opening a cache neither
     after = (remote_cache.create_cache, [c.backend_override_cls for c in classes],

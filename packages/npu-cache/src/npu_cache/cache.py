@@ -4,7 +4,8 @@ and/or Redis, every entry signed and fingerprinted.
 get: local directory first, then Redis (a verified remote hit is copied into the local
 directory). Only verified payloads leave this class; refused entries are counted by reason,
 logged, and read as misses. put: the local write is synchronous (file lock, K04) and the
-Redis write goes to the background writer. Remote failures never raise; a local lock
+Redis write goes to the background writer (for a cache without a local directory the
+signing happens there too). Remote failures never raise; a local lock
 timeout raises :class:`~npu_cache.locks.LockTimeout` (upstream's file_lock_timeout contract).
 Both obey ``force_disable_caches`` (policy.py) at every call.
 """
@@ -107,12 +108,19 @@ class SignedCache:
             self.counters.add("disabled")
             return
         location = location_of(self.kind, key)
-        blob = entry.encode(bytes(payload), location=location, secret=self.key.secret, fingerprint=self._fp())
+        payload = bytes(payload)
         if self.local is not None:
+            blob = entry.encode(payload, location=location, secret=self.key.secret, fingerprint=self._fp())
             self._write_local(location, blob)
+            job = (lambda remote=self.remote: remote.write(location, blob))
+        else:
+            # remote only: signing (HMAC over the payload) happens on the writer thread too, so
+            # the caller pays only for queueing
+            def job(remote=self.remote):
+                return remote.write(location, entry.encode(payload, location=location, secret=self.key.secret,
+                                                           fingerprint=self._fp()))
         if self.remote is not None:
-            remote = self.remote
-            if self.writer.submit(lambda: remote.write(location, blob), len(blob), f"{self.kind} {location}"):
+            if self.writer.submit(job, len(payload), f"{self.kind} {location}"):
                 self.counters.add("put_remote_queued")
             else:
                 self.counters.add("put_remote_dropped")

@@ -1,0 +1,169 @@
+"""Time to first result of a transformer block on npu (npu-sim here), three fresh processes:
+
+  cold     empty local Inductor cache, empty Redis: compile everything
+  local    the cold run's local cache directory (upstream's local FX/AOTAutograd caches)
+  remote   an empty local directory, Redis filled by the cold run (npu-cache's signed backend)
+
+Each child reports the time from torch.compile(...)(x) to its result (the first call: Dynamo,
+cache lookups, kernel loading, one interpreted run) and the time each signed put took on the
+compile thread. Prints a table and writes JSON (--json, default bench/results/warm_start.json).
+
+    .venv/bin/python bench/warm_start.py [--repeat 3] [--redis-url URL]
+
+Target (issue #7): remote hit >= 10x faster than cold and <= 1.3x the local hit; each put
+< 1 ms on the compile thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CHILD = r"""
+import json, sys, time
+import torch, torch.nn as nn
+import npu_inductor
+npu_inductor.enable()
+import npu_cache
+from npu_cache.upstream import SignedBackend
+from torch._inductor import config
+from torch._dynamo.utils import counters
+
+put_ms = []
+real_put = SignedBackend._put
+def timed_put(self, key, data):
+    t = time.perf_counter(); real_put(self, key, data); put_ms.append((time.perf_counter() - t) * 1e3)
+SignedBackend._put = timed_put
+
+class Block(nn.Module):
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+    def forward(self, x):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+torch.manual_seed(0)
+eager = Block().eval()
+model = Block().eval(); model.load_state_dict(eager.state_dict()); model = model.to("npu")
+x = torch.randn(2, 16, 64)
+with torch.no_grad(), config.patch(fx_graph_cache=True, fx_graph_remote_cache=True, keep_static_cubin_raw=True):
+    xn = x.to("npu")
+    t = time.perf_counter()
+    out = torch.compile(model)(xn)
+    out = out.cpu()
+    first_s = time.perf_counter() - t
+    ok = bool(torch.allclose(out, eager(x), atol=1e-4, rtol=1e-4))
+npu_cache.flush(30)
+fx = next((c for c in npu_cache.stats()["caches"] if c["kind"] == "fx-graph"), {})
+print(json.dumps({"first_result_s": first_s, "matches_eager": ok, "put_ms": put_ms,
+                  "inductor": dict(counters["inductor"]), "aot": dict(counters["aot_autograd"]),
+                  "fx_remote": {k: v for k, v in fx.items() if k != "remote"}}))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
+    exe = shutil.which("redis-server")
+    if not exe:
+        sys.exit("redis-server not found: pass --redis-url")
+    port = free_port()
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--dir", str(workdir)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return proc, f"redis://127.0.0.1:{port}/0"
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    sys.exit("redis-server did not start")
+
+
+def child(local_dir: Path, redis_url: str, prefix: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_CACHE_", "TORCHINDUCTOR_"))}
+    env.update(TORCHINDUCTOR_CACHE_DIR=str(local_dir), NPU_CACHE_DIR="off", NPU_CACHE_REDIS_URL=redis_url,
+               NPU_CACHE_REDIS_PREFIX=prefix, NPU_CACHE_HMAC_KEY="warm-start-bench-key-0123456789")
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        sys.exit(proc.stderr[-4000:])
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["process_s"] = time.perf_counter() - t
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of cold/local/remote")
+    ap.add_argument("--redis-url", default=None, help="use this Redis instead of starting one")
+    ap.add_argument("--json", default=str(Path(__file__).parent / "results" / "warm_start.json"))
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="warm-start-"))
+    server = None
+    url = args.redis_url
+    if url is None:
+        server, url = start_redis(work)
+    runs = {"cold": [], "local": [], "remote": []}
+    try:
+        for r in range(args.repeat):
+            prefix = f"warm-start-{os.getpid()}-{r}"  # an empty Redis namespace per round
+            a, b = work / f"round{r}-a", work / f"round{r}-b"
+            runs["cold"].append(child(a, url, prefix))
+            runs["local"].append(child(a, url, prefix))
+            runs["remote"].append(child(b, url, prefix))
+    finally:
+        if server:
+            server.terminate()
+            server.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
+
+    def med(name, key):
+        return statistics.median(run[key] for run in runs[name])
+
+    cold, local, remote = (med(n, "first_result_s") for n in ("cold", "local", "remote"))
+    puts = [p for run in runs["cold"] for p in run["put_ms"]]
+    result = {
+        "bench": "warm_start", "date": datetime.date.today().isoformat(), "machine": platform.node(),
+        "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(), "python": platform.python_version(),
+        "repeat": args.repeat, "first_result_s": {"cold": cold, "local": local, "remote": remote},
+        "process_s": {n: med(n, "process_s") for n in runs},
+        "remote_vs_cold_speedup": cold / remote, "remote_vs_local_ratio": remote / local,
+        "put_ms_max": max(puts) if puts else None, "puts": len(puts),
+        "all_match_eager": all(run["matches_eager"] for rs in runs.values() for run in rs),
+        "runs": runs,
+    }
+    print(f"{'run':<8}{'first result (s)':>18}{'process (s)':>14}")
+    for n, v in (("cold", cold), ("local", local), ("remote", remote)):
+        print(f"{n:<8}{v:>18.3f}{result['process_s'][n]:>14.2f}")
+    print(f"remote hit: {result['remote_vs_cold_speedup']:.1f}x faster than cold (target >= 10x), "
+          f"{result['remote_vs_local_ratio']:.2f}x the local hit (target <= 1.3x)")
+    print(f"signed puts on the compile thread: {len(puts)}, max {result['put_ms_max']:.3f} ms (target < 1 ms)"
+          if puts else "no puts recorded")
+    print(f"results match eager: {result['all_match_eager']}")
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(result, indent=1))
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
