@@ -198,20 +198,25 @@ def test_several_trees_with_copied_inputs_keep_the_pool_consistent(h, monkeypatc
 
     monkeypatch.setattr(config.settings, "slow_asserts", True)
     fwd = G.graphify(lambda a: [a[0] * 2], [h.rand(4)], name="fwd")
-    bwd = G.graphify(lambda a: [a[0] * 3], [h.rand(4)], is_backward=True, name="bwd")
+    bwd = G.graphify(lambda a: [a[0] * a[1]], [h.rand(4), h.rand(4)], is_backward=True, name="bwd")
+    other = G.graphify(lambda a: [a[0] - a[1]], [h.rand(4), h.rand(4)], name="other")
     inf = G.graphify(lambda a: [a[0] * 4], [h.rand(4)], is_inference=True, name="inf")
-    for _ in range(4):
+    for i in range(6):
         h.step()
-        x = h.rand(4)
+        x, k = h.rand(4), h.rand(4)
         (y,) = fwd([x])
-        (g,) = bwd([y])
-        torch.testing.assert_close(g, x * 6)
+        if i < 3:  # bwd (a copied input k) becomes fwd's child first ...
+            (g,) = bwd([y, k])
+            torch.testing.assert_close(g, x * 2 * k)
+        else:  # ... then another child is recorded under fwd: a restore to fwd's checkpoint
+            (g,) = other([y, k])
+            torch.testing.assert_close(g, x * 2 - k)
         h.step()
         z = h.rand(4)
         (w,) = inf([z])
         torch.testing.assert_close(w, z * 4)
     c = h.manager().counters
-    assert c["records"] == 3 and c["replays"] >= 6 and c["eager"] == 0, dict(c)
+    assert c["records"] == 4 and c["replays"] >= 8 and c["eager"] == 0, dict(c)
     del y, g, w
     G.reset_trees()
     gc.collect()

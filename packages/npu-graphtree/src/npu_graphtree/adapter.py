@@ -152,6 +152,11 @@ class DeviceAdapter:
             return blocks
         return None
 
+    def checkpoint_blocks(self, state) -> set[int] | None:
+        """Addresses a checkpoint lists as allocated, where the device says (npu-sim)."""
+        live = getattr(state, "live", None)
+        return None if live is None else {ptr for ptr, _ in live}
+
     def check_live_blocks(self, index: int, pool, ptrs: set[int]) -> bool | None:
         name = f"{self._p}checkPoolLiveAllocations"
         return self._fn(name)(index, pool, ptrs) if self.has(name) else None

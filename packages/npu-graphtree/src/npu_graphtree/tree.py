@@ -87,6 +87,9 @@ class TreeManager:
         self.warmup_incomplete = False
         self.warned: set[tuple] = set()
         self.counters: dict[str, int] = defaultdict(int)
+        # blocks kept allocated for storages held past invalidation (no native poisoning):
+        # where the device poisons natively these would have been freed
+        self.kept_for_holders: set[int] = set()
         self.thread = threading.get_ident()
         self._ids = itertools.count()
 
@@ -243,6 +246,7 @@ class TreeManager:
                 self.disown([s for _, s in lingering])
                 for ref, _ in lingering:
                     ref.owned = False
+                    self.kept_for_holders.add(ref.ptr)
             logs.event("generation_end", fn=node.fn, invalidated=len(held), generation=self.current_gen,
                        path=self.path_names(node))
         self._set_current(None, "none")
@@ -276,6 +280,12 @@ class TreeManager:
                 if ref is not None and ref.ptr not in live and id(ref) not in skip:
                     dead[ref.ptr] = ref.nbytes
         handles = [(ref, ref.storage()) for ref in live.values() if not ref.owned]
+        if config.settings.slow_asserts:  # what cuda's and torch_npu's restore insist on
+            now = self.adapter.live_blocks(self.device_index, self.pool)
+            listed = self.adapter.checkpoint_blocks(node.checkpoint)
+            if now is not None and listed is not None:
+                extra = now - listed - self.kept_for_holders
+                assert not extra, f"restoring node {node.id} would free {len(extra)} block(s) whose storages it is not given"
         self.adapter.restore(self.device_index, node.checkpoint, [s for _, s in handles if s is not None],
                              list(dead.items()))
         for ref, _ in handles:
