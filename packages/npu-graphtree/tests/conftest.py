@@ -44,7 +44,10 @@ def fresh_trees(monkeypatch):
     torch._dynamo.reset()  # models compiled by earlier tests must not exhaust recompiles
     npu_graphtree.reset_trees()
     npu_graphtree.clear_timings()
-    monkeypatch.setattr(config, "settings", config.Settings(cudagraph_trees_generation_cloning="none"))
+    # slow asserts on: every restore is checked against the pool and against what cuda's and
+    # torch_npu's restore refuse, on npu-sim too
+    monkeypatch.setattr(config, "settings", config.Settings(cudagraph_trees_generation_cloning="none",
+                                                            slow_asserts=True))
     yield
     npu_graphtree.reset_trees()
 
