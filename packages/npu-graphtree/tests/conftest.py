@@ -44,10 +44,7 @@ def fresh_trees(monkeypatch):
     torch._dynamo.reset()  # models compiled by earlier tests must not exhaust recompiles
     npu_graphtree.reset_trees()
     npu_graphtree.clear_timings()
-    # slow asserts on: every restore is checked against the pool and against what cuda's and
-    # torch_npu's restore refuse, on npu-sim too
-    monkeypatch.setattr(config, "settings", config.Settings(cudagraph_trees_generation_cloning="none",
-                                                            slow_asserts=True))
+    monkeypatch.setattr(config, "settings", config.Settings(cudagraph_trees_generation_cloning="none"))
     yield
     npu_graphtree.reset_trees()
 
@@ -78,8 +75,13 @@ class Device:
 
 
 @pytest.fixture(params=DEVICES)
-def h(request):
+def h(request, fresh_trees):
+    from npu_graphtree import config
+
     _start(request.param)
+    # npu-sim: slow asserts on, so every restore is checked against the pool and against what
+    # cuda's and torch_npu's restore refuse (on cuda the allocator itself refuses)
+    config.settings.slow_asserts = request.param == "npu"
     return Device(request.param)
 
 
