@@ -35,3 +35,12 @@ def test_unsupported_dtype_names_the_op_and_dtype():
 def test_cache_key_follows_the_lowering_source():
     uuid = NpuPostGradPass().uuid()
     assert uuid.startswith("npu-lowering-") and len(uuid) > 20
+
+
+def test_cache_key_follows_the_device_facts(monkeypatch):
+    # the UB budget and the core cap are baked into generated kernels: another SoC, another key
+    from npu_lowering.runtime import tiling
+
+    before = NpuPostGradPass().uuid()
+    monkeypatch.setattr(tiling, "device", lambda index=0: tiling.Device(ub_bytes=64 * 1024, vector_cores=4))
+    assert NpuPostGradPass().uuid() != before
