@@ -8,9 +8,11 @@ benchmarker in upstream's benchmarker registry (also done lazily before any npu 
 
 def register() -> None:
     """Component hook of the ``npu_inductor.components`` entry-point group. Idempotent."""
+    from . import _compat
     from .benchmarker import ensure_registered
 
     ensure_registered()
+    _compat.accelerator_empty_cache_on_sim()  # A14 on npu-sim (see _compat)
 
 
 register.after = ("npu-sim", "npu-lowering")

@@ -1,0 +1,66 @@
+"""Combo kernels on npu chosen by timing (benchmark_combo_kernel, A14), and their
+per-sub-kernel autotuning: grouping (combo_kernel_autotune_grouping, A21) and compile-time
+block choice (combo_kernel_compile_time_autotune, A22)."""
+
+import pytest
+import torch
+from torch._inductor import config
+from torch._inductor.runtime import benchmarking
+from torch._inductor.utils import run_and_get_code
+
+from npu_autotune import benchmarker
+from npu_lowering.runtime import autotuner as lowering_autotuner
+
+
+def _two(a, b):
+    return torch.sin(a) + 1, torch.cos(b) * 2
+
+
+def _pointers(triton_meta) -> int:
+    return sum(1 for t in triton_meta["signature"].values() if str(t).startswith("*"))
+
+
+@pytest.fixture
+def kernel_times():
+    """kernel_times(single, combo): the npu benchmarker runs the callable and reports
+    ``combo`` ms when it launched a combo kernel (both sub-kernels' pointers), ``single`` ms
+    for one plain kernel and 0 when it launched nothing (upstream's clone-time measurement)."""
+    launches = lowering_autotuner.LAUNCHES
+
+    def install(single, combo):
+        def fake(self, fn, *, warmup, rep, **kwargs):
+            last = launches[-1] if launches else None
+            fn()
+            if not launches or launches[-1] is last:
+                return 0.0
+            return float(combo if _pointers(launches[-1][3]) > 2 else single)
+
+        benchmarking.register_benchmarker("npu", fake, override=True)
+
+    yield install
+    benchmarking.register_benchmarker("npu", benchmarker.benchmark_npu, override=True)
+
+
+def _compile_two(**flags):
+    a, b = torch.randn(1024, device="npu"), torch.randn(512, device="npu")
+    with config.patch(combo_kernels=True, compile_threads=1, **flags):
+        out, (code,) = run_and_get_code(torch.compile(_two), a, b)
+    for o, r in zip(out, _two(a.cpu(), b.cpu())):
+        torch.testing.assert_close(o.cpu(), r)
+    return code
+
+
+@pytest.mark.feature("A14")
+@pytest.mark.parametrize("single, combo, fused", [(1.0, 5.0, False), (2.0, 1.0, True)])
+def test_benchmark_combo_kernel_decides_by_timing(fresh, kernel_times, single, combo, fused):
+    """A combo kernel slower than its sub-kernels together is not used; a faster one is."""
+    kernel_times(single, combo)
+    code = _compile_two(benchmark_combo_kernel=True)
+    assert ("combo_grid_meta" in code) is fused
+    assert code.count("@triton.jit") == (1 if fused else 2)
+
+
+def test_without_benchmark_combo_kernel_the_combo_kernel_stays(fresh, kernel_times):
+    kernel_times(1.0, 5.0)  # would reject it, but nothing is timed
+    code = _compile_two(benchmark_combo_kernel=False)
+    assert "combo_grid_meta" in code and code.count("@triton.jit") == 1
