@@ -112,16 +112,23 @@ def test_captures_are_serialized_by_the_process_wide_lock(h):
 
     f = G.graphify(slow, [h.rand(4)], name="slow")
 
+    errors = []
+
     def worker():
-        for _ in range(2):
-            G.mark_step_begin()
-            f([torch.ones(4, device=h.dev)])
+        try:
+            for _ in range(2):
+                G.mark_step_begin()
+                (out,) = f([torch.ones(4, device=h.dev)])
+                torch.testing.assert_close(out, torch.full((4,), 2.0, device=h.dev))
+        except BaseException as e:  # noqa: BLE001  (a thread's error must fail the test)
+            errors.append(e)
 
     threads = [threading.Thread(target=worker) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    assert not errors, errors
     assert not overlap  # the second thread's capture waited for the first
 
 
