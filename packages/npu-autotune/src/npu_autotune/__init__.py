@@ -13,6 +13,7 @@ def register() -> None:
 
     ensure_registered()
     _compat.accelerator_empty_cache_on_sim()  # A14 on npu-sim (see _compat)
+    _compat.mix_order_reductions_on_npu()  # A55 (see _compat)
 
 
 register.after = ("npu-sim", "npu-lowering")

@@ -1,9 +1,10 @@
-"""Version differences and the one upstream patch of npu-autotune (one function each)."""
+"""Version differences and the upstream patches of npu-autotune (one function each)."""
 
 from __future__ import annotations
 
 import functools
 import inspect
+import threading
 
 import torch
 
@@ -74,3 +75,45 @@ def accelerator_empty_cache_on_sim() -> None:
 
     empty_cache._npu_autotune = True
     acc.empty_cache = empty_cache
+
+
+_mix_order_check = threading.local()
+
+
+def mix_order_reductions_on_npu() -> None:
+    """Upstream fuses sibling reductions over different dimensions of one input into a
+    mix-order reduction (``triton.mix_order_reduction``; its split size is autotuned under
+    ``triton.mix_order_reduction_autotune_split_size``, A55) only for cuda and xpu:
+    ``MixOrderReduction.can_fuse`` asks ``scheduler._is_gpu_triton_backend``, which names
+    those two devices. Torch 2.10-2.13: while ``can_fuse`` runs, that helper also answers
+    True for two npu nodes whose backend is Triton (the npu scheduling is upstream's
+    TritonScheduling, which generates the kernel); every other caller (nested reductions) and
+    every other device get upstream's answer. Removed when upstream asks the device's
+    scheduling whether it supports mix-order reductions."""
+    from torch._inductor import scheduler
+    from torch._inductor.utils import get_current_backend
+
+    if getattr(scheduler.MixOrderReduction.can_fuse, "_npu_autotune", False):
+        return
+    helper = scheduler._is_gpu_triton_backend
+    can_fuse = scheduler.MixOrderReduction.can_fuse.__func__
+
+    @functools.wraps(helper)
+    def _is_gpu_triton_backend(node1, node2):
+        if getattr(_mix_order_check, "active", False):
+            devices = {getattr(n.get_device(), "type", None) for n in (node1, node2)}
+            if devices == {"npu"} and node1.is_gpu() and node2.is_gpu():
+                return get_current_backend("npu") == "triton"
+        return helper(node1, node2)
+
+    @functools.wraps(can_fuse)
+    def mix_order_can_fuse(cls, node1, node2):
+        _mix_order_check.active = True
+        try:
+            return can_fuse(cls, node1, node2)
+        finally:
+            _mix_order_check.active = False
+
+    mix_order_can_fuse._npu_autotune = True
+    scheduler._is_gpu_triton_backend = _is_gpu_triton_backend
+    scheduler.MixOrderReduction.can_fuse = classmethod(mix_order_can_fuse)

@@ -75,6 +75,18 @@ def _upstream_fixed(meta: dict) -> bool:
     return bool(meta.get("RSPLIT_SIZE") or meta.get("no_x_dim"))
 
 
+def _mix_order_in_ub(configs: list, triton_meta: dict, dev: tiles.Device, rnumel: int | None) -> list:
+    """Mix-order reductions (``RSPLIT_SIZE``, A55): upstream's configs with XBLOCK (rows per
+    step of a program's split) halved until the block fits the UB; RSPLIT_SIZE is untouched
+    (upstream tunes it in codegen)."""
+    out = []
+    for c in configs:
+        while c.kwargs.get("XBLOCK", 1) > 1 and not tiles.fits_ub(c, triton_meta, dev, rnumel):
+            c.kwargs["XBLOCK"] //= 2
+        out.append(c)
+    return tiles.unique(out)
+
+
 def decorators(cls) -> dict:
     """The ``triton_heuristics`` decorators generated npu kernels use, building ``cls``."""
 
@@ -110,12 +122,15 @@ def decorators(cls) -> dict:
                     inductor_meta=meta, return_configs=True)
         if not isinstance(theirs, list):
             return _reclass(theirs, cls)
-        if _upstream_fixed(meta):
-            return autotune(size_hints, [tiles.as_npu(c) for c in theirs], triton_meta, meta, kind, filename)
         dev = _device(triton_meta)
+        rn = tiles.persistent_rnumel(size_hints, {}) if persistent else None
+        if _upstream_fixed(meta):
+            configs = [tiles.as_npu(c) for c in theirs]
+            if meta.get("RSPLIT_SIZE"):
+                configs = _mix_order_in_ub(configs, triton_meta, dev, rn)
+            return autotune(size_hints, configs, triton_meta, meta, kind, filename)
         ours = tiles.reduction(size_hints, triton_meta, dev, persistent=persistent, exhaustive=_exhaustive(meta),
                                multibuffer=_multibuffer(meta))
-        rn = tiles.persistent_rnumel(size_hints, {}) if persistent else None
         return autotune(size_hints, _merge(ours, theirs, triton_meta, dev, rn), triton_meta, meta, kind, filename)
 
     def reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None):
