@@ -35,9 +35,6 @@ def step(npu, monkeypatch, tmp_path, redis_url):
     def fn(x):
         return torch.sigmoid(x) * 3 + torch.cos(x)
 
-    # compile_threads=1: a kernel whose module was loaded in a compile worker (the pool starts
-    # after earlier compiles in the process) comes back with one config and is never tuned on
-    # npu-sim -- a known npu-autotune bug (issue 8's note); these tests are about the caches
     def run(local, **flags):
         before = {k: vars(v).copy() for k, v in cache_stats._stats.items()}
         torch._dynamo.reset()
@@ -49,7 +46,7 @@ def step(npu, monkeypatch, tmp_path, redis_url):
         with mock.patch.dict(os.environ, {"TORCHINDUCTOR_CACHE_DIR": inductor_dir,
                                           "TRITON_CACHE_DIR": os.path.join(inductor_dir, "triton")}), \
                 config.patch(fx_graph_cache=False, max_autotune_pointwise=True, autotune_local_cache=True,
-                             compile_threads=1, **flags), \
+                             **flags), \
                 torch._functorch.config.patch(enable_autograd_cache=False):
             out = torch.compile(fn)(x.to(npu))
         torch.testing.assert_close(out.cpu(), fn(x), atol=1e-5, rtol=1e-5)

@@ -148,6 +148,12 @@ class KernelObjectMixin:
 
     # ---- upstream hooks ---------------------------------------------------------------
     def precompile(self, warm_cache_only=False, reload_kernel=None, static_triton_bundle_key=None):
+        from . import compile_pool
+
+        if warm_cache_only:  # only compile workers precompile this way
+            compile_pool.in_worker(self)
+        elif reload_kernel is not None and self._npu_sim() and compile_pool.from_worker(self):
+            compile_pool.adopt_parent_build(self, reload_kernel)  # decided here, not in the worker
         if self.configs:
             configs = self.configs if warm_cache_only else self._npu_multibuffer(self.configs)
             self.configs = self._npu_launchable(configs)
