@@ -64,3 +64,42 @@ def test_without_benchmark_combo_kernel_the_combo_kernel_stays(fresh, kernel_tim
     kernel_times(1.0, 5.0)  # would reject it, but nothing is timed
     code = _compile_two(benchmark_combo_kernel=False)
     assert "combo_grid_meta" in code and code.count("@triton.jit") == 1
+
+
+def _four(a, b, c, d):
+    return a.cos(), b.sin(), c.exp(), d.neg()
+
+
+def _combo_kernel(kernels):
+    (k,) = [k for k in kernels() if "combo_grid_meta" in k.inductor_meta]
+    return k
+
+
+@pytest.mark.feature("A21")
+@pytest.mark.parametrize("grouping, groups", [(True, [[0, 1], [2, 3]]), (False, [[0], [1], [2], [3]])])
+def test_combo_kernel_autotune_grouping(fresh, kernels, grouping, groups):
+    """Sub-kernels with the same heuristic inputs (a, b: 4096 elements; c, d: 32) are tuned
+    as one group; each group's candidates are npu candidates (one warp, blocks in the UB),
+    tried in turn by upstream's sequential combo tuning on npu-sim."""
+    from torch._dynamo.utils import counters
+
+    import npu_autotune.tiles as tiles
+
+    args = [torch.randn(4096, device="npu"), torch.randn(4096, device="npu"), torch.randn(32, device="npu"),
+            torch.randn(32, device="npu")]
+    with config.patch(combo_kernels=True, combo_kernel_per_subkernel_blocks=True, combo_kernels_autotune=1,
+                      combo_kernel_autotune_grouping=grouping, max_autotune_pointwise=True, compile_threads=1):
+        out = torch.compile(_four)(*args)
+    for o, r in zip(out, _four(*[x.cpu() for x in args])):
+        torch.testing.assert_close(o.cpu(), r)
+    k = _combo_kernel(kernels)
+    plan = k.inductor_meta["combo_tuning_groups"]
+    assert sorted(g["member_indices"] for g in plan) == groups
+    # one timing of the base config, then every other candidate of each group
+    trials = 1 + sum(len(g["configs"]) - 1 for g in plan)
+    assert counters["inductor"]["combo_autotune_bench"] == trials > len(plan)
+    budget = tiles.element_budget(k.triton_meta, tiles.device(0))
+    for g in plan:
+        assert all(c.num_warps == 1 and tiles.fits_ub(c, k.triton_meta, tiles.device(0)) for c in g["configs"])
+    assert all(max(v for n, v in kw.items() if "BLOCK" in n) <= budget for _, kw, _ in fresh)
+    assert len(k.configs) == 1 and k.configs[0].found_by_combo_autotune

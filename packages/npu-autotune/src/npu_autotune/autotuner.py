@@ -29,6 +29,7 @@ from torch._inductor.runtime.hints import HeuristicType
 from torch._inductor.runtime.runtime_utils import triton_config_to_hashable
 from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
 
+from . import combo
 from . import config as npu_config
 from . import tiles
 from .benchmarker import ensure_registered, flag_reps
@@ -251,6 +252,8 @@ class KernelObjectMixin:
         if self._npu_combo_untuned():
             self.configs = self.configs[:1]
             return
+        if combo.has_plan(self) and (_asked_for_tuning(self.inductor_meta) or npu_config.autotune_on_sim):
+            return self._npu_combo_tune(args, kwargs)
         if not self._npu_should_bench():
             return
         ensure_registered()
@@ -269,6 +272,18 @@ class KernelObjectMixin:
             self.launchers = [self.coordinate_descent_tuning(self.launchers[0], *args, **kwargs)]
         counters["npu_autotune"]["sim_tuned"] += 1
         self._npu_settle(self.launchers[0].config)
+
+    def _npu_combo_tune(self, args, kwargs) -> None:
+        """A combo kernel with per-sub-kernel blocks: upstream's sequential tuning, group by
+        group of its plan (``combo.adapt`` put npu candidates in it; A21), run through the
+        simulator (upstream's ``run``, which calls it, is not the simulated path)."""
+        ensure_registered()
+        self._npu_described, self.compile_results = self.compile_results, []
+        launcher = SimLauncher(self, self.configs[0])
+        if not getattr(launcher.config, "found_by_combo_autotune", False):
+            launcher = self._combo_sequential_autotune(launcher, *args, **kwargs)
+        counters["npu_autotune"]["sim_tuned"] += 1
+        self._npu_settle(launcher.config)
 
     def _npu_settle(self, best) -> None:
         """The winner becomes the kernel object's only config (the one the lowering runs)."""

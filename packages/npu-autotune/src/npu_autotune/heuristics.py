@@ -18,6 +18,7 @@ from __future__ import annotations
 from torch._inductor.runtime import triton_heuristics as upstream
 from torch._inductor.runtime.hints import HeuristicType
 
+from . import combo
 from . import config as npu_config
 from . import tiles
 from .autotuner import KernelObjectMixin
@@ -62,6 +63,19 @@ def _reclass(decorate, cls):
     return apply
 
 
+def _combo(decorate, cls, triton_meta: dict, meta: dict):
+    """A combo kernel upstream built: an npu kernel object whose per-sub-kernel tuning plan
+    (if any) holds npu candidates (``combo.adapt``)."""
+    reclassed = _reclass(decorate, cls)
+
+    def apply(fn):
+        kernel = reclassed(fn)
+        combo.adapt(kernel, _device(triton_meta), exhaustive=_exhaustive(meta), multibuffer=_multibuffer(meta))
+        return kernel
+
+    return apply
+
+
 def _merge(ours: list, theirs: list, triton_meta: dict, dev: tiles.Device, rnumel: int | None = None) -> list:
     out = list(ours)
     for c in theirs or ():
@@ -101,7 +115,7 @@ def decorators(cls) -> dict:
         theirs = _UPSTREAM["pointwise"](size_hints, triton_meta, tile_hint=tile_hint, filename=filename,
                                     min_elem_per_thread=min_elem_per_thread, inductor_meta=meta, return_configs=True)
         if not isinstance(theirs, list):  # combo kernel: upstream built it
-            return _reclass(theirs, cls)
+            return _combo(theirs, cls, triton_meta, meta)
         dev = _device(triton_meta)
         if _upstream_fixed(meta):
             return autotune(size_hints, [tiles.as_npu(c) for c in theirs], triton_meta, meta,
@@ -120,8 +134,8 @@ def decorators(cls) -> dict:
         up = _UPSTREAM["persistent_reduction" if persistent else "reduction"]
         theirs = up(size_hints, reduction_hint=reduction_hint, triton_meta=triton_meta, filename=filename,
                     inductor_meta=meta, return_configs=True)
-        if not isinstance(theirs, list):
-            return _reclass(theirs, cls)
+        if not isinstance(theirs, list):  # combo kernel: upstream built it
+            return _combo(theirs, cls, triton_meta, meta)
         dev = _device(triton_meta)
         rn = tiles.persistent_rnumel(size_hints, {}) if persistent else None
         if _upstream_fixed(meta):
