@@ -122,3 +122,38 @@ def test_inductor_cuda_kernels_route_through_npu_launcher():
     with torch._inductor.config.patch(use_static_cuda_launcher=False, fx_graph_cache=False):
         torch.compile(lambda a: a.cos() * 3)(a)
     assert not li.ROUTED_CUDA_KERNELS
+
+
+def test_cuda_direct_launch_wrapper_calls_launch_objects():
+    """The benchmark's cuda direct mode: npu-lowering's direct-launch wrapper over upstream's
+    cuda codegen calls routed kernels' launch objects from the generated code (slots promoted
+    after the first run), results equal eager; off again, upstream's wrapper."""
+    pytest.importorskip("npu_lowering")
+    import npu_launcher.inductor as li
+    from npu_lowering import _compat as lowering_compat
+    from npu_lowering import direct_launch
+    from npu_lowering.runtime.direct_launch import PROMOTED
+    from torch._inductor.utils import run_and_get_code
+
+    fn = lambda a, b: torch.softmax(a.sin() + b, -1) * 2  # noqa: E731
+    a, b = torch.randn(8, 40, device="cuda"), torch.randn(8, 40, device="cuda")
+    PROMOTED.clear()
+    li.route_cuda_kernels(True)
+    lowering_compat.route_cuda_wrapper(direct_launch.cuda_wrapper_class())
+    try:
+        torch._dynamo.reset()
+        with torch._inductor.config.patch(use_static_cuda_launcher=False, fx_graph_cache=False):
+            compiled = torch.compile(fn)
+            out, (code,) = run_and_get_code(compiled, a, b)
+            for _ in range(2):
+                out = compiled(a, b)
+    finally:
+        li.route_cuda_kernels(False)
+        lowering_compat.route_cuda_wrapper(None)
+    torch.testing.assert_close(out, fn(a, b))
+    assert "_npu_dl[0](" in code and ".run(" not in code.split("def call")[1]
+    assert PROMOTED, "no direct-launch slot was promoted to a launch object"
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(use_static_cuda_launcher=False, fx_graph_cache=False):
+        _, (code,) = run_and_get_code(torch.compile(lambda a: a.cos() * 3), a)
+    assert "_npu_dl" not in code

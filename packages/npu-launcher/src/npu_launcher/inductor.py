@@ -118,6 +118,7 @@ def cuda_launcher(result):
     _, def_args, _ = result._get_arg_lists(fn.arg_names, constexprs)
     runner_args = ["grid_0", "grid_1", "grid_2", "stream", *[a.name for a in desc.args]]
     launcher = result._gen_launcher_code({"runner": launch}, def_args, runner_args)
+    launcher.npu_direct_launch = _direct_probe(result, def_args, runner_args, launch)
     launcher.config = result.config
     launcher.n_regs = getattr(binary, "n_regs", None)
     launcher.n_spills = getattr(binary, "n_spills", None)
@@ -126,3 +127,19 @@ def cuda_launcher(result):
     launcher.store_cubin = False
     ROUTED_CUDA_KERNELS.append(desc.name)
     return launcher
+
+
+def _direct_probe(result, def_args, runner_args, launch):
+    """The direct-launch probe npu-lowering's wrapper slots ask (``npu_direct_launch(args,
+    stream)`` -> launch object, grid, runtime args): the same generated launcher code with a
+    runner that records what it would launch, so grid and argument order are upstream's own."""
+    recorded = []
+    probe = result._gen_launcher_code({"runner": lambda *a: recorded.append(a)}, def_args, runner_args)
+
+    def npu_direct_launch(args, stream):
+        recorded.clear()
+        probe(*args, stream=stream)
+        gx, gy, gz, _stream, *runtime_args = recorded[0]
+        return launch, (gx, gy, gz), tuple(runtime_args)
+
+    return npu_direct_launch

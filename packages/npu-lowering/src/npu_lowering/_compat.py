@@ -1,6 +1,6 @@
 """Patches of upstream symbols, one function per patch (torch 2.13 on CI, 2.11 on the GPU
 machine). Each names the upstream hook that would remove it, and each only changes what
-happens for graphs on device "npu".
+happens for graphs on device "npu" (``route_cuda_wrapper`` only while a benchmark sets it).
 """
 
 from __future__ import annotations
@@ -74,3 +74,20 @@ def register_npu_grid_types(*grid_types: type) -> None:
         if existing is not None and existing is not cls and existing.__module__ != cls.__module__:
             raise RuntimeError(f"triton_heuristics already defines {cls.__name__} ({existing!r})")
         setattr(triton_heuristics, cls.__name__, cls)
+
+
+_cuda_wrapper: dict = {}
+
+
+def route_cuda_wrapper(wrapper_cls=None) -> None:
+    """Benchmark mode (bench/launch_overhead.py): cuda graphs are written by ``wrapper_cls``
+    (``direct_launch.cuda_wrapper_class()``) instead of upstream's PythonWrapperCodegen while
+    set; None restores upstream's class. Never applied by register(): it changes cuda compiles.
+    Torch 2.11 and 2.13 (``device_codegens[...].wrapper_codegen``); removed by a per-compile
+    wrapper-codegen option upstream."""
+    from torch._inductor.codegen import common
+
+    common.init_backend_registration()
+    entry = common.device_codegens["cuda"]
+    upstream = _cuda_wrapper.setdefault("upstream", entry.wrapper_codegen)
+    entry.wrapper_codegen = wrapper_cls or upstream
