@@ -103,3 +103,41 @@ def test_combo_kernel_autotune_grouping(fresh, kernels, grouping, groups):
         assert all(c.num_warps == 1 and tiles.fits_ub(c, k.triton_meta, tiles.device(0)) for c in g["configs"])
     assert all(max(v for n, v in kw.items() if "BLOCK" in n) <= budget for _, kw, _ in fresh)
     assert len(k.configs) == 1 and k.configs[0].found_by_combo_autotune
+
+
+@pytest.mark.feature("A22")
+@pytest.mark.parametrize("at_compile_time", [True, False])
+def test_combo_kernel_blocks_chosen_at_compile_time(fresh, kernels, monkeypatch, at_compile_time):
+    """combo_kernel_compile_time_autotune is not a torch 2.13 flag (later upstream fixes each
+    sub-kernel's blocks at compile time and tunes only launch parameters at run time, which
+    on a vector core are one warp, one stage). Closest 2.13 behaviour: with
+    triton.autotune_at_compile_time the combo kernel's per-sub-kernel plan is tuned while the
+    graph compiles, and the run uses the result without tuning again."""
+    import torch._inductor.graph as graph
+    from torch._dynamo.utils import counters
+
+    codegen = graph.GraphLowering.codegen
+    benched_by_codegen_end = []
+
+    def spy(self, *args, **kwargs):
+        out = codegen(self, *args, **kwargs)
+        benched_by_codegen_end.append(counters["inductor"]["combo_autotune_bench"])
+        return out
+
+    monkeypatch.setattr(graph.GraphLowering, "codegen", spy)
+    args = [torch.randn(4096, device="npu"), torch.randn(4096, device="npu"), torch.randn(32, device="npu"),
+            torch.randn(32, device="npu")]
+    with config.patch({"combo_kernels": True, "combo_kernel_per_subkernel_blocks": True, "combo_kernels_autotune": 1,
+                       "max_autotune_pointwise": True, "compile_threads": 1,
+                       "triton.autotune_at_compile_time": at_compile_time}):
+        compiled = torch.compile(_four)
+        out = compiled(*args)
+        compiled(*args)
+    for o, r in zip(out, _four(*[x.cpu() for x in args])):
+        torch.testing.assert_close(o.cpu(), r)
+    total = counters["inductor"]["combo_autotune_bench"]
+    assert total > 1 and benched_by_codegen_end == [total if at_compile_time else 0]
+    # the kernel that ran holds the tuned blocks (compile time: the autotune cache's entry)
+    ran = [k for k in kernels() if "combo_grid_meta" in k.inductor_meta]
+    assert len({tuple(sorted(k.configs[0].kwargs.items())) for k in ran}) == 1
+    assert all(len(k.configs) == 1 for k in ran)
