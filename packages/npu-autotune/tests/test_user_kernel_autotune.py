@@ -123,3 +123,88 @@ def test_tuning_on_a_mutated_sample_input_leaves_the_users_tensor_alone(fresh, s
     for cfg, args in seen:
         first.setdefault(cfg.get("BLOCK"), args[0])
     assert set(first) >= {16, 32} and all(torch.equal(first[b], torch.arange(64.0)) for b in (16, 32))
+
+
+# ---- A56: triton.autotune arguments Inductor does not support ---------------------------
+# Upstream (Dynamo's TritonHOPifier, every device) refuses use_cuda_graph, pre_hook/post_hook
+# and a Config's pre_hook unless unsafe_ignore_unsupported_triton_autotune_args; warmup/rep
+# are refused on npu by npu-autotune (upstream's check of them is inert with Triton 3.x).
+HOOK_CALLS = []
+
+
+def _hook(*args, **kwargs):
+    HOOK_CALLS.append(args)
+
+
+def _scale_kernel(**autotune_args):
+    configs = autotune_args.pop("configs", [triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})])
+
+    @triton.autotune(configs=configs, key=["n"], **autotune_args)
+    @triton.jit
+    def scale(x, out, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out + offs, tl.load(x + offs, mask=m) * 3, mask=m)
+
+    def model(x):
+        out = torch.empty_like(x)
+        n = x.numel()
+        scale[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, out, n)
+        return out + 1
+
+    return model
+
+
+UNSUPPORTED = {
+    "use_cuda_graph": dict(use_cuda_graph=True),
+    "pre_hook": dict(pre_hook=_hook),
+    "post_hook": dict(post_hook=_hook),
+    "config_pre_hook": dict(configs=[triton.Config({"BLOCK": 16}, pre_hook=_hook), triton.Config({"BLOCK": 64})]),
+    "warmup_rep": dict(warmup=3, rep=7),
+}
+
+
+@pytest.mark.feature("A56")
+@pytest.mark.parametrize("arg", list(UNSUPPORTED))
+def test_unsupported_autotune_args_are_refused_by_default(fresh, arg):
+    import warnings
+
+    model = _scale_kernel(**UNSUPPORTED[arg])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # Triton's, for warmup/rep/use_cuda_graph
+        with config.patch(force_disable_caches=True), pytest.raises(Exception, match="supported"):
+            torch.compile(model, fullgraph=True)(torch.randn(100, device="npu"))
+
+
+@pytest.mark.feature("A56")
+@pytest.mark.parametrize("arg", list(UNSUPPORTED))
+def test_with_the_flag_unsupported_args_are_ignored(fresh, arg):
+    import npu_autotune.autotuner as at
+    from npu_lowering.runtime.autotuner import LAUNCHES
+    from torch._inductor.runtime import benchmarking
+
+    from npu_autotune import benchmarker
+
+    budgets = []
+
+    def fake(self, fn, *, warmup, rep, **kwargs):  # the smaller BLOCK is "faster"
+        fn()
+        budgets.append(benchmarker._flag_reps.get())  # True: Inductor's warmup/rep flags apply
+        return float(at.LAUNCHED[-1][1].get("BLOCK", 1))
+
+    HOOK_CALLS.clear()
+    LAUNCHES.clear()
+    model = _scale_kernel(**UNSUPPORTED[arg])
+    x = torch.randn(100, device="npu")
+    benchmarking.register_benchmarker("npu", fake, override=True)
+    try:
+        with config.patch(unsafe_ignore_unsupported_triton_autotune_args=True, max_autotune=True,
+                          force_disable_caches=True):
+            out = torch.compile(model, fullgraph=True)(x)
+    finally:
+        benchmarking.register_benchmarker("npu", benchmarker.benchmark_npu, override=True)
+    torch.testing.assert_close(out.cpu(), x.cpu() * 3 + 1)
+    assert not HOOK_CALLS  # the hooks are ignored, never run
+    user = [e for e in LAUNCHES if e[0].startswith("scale")]
+    assert user and user[-1][2] == {"BLOCK": 16}  # tuned by Inductor's autotuner
+    assert budgets and all(budgets)  # benchmarked on Inductor's budgets, never with the user's warmup/rep

@@ -16,6 +16,7 @@ def register() -> None:
     _compat.record_real_inputs_of_npu_compiles()  # A54 (see sample_inputs)
     _compat.collect_sample_inputs_before_npu_codegen()
     _compat.python_wrapper_names_autotuning_inputs()
+    _compat.refuse_unsupported_autotune_args_on_npu()  # A56 (see user_kernel_args)
     _compat.mix_order_reductions_on_npu()  # A55 (see _compat)
 
 

@@ -185,3 +185,27 @@ def python_wrapper_names_autotuning_inputs() -> None:
         return f"_REAL_AUTOTUNE_INPUT_{idx}"
 
     PythonWrapperCodegen.get_autotuning_input_name = get_autotuning_input_name
+
+
+def refuse_unsupported_autotune_args_on_npu() -> None:
+    """A56: ``UserDefinedTritonKernel.__init__`` (where Inductor lowers a user kernel and its
+    device is known) refuses, for npu kernels, the ``triton.autotune`` benchmarking arguments
+    that upstream's Dynamo check means to refuse but misses with Triton 3.x (``warmup``,
+    ``rep``; ``user_kernel_args``), unless unsafe_ignore_unsupported_triton_autotune_args.
+    Torch 2.11-2.13; other devices: upstream's, unchanged. Removed when upstream's
+    ``TritonHOPifier.init_variable`` reads Triton 3's ``warmup``/``rep`` parameters."""
+    from torch._inductor import ir
+
+    from . import user_kernel_args
+
+    original = ir.UserDefinedTritonKernel.__init__
+    if getattr(original, "_npu_autotune", False):
+        return
+
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        user_kernel_args.check(self.kernel_idx, self.device)
+
+    __init__._npu_autotune = True
+    ir.UserDefinedTritonKernel.__init__ = __init__

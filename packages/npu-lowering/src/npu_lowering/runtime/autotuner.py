@@ -32,6 +32,7 @@ from .flavour import flavour
 log = logging.getLogger(__name__)
 SIM_LAUNCH_GROUP = "npu_inductor.sim_launch"
 LAUNCHER_GROUP = "npu_inductor.kernel_launcher"  # npu-launcher's bind_triton, describe_triton
+CACHES_GROUP = "npu_inductor.caches"  # npu-cache's kernel_binary
 # (kernel name, grid, config kwargs, triton_meta) of recent simulated launches: tests check
 # every generated kernel's blocks against the UB and its grid against the device
 LAUNCHES: collections.deque = collections.deque(maxlen=4096)
@@ -60,6 +61,14 @@ def static_binder():
 def static_describer():
     """npu-launcher's ``describe_triton`` when installed, else None."""
     return _launcher_entry("describe_triton")
+
+
+@functools.cache
+def kernel_binary_cache():
+    """npu-cache's kernel-binary cache opener (R03-R05: descriptors fetched before describing,
+    uploaded after) when installed, else None."""
+    eps = [ep for ep in metadata.entry_points(group=CACHES_GROUP) if ep.name == "kernel_binary"]
+    return eps[0].load() if eps else None
 
 
 def _triton_cache_dir(device: int) -> str:
@@ -186,7 +195,7 @@ class NpuCachingAutotuner(CachingAutotuner):
         config = self._sim_config()
         try:
             self._check_user_kernel_allowed()
-            desc = describe(self.fn, self.triton_meta, config.kwargs, simulated=True)
+            desc = self._fetch_or_describe(describe, config)
         except Exception as exc:
             if inductor_config.strict_static_triton_launcher:
                 raise RuntimeError(f"npu kernel {self.inductor_meta.get('kernel_name')} cannot be "
@@ -196,6 +205,17 @@ class NpuCachingAutotuner(CachingAutotuner):
             return []
         kernel = NpuStaticKernel(desc.name, desc.to_bytes(), self._device_index())
         return [NpuStaticCompileResult(kernel, config, self.triton_meta, self.inductor_meta)]
+
+    def _fetch_or_describe(self, describe, config):
+        # describing is this flavour's kernel compile: a kernel-binary cache hit skips it
+        def compile_fn():
+            return describe(self.fn, self.triton_meta, config.kwargs, simulated=True)
+
+        opener = kernel_binary_cache()
+        if opener is None:
+            return compile_fn()
+        target = f"npu/{self.inductor_meta.get('npu_flavour', flavour())}"
+        return opener().descriptor_for_triton(self.fn, self.triton_meta, config, target, compile_fn)
 
     def _check_user_kernel_allowed(self) -> None:
         # upstream's rule (StaticTritonCompileResult.can_statically_launch): user @triton.jit
