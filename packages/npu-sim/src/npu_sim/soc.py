@@ -1,7 +1,8 @@
 """Device properties of the Ascend part npu-sim pretends to be.
 
 Chosen by $NPU_SIM_SOC (default Ascend910B2); the device count by $NPU_SIM_DEVICE_COUNT
-(default 1). Core counts and unified-buffer sizes follow torch_npu's own rules: 910B-class
+(default 1), of which $ASCEND_RT_VISIBLE_DEVICES (torch_npu's CUDA_VISIBLE_DEVICES, honoured by
+CANN's runtime) leaves only the listed ones visible, renumbered from 0. Core counts and unified-buffer sizes follow torch_npu's own rules: 910B-class
 parts have 48 vector / 24 cube cores (40 / 20 on B3/B4) and a 192 KiB UB; Ascend 950
 (SoC version >= 260) has a 256 KiB UB. `soc_version` is torch_npu's SoC enum value.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 SOC_ENV = "NPU_SIM_SOC"
 COUNT_ENV = "NPU_SIM_DEVICE_COUNT"
+VISIBLE_ENV = "ASCEND_RT_VISIBLE_DEVICES"
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 
@@ -45,6 +47,27 @@ def selected() -> Soc:
 
 
 def device_count() -> int:
+    """Devices this process sees (tuning workers get one each through $ASCEND_RT_VISIBLE_DEVICES)."""
+    return len(visible_devices())
+
+
+def visible_devices() -> list[int]:
+    """Simulated device ids visible to this process, in the order that numbers them."""
+    count = physical_device_count()
+    raw = os.environ.get(VISIBLE_ENV)
+    if raw is None or not raw.strip():
+        return list(range(count))
+    try:
+        ids = [int(part) for part in raw.split(",")]
+    except ValueError:
+        ids = []
+    if not ids or len(set(ids)) != len(ids) or not all(0 <= i < count for i in ids):
+        raise ValueError(f"${VISIBLE_ENV}={raw!r}: expected distinct device ids from 0 to {count - 1}, "
+                         f"comma-separated (${COUNT_ENV}={count})")
+    return ids
+
+
+def physical_device_count() -> int:
     raw = os.environ.get(COUNT_ENV, "1")
     try:
         count = int(raw)
