@@ -5,6 +5,7 @@ need their own pool settings start one and the module's is rebuilt lazily afterw
 """
 
 import os
+import re
 import time
 
 import pytest
@@ -101,3 +102,44 @@ def test_compile_threads_decides_where_npu_kernels_load(pool, fresh, kernels):
         _compile(fresh, n=512)
     (synchronous,) = [k for k in kernels() if k is not pooled]
     assert getattr(synchronous, "_npu_compiled_in", None) is None  # N=1: in this process
+
+
+def _compile_error(fresh, n, **flags):
+    start = time.monotonic()
+    with pytest.raises(Exception) as err:
+        _compile(fresh, n=n, force_disable_caches=True, **flags)
+    return str(err.value), time.monotonic() - start
+
+
+@pytest.mark.feature("Y02")
+def test_a_hung_npu_compile_raises_naming_the_kernel(pool, fresh):
+    hang = pool / "hang"
+    hang.touch()  # workers now wait (compile_pool.HANG_LIMIT_S at most)
+    try:
+        message, took = _compile_error(fresh, 96, compile_worker_wait_timeout=2)
+    finally:
+        hang.unlink()
+    assert re.search(r"'triton_poi_\w+' did not complete within 2s", message), message
+    assert took < compile_pool.HANG_LIMIT_S / 4  # the timeout ended the wait, not the hang
+
+
+def test_a_crashed_compile_worker_is_an_error_naming_the_kernel(pool, fresh):
+    crash = pool / "crash"
+    crash.touch()
+    try:
+        message, took = _compile_error(fresh, 80, compile_worker_wait_timeout=60)
+    finally:
+        crash.unlink()
+    assert re.search(r"npu kernel 'triton_poi_\w+': its compile worker exited unexpectedly", message), message
+    assert took < 60
+    torch._dynamo.reset()
+    fresh.clear()
+    assert len(_compile(fresh, n=72, force_disable_caches=True, max_autotune_pointwise=True)) >= 2  # pool recovers
+
+
+@pytest.mark.parametrize("flag, value, allowed", [
+    ("compile_worker_wait_timeout", -1, ">= 0"), ("quiesce_async_compile_time", -5, ">= 0"),
+    ("precompilation_timeout_seconds", "soon", ">= 0")])
+def test_async_compile_flags_out_of_range_are_rejected(pool, fresh, flag, value, allowed):
+    message, _ = _compile_error(fresh, 40, **{flag: value})
+    assert f"{flag} must be a number {allowed}, got {value!r}" in message

@@ -18,6 +18,8 @@ def register() -> None:
     _compat.python_wrapper_names_autotuning_inputs()
     _compat.refuse_unsupported_autotune_args_on_npu()  # A56 (see user_kernel_args)
     _compat.mix_order_reductions_on_npu()  # A55 (see _compat)
+    _compat.tag_npu_kernel_futures()  # Y02, Y03, D02 (see compile_wait)
+    _compat.npu_aware_compile_wait()
 
 
 register.after = ("npu-sim", "npu-lowering")

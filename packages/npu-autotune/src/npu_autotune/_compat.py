@@ -187,6 +187,53 @@ def python_wrapper_names_autotuning_inputs() -> None:
     PythonWrapperCodegen.get_autotuning_input_name = get_autotuning_input_name
 
 
+def tag_npu_kernel_futures() -> None:
+    """Y02/Y03/D02: ``AsyncCompile.triton(kernel_name, source_code, device_str)`` returns a
+    future with no device on it; for ``device_str == "npu"`` the future gets the kernel's
+    name and submit time (``compile_wait.tag``) so the wait can tell npu kernels apart.
+    Every other device: upstream's call, unchanged. Torch 2.11-2.13; removed by a
+    per-device hook around async compile waits upstream."""
+    from torch._inductor.async_compile import AsyncCompile
+
+    from . import compile_wait
+
+    original = AsyncCompile.triton
+    if getattr(original, "_npu_autotune", False):
+        return
+
+    @functools.wraps(original)
+    def triton(self, kernel_name, source_code, device_str="cuda"):
+        result = original(self, kernel_name, source_code, device_str)
+        if device_str == "npu":
+            compile_wait.tag(result, kernel_name)
+        return result
+
+    triton._npu_autotune = True
+    AsyncCompile.triton = triton
+
+
+def npu_aware_compile_wait() -> None:
+    """Y02/Y03/D02: ``AsyncCompile._wait_futures(scope)`` for a scope holding npu kernel
+    futures runs inside ``compile_wait.wait`` (flag check, a crashed worker named by its
+    kernel, watchdog events, progress line); a scope without npu futures is upstream's call,
+    unchanged. Torch 2.11-2.13; removed by upstream watchdog/progress hooks that take the
+    device into account."""
+    from torch._inductor.async_compile import AsyncCompile
+
+    from . import compile_wait
+
+    original = AsyncCompile._wait_futures
+    if getattr(original, "_npu_autotune", False):
+        return
+
+    @functools.wraps(original)
+    def _wait_futures(self, scope):
+        return compile_wait.wait(original, self, scope)
+
+    _wait_futures._npu_autotune = True
+    AsyncCompile._wait_futures = _wait_futures
+
+
 def refuse_unsupported_autotune_args_on_npu() -> None:
     """A56: ``UserDefinedTritonKernel.__init__`` (where Inductor lowers a user kernel and its
     device is known) refuses, for npu kernels, the ``triton.autotune`` benchmarking arguments

@@ -30,6 +30,7 @@ from torch._inductor.runtime.runtime_utils import triton_config_to_hashable
 from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
 
 from . import combo
+from . import compile_pool, post_compile
 from . import config as npu_config
 from . import tiles
 from .benchmarker import ensure_registered, flag_reps
@@ -149,8 +150,6 @@ class KernelObjectMixin:
 
     # ---- upstream hooks ---------------------------------------------------------------
     def precompile(self, warm_cache_only=False, reload_kernel=None, static_triton_bundle_key=None):
-        from . import compile_pool
-
         if warm_cache_only:  # only compile workers precompile this way
             compile_pool.in_worker(self)
         elif reload_kernel is not None and self._npu_sim() and compile_pool.from_worker(self):
@@ -158,10 +157,14 @@ class KernelObjectMixin:
         if self.configs:
             configs = self.configs if warm_cache_only else self._npu_multibuffer(self.configs)
             self.configs = self._npu_launchable(configs)
-        return super().precompile(warm_cache_only, reload_kernel, static_triton_bundle_key)
+        result = super().precompile(warm_cache_only, reload_kernel, static_triton_bundle_key)
+        if not warm_cache_only and self._npu_sim():  # D01: nothing went through triton.compile
+            post_compile.fire(self, self.configs or [], lambda c: _SimCompileResult(self, c))
+        return result
 
     def _precompile_config(self, cfg):
         if self._npu_sim():
+            post_compile.fire(self, [cfg], lambda c: _SimCompileResult(self, c))
             return _SimCompileResult(self, cfg)
         try:
             return super()._precompile_config(cfg)

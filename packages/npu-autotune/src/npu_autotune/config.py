@@ -21,6 +21,19 @@ def _env_bool(name: str, default: bool | None) -> bool | None:
     return value == "1"
 
 
+def _env_seconds(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise ValueError(f"${name} must be a number of seconds >= 0, got {value!r}")
+    return seconds
+
+
 # name -> (check, description of the allowed values)
 _RULES = {
     # npu-sim interprets kernels on the CPU: their timings say little about an NPU, so by
@@ -33,11 +46,16 @@ _RULES = {
     "multibuffer": (lambda v: v is None or isinstance(v, bool), "None, True or False"),
     # a compile error that reports a UB overflow drops the config (and logs it); False raises
     "drop_ub_overflow": (lambda v: isinstance(v, bool), "True or False"),
+    # Y03: report npu kernel compiles still pending after this many seconds, every as many
+    # seconds (0 = off); upstream's flag of the same name wins where torch has it
+    "compile_worker_watchdog_interval_seconds": (
+        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0, "a number >= 0 (0 = off)"),
 }
 
 autotune_on_sim: bool = bool(_env_bool("NPU_AUTOTUNE_ON_SIM", False))
 multibuffer: bool | None = _env_bool("NPU_AUTOTUNE_MULTIBUFFER", None)
 drop_ub_overflow: bool = True
+compile_worker_watchdog_interval_seconds: float = _env_seconds("NPU_AUTOTUNE_COMPILE_WORKER_WATCHDOG_INTERVAL_SECONDS", 60.0)
 
 
 def check(name: str, value) -> None:
