@@ -140,6 +140,18 @@ class KernelObjectMixin:
         extra = [tiles.make(c.kwargs, multibuffer=True) for c in plain if tuple(sorted(c.kwargs.items())) not in have]
         return configs + [c for c in extra if self._npu_fits(c)]
 
+    def _npu_lookup_table(self) -> None:
+        """Entries of ``lookup_table.table`` for this kernel (see ``lookup_table``) replace its
+        configs; compile results of other configs are dropped."""
+        from . import lookup_table
+
+        found = lookup_table.lookup(self)
+        if not found:
+            return
+        self.configs = found
+        keep = {triton_config_to_hashable(c) for c in found}
+        self.compile_results = [r for r in self.compile_results if triton_config_to_hashable(r.config) in keep]
+
     def _npu_install_coordesc(self) -> None:
         if not isinstance(self.coordesc_tuner, NpuCoordescTuner):
             self.coordesc_tuner = NpuCoordescTuner(
@@ -154,6 +166,8 @@ class KernelObjectMixin:
             compile_pool.in_worker(self)
         elif reload_kernel is not None and self._npu_sim() and compile_pool.from_worker(self):
             compile_pool.adopt_parent_build(self, reload_kernel)  # decided here, not in the worker
+        if not warm_cache_only:
+            self._npu_lookup_table()  # U03/U04: the structured table overrides the configs
         if self.configs:
             configs = self.configs if warm_cache_only else self._npu_multibuffer(self.configs)
             self.configs = self._npu_launchable(configs)
