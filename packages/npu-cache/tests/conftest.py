@@ -249,13 +249,17 @@ class NpuJobs:
     ``jobs(spec, local="a", redis="shared", env={...})``: ``local`` names the process's
     Inductor cache directory (same name = same directory), Redis is the shared test server
     under a key prefix private to this object unless ``redis`` says otherwise (None: no Redis).
+    ``machine`` names a "machine": its own HOME (so npu-launcher's and Triton's home caches),
+    Triton cache and npu-cache directory; processes of two machines share only Redis and the
+    HMAC key.
     """
 
     def __init__(self, base: Path, redis_url: str):
         self.base, self.redis_url = base, redis_url
         self.prefix = f"npu-cache-test-{uuid.uuid4().hex[:12]}"
 
-    def __call__(self, spec, local="a", redis="shared", env=None, script="npu_compile.py", timeout=300):
+    def __call__(self, spec, local="a", redis="shared", env=None, script="npu_compile.py", timeout=300,
+                 machine=None):
         import json
         import sys
 
@@ -265,6 +269,15 @@ class NpuJobs:
             TORCHINDUCTOR_CACHE_DIR=str(self.base / f"inductor-{local}"), NPU_CACHE_DIR="off",
             NPU_CACHE_REDIS_PREFIX=self.prefix, NPU_CACHE_HMAC_KEY=KEY, NPU_CACHE_REDIS_TIMEOUT="0.5",
             NPU_CACHE_REDIS_COOLDOWN="0.5")
+        if machine is not None:
+            home = self.base / f"machine-{machine}"
+            environ.update(HOME=str(home / "home"), TRITON_CACHE_DIR=str(home / "triton"),
+                           NPU_CACHE_DIR=str(home / "npu-cache"))
+            environ.pop("XDG_CONFIG_HOME", None), environ.pop("XDG_CACHE_HOME", None)
+            environ.pop("NPU_LAUNCHER_CACHE_DIR", None), environ.pop("TRITON_HOME", None)
+            # npu-sim's C++ extension is the installed software, not a compile cache: the other
+            # machine has it built already (building it takes minutes)
+            environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.expanduser("~/.cache/torch_extensions"))
         if redis == "shared":
             environ["NPU_CACHE_REDIS_URL"] = self.redis_url
         elif redis:

@@ -91,11 +91,15 @@ def test_force_write_republishes_an_existing_key(launcher, caches, npu):
     with config.patch({"cutlass.upload_to_binary_remote_cache": True}):
         assert a.publish("add-v2/sim", wrong)
         assert writer.flush(5)
-        assert not a.publish("add-v2/sim", right)  # an existing key is kept...
-        assert a.counters["upload_kept_existing"] == 1
-        with config.patch({"cutlass.binary_remote_cache_force_write": True}):
-            assert a.publish("add-v2/sim", right)  # ...unless forced: overwritten
+        a.publish("add-v2/sim", right)  # an existing key is kept (locally and in Redis)...
         assert writer.flush(5)
+        assert a.cache.counters["put_local_kept"] == 1 and a.cache.remote.counters["put_kept"] == 1
+        out, x, y = run(bind_descriptor, b.fetch("add-v2/sim"), npu)
+        torch.testing.assert_close(out, x - y)  # another machine still gets the wrong one
+        with config.patch({"cutlass.binary_remote_cache_force_write": True}):
+            a.publish("add-v2/sim", right)  # ...unless forced: overwritten
+        assert writer.flush(5) and a.counters["uploaded_forced"] == 1
+    b.cache.local = None  # machine b copied the old entry locally; ask Redis again
     out, x, y = run(bind_descriptor, b.fetch("add-v2/sim"), npu)  # another machine sees the new one
     torch.testing.assert_close(out, x + y)
 
@@ -110,3 +114,31 @@ def test_without_npu_launcher_the_cache_degrades(caches, monkeypatch):
     desc, hit = a.get_or_compile("k", lambda: compiled.append(1) or "descriptor")
     assert (desc, hit) == ("descriptor", False) and compiled == [1]  # local compile, no error
     assert a.counters["no_codec"] == 2  # the fetch and the upload were skipped
+
+
+@pytest.mark.feature("R05")
+def test_triton_kernel_key_separates_what_changes_the_binary(caches):
+    a, _, _ = caches
+    meta = {"signature": SIGNATURE, "device": 0, "constants": {}}
+    cfg = triton.Config({"BLOCK": 64}, num_warps=1)
+    key = a.triton_kernel_key(add_kernel, meta, cfg, "npu/interpreter")
+    assert key == a.triton_kernel_key(add_kernel, {**meta, "device": 3}, cfg, "npu/interpreter")  # index: no
+    for other in (a.triton_kernel_key(sub_kernel, meta, cfg, "npu/interpreter"),
+                  a.triton_kernel_key(add_kernel, {**meta, "constants": {"n": 1}}, cfg, "npu/interpreter"),
+                  a.triton_kernel_key(add_kernel, meta, triton.Config({"BLOCK": 32}, num_warps=1), "npu/interpreter"),
+                  a.triton_kernel_key(add_kernel, meta, cfg, "npu/ascend910b")):
+        assert other != key
+
+
+def test_no_redis_no_kernel_binary_cache(monkeypatch, tmp_path):
+    """Without a Redis URL the default cache is off: no directory, no key file, plain compiles."""
+    from npu_cache import kernel_binary
+
+    for name in ("NPU_CACHE_REDIS_URL", "TORCHINDUCTOR_REDIS_URL", "TORCHINDUCTOR_REDIS_HOST", "TORCHINDUCTOR_REDIS_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setattr(kernel_binary, "_default", None)
+    kb = kernel_binary.open_kernel_binary_cache()
+    assert kb.cache is None and not any(tmp_path.iterdir())
+    assert kb.descriptor_for_triton(add_kernel, {}, None, "t", lambda: "built") == "built"
+    assert kb.counters["no_remote"] == 1

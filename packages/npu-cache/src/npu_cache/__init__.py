@@ -39,8 +39,11 @@ def compile_context_end(timeout: float | None = 30.0) -> bool:
 
 def stats() -> dict:
     """Counters of this process: each cache (hits, misses, refusals by reason, Redis
-    failures by kind, circuit state) and the background writer."""
-    return all_stats()
+    failures by kind, circuit state), the background writer and the kernel-binary cache."""
+    from . import kernel_binary
+
+    kb = kernel_binary.current()
+    return {**all_stats(), "kernel_binary": kb.stats() if kb else None}
 
 
 def register() -> None:

@@ -102,8 +102,9 @@ class SignedCache:
         self.counters.add("miss")
         return None
 
-    def put(self, key: str, payload: bytes) -> None:
-        """Sign and store ``payload``: local now, Redis in the background."""
+    def put(self, key: str, payload: bytes, overwrite: bool = True) -> None:
+        """Sign and store ``payload``: local now, Redis in the background. ``overwrite=False``
+        keeps an entry that is already there (a valid one locally; any one in Redis)."""
         if policy.caches_disabled():
             self.counters.add("disabled")
             return
@@ -111,19 +112,30 @@ class SignedCache:
         payload = bytes(payload)
         if self.local is not None:
             blob = entry.encode(payload, location=location, secret=self.key.secret, fingerprint=self._fp())
-            self._write_local(location, blob)
-            job = (lambda remote=self.remote: remote.write(location, blob))
+            if overwrite or not self._valid_local(location):
+                self._write_local(location, blob)
+            else:
+                self.counters.add("put_local_kept")
+            job = (lambda remote=self.remote: remote.write(location, blob, overwrite))
         else:
             # remote only: signing (HMAC over the payload) happens on the writer thread too, so
             # the caller pays only for queueing
             def job(remote=self.remote):
                 return remote.write(location, entry.encode(payload, location=location, secret=self.key.secret,
-                                                           fingerprint=self._fp()))
+                                                           fingerprint=self._fp()), overwrite)
         if self.remote is not None:
             if self.writer.submit(job, len(payload), f"{self.kind} {location}"):
                 self.counters.add("put_remote_queued")
             else:
                 self.counters.add("put_remote_dropped")
+
+    def _valid_local(self, location: str) -> bool:
+        try:
+            blob = self.local.read(location)
+            return blob is not None and entry.decode(blob, location=location, secret=self.key.secret,
+                                                     fingerprint=self._fp()) is not None
+        except (OSError, entry.Refused):
+            return False
 
     def _write_local(self, location: str, blob: bytes) -> None:
         try:

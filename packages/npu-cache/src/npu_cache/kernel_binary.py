@@ -11,11 +11,20 @@ the catalogue's "CATLASS equivalents" for npu kernel/template binaries):
 - ``use_binary_remote_cache`` (default True): R05, consult the cache before compiling;
 - ``upload_to_binary_remote_cache`` (default False): R04, upload what was compiled;
 - ``binary_remote_cache_force_write`` (default False): R03, overwrite an existing entry
-  (republish after a polluted or wrong entry); otherwise an existing entry is kept.
+  (republish after a polluted or wrong entry); otherwise an existing entry is kept (Redis
+  ``SET NX`` on the writer thread: the compile thread never waits for an existence check).
+
+The compile path: npu-lowering's kernel object asks ``descriptor_for_triton`` (through the
+entry point ``npu_inductor.caches: kernel_binary``) for each kernel configuration it would
+otherwise describe/compile; the key (``triton_kernel_key``) is Triton's own hash of the
+kernel source and every jit function it calls, the compile metadata, the config, the target,
+the descriptor codec's version and the software fingerprint.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -24,6 +33,7 @@ from typing import Any
 
 from .cache import SignedCache
 from .counters import Counters
+from .settings import Settings
 
 log = logging.getLogger(__name__)
 LAUNCHER_GROUP = "npu_inductor.kernel_launcher"
@@ -42,6 +52,7 @@ class _Codec:
         self._loaded = False
         self.to_bytes: Callable[[Any], bytes] | None = None
         self.from_bytes: Callable[[bytes], Any] | None = None
+        self.version = ""  # the providing distribution's: a new launcher may describe differently
 
     def load(self) -> bool:
         if not self._loaded:
@@ -50,6 +61,8 @@ class _Codec:
             try:
                 self.to_bytes = found["descriptor_to_bytes"].load()
                 self.from_bytes = found["descriptor_from_bytes"].load()
+                dist = getattr(found["descriptor_to_bytes"], "dist", None)
+                self.version = f"{dist.name} {dist.version}" if dist else ""
             except (KeyError, ImportError, AttributeError) as exc:
                 self.to_bytes = self.from_bytes = None
                 log.warning("npu-cache: no kernel descriptor codec (npu-launcher's entry points %s in %r): "
@@ -64,29 +77,34 @@ class KernelBinaryCache:
     config and the device arch); the caller owns it. Entries are signed and fingerprinted
     like every entry of ours; refused ones read as misses."""
 
-    def __init__(self, cache: SignedCache | None = None, codec: _Codec | None = None):
-        self.cache = cache or SignedCache("kernel-binary")
+    def __init__(self, cache: SignedCache | None, codec: _Codec | None = None):
+        self.cache = cache  # None: no Redis configured, nothing to share: every call a miss
         self.codec = codec or _Codec()
         self.counters = Counters()
+        self._undecodable: set[str] = set()
 
     # -- bytes: no npu-launcher needed --------------------------------------------------------
     def fetch_bytes(self, key: str) -> bytes | None:
         if not _flag("use_binary_remote_cache"):
             self.counters.add("fetch_off")
             return None
+        if self.cache is None:
+            self.counters.add("no_remote")
+            return None
         return self.cache.get(key)
 
     def publish_bytes(self, key: str, blob: bytes, force: bool | None = None) -> bool:
-        """Store ``blob`` unless an entry exists (R04), or overwrite it when ``force`` (R03,
-        default: the force-write flag). True when written."""
+        """Store ``blob`` (R04); an existing entry is kept unless ``force`` (R03, default: the
+        force-write flag) overwrites it. True when handed to the cache (the Redis write, and
+        whether an entry was kept there, happen on the writer thread: ``put_kept``)."""
         if not _flag("upload_to_binary_remote_cache"):
             self.counters.add("upload_off")
             return False
-        force = _flag("binary_remote_cache_force_write") if force is None else force
-        if not force and self.cache.get(key) is not None:
-            self.counters.add("upload_kept_existing")
+        if self.cache is None:
+            self.counters.add("no_remote")
             return False
-        self.cache.put(key, blob)
+        force = _flag("binary_remote_cache_force_write") if force is None else force
+        self.cache.put(key, blob, overwrite=force)
         self.counters.add("uploaded_forced" if force else "uploaded")
         return True
 
@@ -103,6 +121,7 @@ class KernelBinaryCache:
             return self.codec.from_bytes(blob)
         except Exception as exc:  # a signed entry npu-launcher cannot read (e.g. other schema)
             self.counters.add("undecodable")
+            self._undecodable.add(key)
             log.warning("npu-cache: kernel-binary entry for %s is not a descriptor npu-launcher reads: %s", key, exc)
             return None
 
@@ -121,11 +140,51 @@ class KernelBinaryCache:
             return descriptor, True
         self.counters.add("compiled")
         descriptor = compile_fn()
-        self.publish(key, descriptor)
+        # an entry the codec could not read is replaced, not kept (keeping it would only
+        # make every later process compile again)
+        self.publish(key, descriptor, force=True if key in self._undecodable else None)
+        self._undecodable.discard(key)
         return descriptor, False
 
+    def triton_kernel_key(self, fn, triton_meta: dict, config, target: str) -> str:
+        """The key of one compiled configuration of a Triton kernel ``fn`` (a JITFunction).
+
+        ``fn.cache_key`` is Triton's hash of the kernel's source, every jit function it calls
+        and the constexpr globals it reads (what Triton's own cache keys on); ``triton_meta``
+        (signature, constants, divisibility) without the device index, which only says where
+        it runs here; the config's block sizes, warps and stages; ``target`` (the caller's
+        backend/arch); the codec's version; the software fingerprint (torch, Triton, CANN,
+        SoC), so machines with other software never share a key."""
+        meta = {k: v for k, v in triton_meta.items() if k != "device"}
+        parts = {
+            "fn": fn.cache_key, "name": getattr(fn, "__name__", ""),
+            "meta": repr(sorted(meta.items(), key=lambda kv: kv[0])),
+            "config": repr(sorted(dict(config.kwargs).items())),
+            "launch": [getattr(config, a, None) for a in ("num_warps", "num_stages", "num_ctas", "maxnreg")],
+            "target": target, "codec": self.codec.version,
+            "software": self.cache._fp().decode(),
+        }
+        digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
+        return f"triton/{parts['name']}/{digest}"
+
+    def descriptor_for_triton(self, fn, triton_meta: dict, config, target: str,
+                              compile_fn: Callable[[], Any]):
+        """The compile path's hook: the cached descriptor of this kernel configuration (R05),
+        else ``compile_fn()``, uploaded when uploading is on (R04). A kernel that cannot be
+        keyed is compiled (counted ``unkeyed``)."""
+        if self.cache is None or not self.codec.load():
+            self.counters.add("no_codec" if self.cache else "no_remote")
+            return compile_fn()
+        try:
+            key = self.triton_kernel_key(fn, triton_meta, config, target)
+        except Exception as exc:  # e.g. a function without source; never fail the compile
+            self.counters.add("unkeyed")
+            log.info("npu-cache: kernel %s not keyed for the kernel-binary cache: %s", fn, exc)
+            return compile_fn()
+        return self.get_or_compile(key, compile_fn)[0]
+
     def stats(self) -> dict:
-        return {**self.counters.snapshot(), "cache": self.cache.stats()}
+        return {**self.counters.snapshot(), "cache": self.cache.stats() if self.cache else None}
 
 
 _lock = threading.Lock()
@@ -133,9 +192,16 @@ _default: KernelBinaryCache | None = None
 
 
 def open_kernel_binary_cache() -> KernelBinaryCache:
-    """The process's kernel-binary cache (entry point ``npu_inductor.caches: kernel_binary``)."""
+    """The process's kernel-binary cache (entry point ``npu_inductor.caches: kernel_binary``).
+    A remote cache: without a Redis URL it is off (no local directory, no key file made)."""
     global _default
     with _lock:
         if _default is None:
-            _default = KernelBinaryCache()
+            settings = Settings.from_env()
+            _default = KernelBinaryCache(SignedCache("kernel-binary", settings) if settings.redis_url else None)
         return _default
+
+
+def current() -> KernelBinaryCache | None:
+    """The process's cache if it was opened (for stats)."""
+    return _default

@@ -130,11 +130,17 @@ class RedisStore:
             self.counters.add("get_ok")
         return value
 
-    def write(self, location: str, blob: bytes) -> bool:
-        ok = self._call("put", lambda c: c.set(self.key(location), blob), default=False)
-        if ok:
+    def write(self, location: str, blob: bytes, overwrite: bool = True) -> bool:
+        """True when stored, or kept because ``overwrite`` is off and an entry exists (SET NX:
+        one atomic call, so two writers racing keep the first)."""
+        result = self._call("put", lambda c: c.set(self.key(location), blob, nx=not overwrite) or "kept",
+                            default=False)
+        if result == "kept":
+            self.counters.add("put_kept")
+            return True
+        if result:
             self.counters.add("put_ok")
-        return bool(ok)
+        return bool(result)
 
     def delete(self, location: str) -> bool:
         return bool(self._call("delete", lambda c: c.unlink(self.key(location)), default=0))

@@ -2,12 +2,17 @@
 
 SPEC: {"fn": name in FUNCTIONS, "inductor" / "dynamo" / "functorch": {flag: value},
 "train": backward too, "save_artifacts": torch.compiler.save_cache_artifacts() at the end,
-"cpu": also compile a cpu function under the same flags, "calls": [shapes...]}. Prints one
-JSON line: results checked against eager, Inductor/Dynamo counters, upstream's cache_stats,
-npu_cache.stats(), the classes create_cache returned, and how often compile_fx_inner ran.
+"cpu": also compile a cpu function under the same flags, "calls": [shapes...],
+"miscompile": every value a kernel stores is off by one (a faulty compiler's binary)}.
+Prints one JSON line: results checked against eager, Inductor/Dynamo counters, upstream's
+cache_stats, npu_cache.stats(), the classes create_cache returned, how often
+compile_fx_inner ran, and how many kernel configs were compiled: described by npu-launcher
+(the compile of npu-sim kernels) or built by triton.compile.
 """
 
+import dataclasses
 import json
+import re
 import sys
 
 import torch
@@ -78,6 +83,38 @@ def counting_inner(gm, *a, **k):
 
 compile_fx._compile_fx_inner = counting_inner
 
+# kernel compiles: npu-launcher's describe_triton (found as npu-lowering finds it, by entry
+# point; patched on its module before any compile binds it) and triton.compile
+import importlib.metadata  # noqa: E402
+import triton  # noqa: E402
+import triton.compiler  # noqa: E402
+
+compiled_kernels = {"described": 0, "triton_compile": 0}
+describe_ep = next(ep for ep in importlib.metadata.entry_points(group="npu_inductor.kernel_launcher")
+                   if ep.name == "describe_triton")
+real_describe = describe_ep.load()
+
+
+def counting_describe(fn, triton_meta, config_kwargs, *a, **k):
+    compiled_kernels["described"] += 1
+    desc = real_describe(fn, triton_meta, config_kwargs, *a, **k)
+    if spec.get("miscompile"):  # every value the kernel stores is off by one
+        source = re.sub(r"tl\.store\((.*), (tmp\d+), ", r"tl.store(\1, \2 + 1.0, ", desc.binary.decode())
+        desc = dataclasses.replace(desc, binary=source.encode())
+    return desc
+
+
+setattr(sys.modules[describe_ep.module], describe_ep.attr, counting_describe)
+real_triton_compile = triton.compiler.compile
+
+
+def counting_triton_compile(*a, **k):
+    compiled_kernels["triton_compile"] += 1
+    return real_triton_compile(*a, **k)
+
+
+triton.compile = triton.compiler.compile = counting_triton_compile
+
 fn = FUNCTIONS[spec.get("fn", "pointwise")]
 results = []
 saved = None
@@ -110,7 +147,7 @@ with config.patch(spec.get("inductor", {})), torch._dynamo.config.patch(spec.get
         results.append(bool(torch.allclose(torch.compile(lambda x: torch.cos(x) - 1)(xc), torch.cos(xc) - 1)))
 flushed = npu_cache.flush(10)
 print(json.dumps({
-    "ok": results, "error": error, "saved": saved, "flushed": flushed, "inner_calls": len(inner_calls), "graph_constants": inner_calls, "created": created,
+    "ok": results, "error": error, "compiled_kernels": compiled_kernels, "saved": saved, "flushed": flushed, "inner_calls": len(inner_calls), "graph_constants": inner_calls, "created": created,
     "inductor": dict(counters["inductor"]), "dynamo": {k: dict(v) for k, v in counters.items() if k != "inductor"},
     "cache_stats": {k: vars(v) for k, v in remote_cache.cache_stats._stats.items()},
     "npu_cache": npu_cache.stats(),

@@ -1,0 +1,78 @@
+"""R03-R05 end to end on npu-sim: the kernel-binary cache in the npu compile path.
+
+Three "machines" (own HOME, Inductor, Triton and npu-cache directories; shared Redis and HMAC
+key) compile the same function with the FX caches off, so each runs Inductor's codegen and
+reaches every kernel's compile (describing it, on npu-sim):
+
+  p  a faulty compiler (every stored value off by one) uploads what it built      (R04)
+  q  a fixed compiler, cache not consulted, force-write: republishes every kernel (R03)
+  r  an empty machine: every kernel comes from Redis, nothing is compiled         (R05)
+
+Without force-write q's entries would be kept and r would run p's wrong kernels.
+"""
+
+import pytest
+import redis
+
+from npu_cache import entry
+
+FRESH = {"fx_graph_cache": False, "fx_graph_remote_cache": False, "compile_threads": 1}
+NO_AOT_CACHE = {"enable_autograd_cache": False}
+UPLOAD = {"cutlass.upload_to_binary_remote_cache": True}
+REPUBLISH = {**UPLOAD, "cutlass.use_binary_remote_cache": False, "cutlass.binary_remote_cache_force_write": True}
+
+
+def entries(job):
+    client = redis.Redis.from_url(job.redis_url)
+    return {k: client.get(k) for k in client.scan_iter(f"{job.prefix}:v1:kernel-binary:*")}
+
+
+@pytest.fixture(scope="module")
+def runs(module_npu_job):
+    job = module_npu_job
+
+    def run(name, flags, **spec):
+        return job({"fn": "two_kernels", "calls": [[8, 32]], "inductor": {**FRESH, **flags},
+                    "functorch": NO_AOT_CACHE, **spec}, local=name, machine=name)
+
+    p = run("p", UPLOAD, miscompile=True)
+    after_p = entries(job)
+    q = run("q", REPUBLISH)
+    after_q = entries(job)
+    r = run("r", {})
+    return {"p": p, "q": q, "r": r, "after_p": after_p, "after_q": after_q}
+
+
+def kernel_binary(run):
+    return run["npu_cache"]["kernel_binary"]
+
+
+@pytest.mark.feature("R04")
+def test_compiled_kernels_are_uploaded(runs):
+    p, after_p = runs["p"], runs["after_p"]
+    compiled = p["compiled_kernels"]["described"]
+    assert compiled == 2 and p["flushed"]
+    # every kernel p compiled is in Redis, as a signed entry
+    assert kernel_binary(p)["uploaded"] == compiled and len(after_p) == compiled
+    assert all(v[:4] == entry.MAGIC for v in after_p.values())
+
+
+@pytest.mark.feature("R05")
+def test_remote_kernel_binaries_skip_the_local_compile(runs):
+    q, r = runs["q"], runs["r"]
+    # r: empty local dirs and Triton cache; every kernel fetched before compiling, none compiled
+    assert r["compiled_kernels"] == {"described": 0, "triton_compile": 0}
+    assert kernel_binary(r)["hit"] == 2 and kernel_binary(r)["cache"]["hit_remote"] == 2
+    assert r["ok"] == [True]  # and the fetched kernels compute the right result
+    # q did not consult the cache (use_binary_remote_cache off): it compiled every kernel
+    assert q["compiled_kernels"]["described"] == 2 and kernel_binary(q)["fetch_off"] == 2
+
+
+@pytest.mark.feature("R03")
+def test_force_write_republishes_over_polluted_entries(runs):
+    p, q, after_p, after_q = runs["p"], runs["q"], runs["after_p"], runs["after_q"]
+    assert p["ok"] == [False]  # p's kernels are wrong: its entries pollute the cache
+    assert q["ok"] == [True] and kernel_binary(q)["uploaded_forced"] == 2
+    # the same keys, every value replaced
+    assert after_q.keys() == after_p.keys() and all(after_q[k] != after_p[k] for k in after_p)
+    assert runs["r"]["ok"] == [True]  # a machine fetching now runs q's kernels
