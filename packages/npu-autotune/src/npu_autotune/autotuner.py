@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+import weakref
 from importlib import metadata
 
 from torch._dynamo.utils import counters
@@ -32,7 +33,7 @@ from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
 from . import combo
 from . import compile_pool, post_compile
 from . import config as npu_config
-from . import tiles
+from . import hints, tiles
 from .benchmarker import ensure_registered, flag_reps
 from .coordesc import NpuCoordescTuner
 
@@ -40,6 +41,9 @@ log = logging.getLogger(__name__)
 SIM_LAUNCH_GROUP = "npu_inductor.sim_launch"
 # (kernel name, config kwargs, num_stages) of every config this package launched on npu-sim
 LAUNCHED: list = []
+# kernel object -> {config: launcher} of its per-hint variants (off the object: launchers
+# do not pickle)
+_variant_launchers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 @functools.cache
@@ -239,6 +243,8 @@ class KernelObjectMixin:
             return super().benchmark_all_configs(*args, **kwargs)
 
     def run(self, *args, stream, benchmark_run=False, **kwargs):
+        if (variant := hints.pick(self, args)) is not None:  # multi_kernel_hints (A02)
+            return self._npu_variant_launcher(variant)(*args, stream=stream, **kwargs)
         if not self._npu_sim():
             return super().run(*args, stream=stream, benchmark_run=benchmark_run, **kwargs)
         if not getattr(self, "_npu_tuned", False):
@@ -252,6 +258,16 @@ class KernelObjectMixin:
             # size) read ``launchers`` after one call
             self.launchers = [SimLauncher(self, self._sim_config())]
         return result
+
+    def _npu_variant_launcher(self, cfg):
+        """The launcher of a per-hint variant config, made once (compiled where kernels
+        compile, through the simulator on npu-sim)."""
+        made = _variant_launchers.setdefault(self, {})
+        key = triton_config_to_hashable(cfg)
+        if key not in made:
+            with self.lock:
+                made[key] = self._precompile_config(cfg).make_launcher()
+        return made[key]
 
     # ---- tuning on npu-sim ------------------------------------------------------------
     def _npu_should_bench(self) -> bool:

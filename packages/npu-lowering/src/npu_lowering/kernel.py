@@ -39,6 +39,7 @@ NPU_MATH = ("from npu_lowering.runtime.math import libdevice, math as tl_math\n"
             "from npu_lowering.runtime import grid as npu_grid  # defines the npu grid types")
 SET_GPU_DRIVER = "triton_helpers.set_driver_to_gpu()\n"
 SAVE_ENV = "NPU_LOWERING_SAVE_KERNELS"
+HINT_SIZE_HINTS_KEY = "npu_hint_size_hints"  # inductor_meta: {hint: size_hints} (multi_kernel_hints)
 
 
 def npu_imports(upstream_imports: str) -> str:
@@ -111,7 +112,25 @@ class NpuTritonKernel(TritonKernel):
         if self._npu_loop_axes:
             device = V.graph.get_current_device_or_throw()
             meta[npu_grid.CORES_KEY] = tiling.device(device.index or 0).vector_cores
+        if hinted := self._hint_size_hints():
+            meta[HINT_SIZE_HINTS_KEY] = hinted
         return meta
+
+    def _hint_size_hints(self) -> dict:
+        """``multi_kernel_hints`` (upstream applies them to Triton templates only): this
+        kernel's size hints with each hint in place of its dynamic sizes, as upstream's
+        ``hint_override`` computes them; the heuristics provider builds one variant per hint
+        and picks one per call (A02). Empty for static sizes or without hints."""
+        from torch._inductor import config
+        from torch._inductor.runtime.runtime_utils import next_power_of_2
+        from torch._inductor.utils import prefix_is_reduction
+
+        sizevars = V.graph.sizevars
+        numels = {p: n for p, n in self.numels.items() if not prefix_is_reduction(p) or self.inside_reduction}
+        if not config.multi_kernel_hints or not any(sizevars.simplify(n).free_symbols for n in numels.values()):
+            return {}
+        return {hint: {p: next_power_of_2(int(sizevars.optimization_hint_with_override(n, hint)))
+                       for p, n in numels.items()} for hint in config.multi_kernel_hints}
 
     def codegen_static_numels(self, code) -> None:
         super().codegen_static_numels(code)

@@ -1,0 +1,65 @@
+"""Per-hint variants of npu kernels with dynamic sizes (``multi_kernel_hints``, A02).
+
+Upstream (torch 2.13) turns ``multi_kernel_hints`` into a ``SizeHintMultiKernel`` only for
+Triton GEMM templates: one kernel per hint, tuned as if the dynamic sizes were the hint, and
+at each call the one whose shapes are nearest in log2 distance runs. npu has no Triton GEMM
+templates yet, so the npu equivalent applies the same rule to its pointwise and looped
+reduction kernels: the lowering records the kernel's size hints under each hint
+(``inductor_meta["npu_hint_size_hints"]``), each becomes a variant config from the tile
+generator (the config a kernel of that size would get), and each call launches the variant
+whose sizes are nearest to the call's ``*numel`` arguments.
+"""
+
+from __future__ import annotations
+
+import math
+
+from torch._inductor.runtime.hints import HeuristicType
+
+from . import tiles
+
+KEY = "npu_hint_size_hints"
+_KINDS = (HeuristicType.POINTWISE, HeuristicType.REDUCTION)
+
+
+def variants(kernel) -> list:
+    """[(size_hints, config)], one per hint (empty: no hints, static sizes, or a kernel kind
+    whose blocks are not the tile generator's)."""
+    cached = kernel.__dict__.get("_npu_hint_variants")
+    if cached is not None:
+        return cached
+    out = []
+    hinted = kernel.inductor_meta.get(KEY)
+    if hinted and kernel.heuristic_type in _KINDS and "combo_grid_meta" not in kernel.inductor_meta:
+        dev = kernel._npu_device()
+        for size_hints in hinted.values():
+            if kernel.heuristic_type == HeuristicType.POINTWISE:
+                cands = tiles.pointwise(size_hints, kernel.triton_meta, dev)
+            else:
+                cands = tiles.reduction(size_hints, kernel.triton_meta, dev, persistent=False)
+            if cands:
+                out.append((dict(size_hints), cands[0]))
+    kernel._npu_hint_variants = out
+    return out
+
+
+def _distance(actual: dict, hinted: dict) -> float:
+    """Upstream's size-hint multi-kernel rule: L1 distance of log2 sizes."""
+    def log2(v):
+        return math.log2(v) if v > 0 else -1
+
+    return sum(abs(log2(actual[p]) - log2(hinted[p])) for p in actual if p in hinted)
+
+
+def pick(kernel, args) -> object | None:
+    """The variant config for a call with ``args`` (None: the kernel has no variants)."""
+    found = variants(kernel)
+    if not found:
+        return None
+    names = [n for n, t in kernel.triton_meta["signature"].items() if t != "constexpr"]
+    actual = {}
+    for prefix in found[0][0]:
+        name = f"{prefix}numel"
+        if name in names and names.index(name) < len(args):
+            actual[prefix] = int(args[names.index(name)])
+    return min(found, key=lambda v: _distance(actual, v[0]))[1]
