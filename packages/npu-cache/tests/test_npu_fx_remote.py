@@ -1,6 +1,7 @@
 """FX graph cache of npu compiles on npu-sim, three fresh processes on one graph with a
 tensor constant and several kernels: A compiles (local + remote, a cpu compile beside it),
-B shares A's local directory, C has an empty local directory, local caching off, and Redis.
+B shares A's local directory, C is another machine (own HOME, Inductor, Triton and npu-cache
+directories, local caching off) sharing only Redis.
 
 R01: npu compiles' remote FX cache is our signed Redis backend, shared between processes;
 cpu compiles keep upstream's class. P03: the graph with a tensor constant is served from the
@@ -27,9 +28,10 @@ def our_keys(url, prefix, kind):
 @pytest.fixture(scope="module")
 def runs(module_npu_job):
     job = module_npu_job
-    a = job({"fn": "with_constant", "inductor": BOTH, "functorch": NO_AOT_CACHE, "cpu": True}, local="a")
-    b = job({"fn": "with_constant", "inductor": BOTH, "functorch": NO_AOT_CACHE}, local="a")
-    c = job({"fn": "with_constant", "inductor": REMOTE_ONLY, "functorch": NO_AOT_CACHE}, local="c")
+    a = job({"fn": "with_constant", "inductor": BOTH, "functorch": NO_AOT_CACHE, "cpu": True}, local="a", machine="a")
+    b = job({"fn": "with_constant", "inductor": BOTH, "functorch": NO_AOT_CACHE}, local="a", machine="a")
+    # another machine: own HOME, Inductor, Triton and npu-cache directories; only Redis shared
+    c = job({"fn": "with_constant", "inductor": REMOTE_ONLY, "functorch": NO_AOT_CACHE}, local="c", machine="c")
     return job, a, b, c
 
 
@@ -71,7 +73,11 @@ def test_hit_restores_bundled_kernels_without_rebuilding(runs):
     # A built its npu kernels (one counted miss each) and bundled them into the entry
     built = a["inductor"]["async_compile_cache_miss"]  # the cpu compile's C++ kernel is not counted here
     assert built >= 2 and a["inductor"]["triton_bundler_save_static_autotuner"] == 1
-    for hit in (b, c):  # local and remote hits
+    assert a["compiled_kernels"]["described"] == built
+    for hit in (b, c):  # local and remote (other machine) hits
         # every kernel came back from the bundle: a hit in the compiled-kernel table each
         assert hit["inductor"].get("triton_bundler_load_static_autotuner") == built
         assert hit["inductor"].get("async_compile_cache_hit") == built
+        # and none was compiled: nothing described (npu-sim's compile), no triton.compile
+        assert hit["compiled_kernels"] == {"described": 0, "triton_compile": 0}
+        assert hit["ok"] == [True]
