@@ -31,7 +31,7 @@ from torch._inductor.runtime.runtime_utils import triton_config_to_hashable
 from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
 
 from . import combo
-from . import compile_pool, post_compile
+from . import compile_pool, post_compile, precompile_budget
 from . import config as npu_config
 from . import hints, tiles
 from .benchmarker import ensure_registered, flag_reps
@@ -180,6 +180,13 @@ class KernelObjectMixin:
             post_compile.fire(self, self.configs or [], lambda c: _SimCompileResult(self, c))
         return result
 
+    def _precompile_worker(self):
+        # Y07 where kernels compile (Ascend): one budget for all candidate configs
+        if self._npu_sim() or self.compile_results or not self.configs or len(self.configs) < 2:
+            return super()._precompile_worker()
+        self.compile_results = precompile_budget.compile_all(self, self.configs)
+        self.configs = None
+
     def _precompile_config(self, cfg):
         if self._npu_sim():
             post_compile.fire(self, [cfg], lambda c: _SimCompileResult(self, c))
@@ -304,6 +311,8 @@ class KernelObjectMixin:
             return
         ensure_registered()
         start = time.time_ns()
+        # Y07: the candidates compile under one precompilation budget; late ones are dropped
+        self.configs = [r.config for r in precompile_budget.compile_all(self, self.configs)]
         if self.inductor_meta.get("incremental_autotune") and len(self.configs) > 1:
             self._npu_described, self.compile_results = self.compile_results, []
             self._npu_incremental = {"pending": list(self.configs), "timings": {}, "start": start}

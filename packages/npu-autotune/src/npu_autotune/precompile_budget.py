@@ -1,0 +1,79 @@
+"""One precompilation budget for all candidate configs of an npu kernel (Y07).
+
+Upstream applies ``precompilation_timeout_seconds`` to template choices in
+``select_algorithm`` only; an npu kernel's candidate configs are compiled one after the other
+with no limit. Here they compile concurrently (threads: compiles release the GIL in the
+compiler, and on npu-sim each "compile" is cheap) under one deadline for all of them: configs
+not compiled by then are cancelled (queued ones never start, running ones are abandoned and
+their results discarded) and dropped, logged; the kernel goes on with those that compiled.
+No config compiled in time is an error naming the kernel and the timeout. ``None`` or a value
+<= 0 means no timeout (upstream's rule).
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor, wait
+
+from torch._dynamo.utils import counters
+
+log = logging.getLogger(__name__)
+MAX_THREADS = 8
+
+
+def timeout_s() -> float | None:
+    from torch._inductor import config
+
+    value = config.precompilation_timeout_seconds
+    return None if value is None or value <= 0 else float(value)
+
+
+def _dropped_error(exc: BaseException) -> bool:
+    """What upstream's ``_precompile_worker`` drops instead of raising."""
+    from triton.runtime.errors import OutOfResources
+
+    return isinstance(exc, OutOfResources)
+
+
+def compile_all(kernel, configs: list) -> list:
+    """Compile results of ``configs`` (in their order) that finished within the budget."""
+    timeout = timeout_s()
+    if timeout is None or len(configs) < 2:
+        results = []
+        for cfg in configs:
+            try:
+                results.append(kernel._precompile_config(cfg))
+            except Exception as exc:
+                if not _dropped_error(exc):
+                    raise
+        return _some(kernel, results, configs, timeout)
+    pool = ThreadPoolExecutor(max_workers=min(len(configs), MAX_THREADS), thread_name_prefix="npu-precompile")
+    futures = [pool.submit(kernel._precompile_config, cfg) for cfg in configs]
+    try:
+        done, _ = wait(futures, timeout=timeout)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    name = kernel._npu_name()
+    results = []
+    for cfg, future in zip(configs, futures):
+        if future not in done:
+            future.cancel()
+            counters["npu_autotune"]["precompile_timed_out"] += 1
+            log.warning("npu kernel %s: config %s not compiled within precompilation_timeout_seconds=%s: "
+                        "cancelled and dropped", name, cfg, timeout)
+            continue
+        exc = future.exception()
+        if exc is None:
+            results.append(future.result())
+        elif not _dropped_error(exc):
+            raise exc
+    return _some(kernel, results, configs, timeout)
+
+
+def _some(kernel, results: list, configs: list, timeout) -> list:
+    if not results:
+        from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
+
+        raise NoTritonConfigsError(f"npu kernel {kernel._npu_name()}: none of {len(configs)} configs compiled "
+                                   f"(precompilation_timeout_seconds={timeout})")
+    return results

@@ -1,0 +1,65 @@
+"""One precompilation budget for all candidate configs of an npu kernel (Y07)."""
+
+import time
+
+import pytest
+import torch
+from torch._dynamo.utils import counters
+from torch._inductor import config
+
+
+def _f(a):
+    return torch.exp(a) - a
+
+
+@pytest.fixture
+def slow_largest_block(monkeypatch):
+    """The candidate with the largest XBLOCK takes 2.5 s to compile (the others: no delay)."""
+    from npu_lowering.runtime import heuristics
+
+    real = heuristics.NpuTunedAutotuner._precompile_config
+    slow = []
+
+    def precompile_config(self, cfg):
+        if cfg.kwargs["XBLOCK"] == max(c.kwargs["XBLOCK"] for c in self.configs):
+            slow.append(dict(cfg.kwargs))
+            time.sleep(2.5)
+        return real(self, cfg)
+
+    monkeypatch.setattr(heuristics.NpuTunedAutotuner, "_precompile_config", precompile_config)
+    return slow
+
+
+@pytest.mark.feature("Y07")
+@pytest.mark.parametrize("timeout", [1, 0])
+def test_candidates_over_the_budget_are_dropped_and_the_kernel_runs(fresh, kernels, slow_largest_block, timeout):
+    x = torch.randn(512, device="npu")
+    with config.patch(compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=timeout):
+        out = torch.compile(_f)(x)
+    torch.testing.assert_close(out.cpu(), _f(x.cpu()), atol=1e-5, rtol=1e-5)
+    (k,) = kernels()
+    (slow,) = slow_largest_block
+    tried = [c[1] for c in fresh]
+    if timeout:  # cancelled and dropped, never launched; tuned over the configs that compiled
+        assert slow not in tried and len({tuple(t.items()) for t in tried}) >= 2
+        assert counters["npu_autotune"]["precompile_timed_out"] == 1
+        assert k.configs[0].kwargs != slow
+    else:  # no budget: the slow candidate is waited for and tuned too
+        assert slow in tried and counters["npu_autotune"]["precompile_timed_out"] == 0
+
+
+def test_nothing_compiled_in_time_is_an_error_naming_the_kernel(fresh, monkeypatch):
+    from npu_lowering.runtime import heuristics
+
+    real = heuristics.NpuTunedAutotuner._precompile_config
+
+    def every_config_slow(self, cfg):
+        time.sleep(1.5)
+        return real(self, cfg)
+
+    monkeypatch.setattr(heuristics.NpuTunedAutotuner, "_precompile_config", every_config_slow)
+    x = torch.randn(384, device="npu")
+    with config.patch(compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=1), \
+            pytest.raises(Exception, match=r"npu kernel triton_poi_\w+: none of \d+ configs compiled "
+                                           r"\(precompilation_timeout_seconds=1"):
+        torch.compile(_f)(x)
