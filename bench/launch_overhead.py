@@ -11,9 +11,13 @@ batch 4, default mode, per-call host time. On cuda: eager; upstream Inductor as 
 (its static launcher); upstream with Triton's launcher (use_static_cuda_launcher off); and
 Inductor's cuda kernels launched by npu-launcher (``npu_launcher.inductor.route_cuda_kernels``,
 an opt-in benchmark mode over the Triton-launcher configuration: same kernels, same wrapper,
-only the runner differs). On npu-sim (--npu-sim; the device is started through
-npu_inductor.enable()): npu kernels through npu-launcher's launch objects vs npu-sim's launch
-entry point (use_static_triton_launcher off). Interpreted kernels cost milliseconds, so the
+only the runner differs); and the same routed kernels called by npu-lowering's direct-launch
+wrapper (``npu_lowering._compat.route_cuda_wrapper``: the generated code calls each settled
+kernel's launch object itself, no ``CachingAutotuner.run``). Every mode is compiled first,
+then all are timed in turns (``--mlp-rounds``); rows are medians of the turns. On npu-sim (--npu-sim; the device is started through
+npu_inductor.enable()): npu kernels through npu-launcher's launch objects, called directly
+by the wrapper (the npu default) or through ``run`` (use_fast_triton_launcher off), vs
+npu-sim's launch entry point (use_static_triton_launcher off). Interpreted kernels cost milliseconds, so the
 npu-sim rows are dominated by the interpreter.
 
 Prints tables; writes JSON to $OUT/launch_overhead.json (or --json PATH).
@@ -179,8 +183,47 @@ def per_call_ms(fn, x, iters, sync):
     return (time.perf_counter() - t) / iters * 1e3
 
 
-def mlp_rows(device: str, iters: int) -> dict:
-    """Per-call microseconds of the compiled MLP under each launcher mode."""
+def _own_code(fn, name):
+    """``fn`` with a code object of its own: each mode gets its own Dynamo cache entry, so all
+    modes stay compiled side by side (no dynamo.reset between them) and can be timed in turns."""
+    import types
+
+    return types.FunctionType(fn.__code__.replace(co_name=name), fn.__globals__, name, None, fn.__closure__)
+
+
+def _cuda_modes():
+    """name -> (inductor config patch, route kernels through npu-launcher, direct-launch wrapper)."""
+    return {
+        "inductor_upstream_default": ({}, False, False),
+        "inductor_upstream_triton_launcher": ({"use_static_cuda_launcher": False}, False, False),
+        "inductor_npu_launcher": ({"use_static_cuda_launcher": False}, True, False),
+        "inductor_npu_direct_launch": ({"use_static_cuda_launcher": False}, True, True),
+    }
+
+
+def profile_text(fn, x, calls=200) -> str:
+    """cProfile of ``calls`` calls, top functions by own time (where the host time goes)."""
+    import cProfile
+    import io
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        fn(x)
+    prof.disable()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(30)
+    return buf.getvalue()
+
+
+def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None = None) -> dict:
+    """Per-call microseconds of the compiled MLP under each launcher mode. Every mode is
+    compiled first (each in a fresh Inductor cache), then all are timed in ``rounds`` turns
+    (eager, mode 1, mode 2, ... again), so slow phases of a shared host hit every mode; each
+    row is the median of its turns (all turns in ``<row>_turns``)."""
+    import statistics
+
     from torch._inductor import config as inductor_config
 
     import npu_launcher.inductor as launcher_inductor
@@ -190,44 +233,68 @@ def mlp_rows(device: str, iters: int) -> dict:
     x = torch.randn(4, 256, device=device)
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     rows: dict = {}
+    fns: dict = {}
+    if device == "cuda":
+        from npu_lowering import _compat as lowering_compat
+        from npu_lowering import direct_launch
+        from npu_lowering.runtime.direct_launch import PROMOTED
+
+        modes = _cuda_modes()
+    else:
+        PROMOTED = None
+        modes = {
+            "inductor_npu_sim_entry_point": ({"use_static_triton_launcher": False}, False, False),
+            "inductor_npu_launcher_run": ({"use_static_triton_launcher": True, "use_fast_triton_launcher": False},
+                                          False, False),
+            "inductor_npu_launcher": ({"use_static_triton_launcher": True}, False, True),
+        }
     with torch.no_grad():
         ref = model(x)
         if device == "cuda":
-            rows["eager"] = per_call_ms(model, x, iters, sync) * 1e3
-            modes = {
-                "inductor_upstream_default": ({}, False),
-                "inductor_upstream_triton_launcher": ({"use_static_cuda_launcher": False}, False),
-                "inductor_npu_launcher": ({"use_static_cuda_launcher": False}, True),
-            }
-        else:
-            modes = {
-                "inductor_npu_sim_entry_point": ({"use_static_triton_launcher": False}, False),
-                "inductor_npu_launcher": ({"use_static_triton_launcher": True}, False),
-            }
+            fns["eager"] = model
         try:
             from torch._inductor.utils import fresh_cache
         except ImportError:  # older torch
             from torch._inductor.utils import fresh_inductor_cache as fresh_cache
-        for name, (patch, routed) in modes.items():
-            torch._dynamo.reset()
+        torch._dynamo.reset()
+        for name, (patch, routed, direct) in modes.items():
             launcher_inductor.ROUTED_CUDA_KERNELS.clear()
             launcher_inductor.route_cuda_kernels(routed)
+            if device == "cuda":
+                lowering_compat.route_cuda_wrapper(direct_launch.cuda_wrapper_class() if direct else None)
+            promoted_before = len(PROMOTED) if PROMOTED is not None else 0
             try:
                 # a fresh cache per mode: kernel objects (and their launchers) are reused
                 # across compiles of one process otherwise
                 with fresh_cache(), inductor_config.patch(patch):
-                    fn = torch.compile(model)
-                    out = fn(x)
+                    fn = torch.compile(_own_code(lambda a: model(a), name))
+                    for _ in range(3):  # first calls: precompile, then direct slots promoted
+                        out = fn(x)
                     torch.testing.assert_close(out, ref, atol=2e-3, rtol=2e-3)
-                    rows[name] = per_call_ms(fn, x, iters, sync) * 1e3
+                fns[name] = fn
                 if routed:
                     rows[name + "_kernels_routed"] = len(launcher_inductor.ROUTED_CUDA_KERNELS)
                     if not launcher_inductor.ROUTED_CUDA_KERNELS:
                         raise RuntimeError("no cuda kernel went through npu-launcher")
+                if direct and PROMOTED is not None:
+                    rows[name + "_sites_promoted"] = len(PROMOTED) - promoted_before
             except Exception as e:  # record and go on: the other rows still mean something
                 rows[name + "_error"] = repr(e)[:500]
             finally:
                 launcher_inductor.route_cuda_kernels(False)
+                if device == "cuda":
+                    lowering_compat.route_cuda_wrapper(None)
+        turns: dict = {name: [] for name in fns}
+        for _ in range(rounds):
+            for name, fn in fns.items():
+                turns[name].append(per_call_ms(fn, x, iters, sync) * 1e3)
+        for name, values in turns.items():
+            rows[name] = statistics.median(values)
+            rows[name + "_turns"] = [round(v, 1) for v in values]
+        if profile_dir:
+            for name, fn in fns.items():
+                with open(os.path.join(profile_dir, f"mlp_profile_{device}_{name}.txt"), "w") as f:
+                    f.write(profile_text(fn, x))
         if device != "cuda":
             from importlib import import_module
 
@@ -244,7 +311,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iters", type=int, default=20000)
     ap.add_argument("--json", default=None)
-    ap.add_argument("--mlp-iters", type=int, default=200, help="calls timed per compiled-MLP mode")
+    ap.add_argument("--mlp-iters", type=int, default=200, help="calls timed per compiled-MLP mode and turn")
+    ap.add_argument("--mlp-rounds", type=int, default=5, help="turns over all compiled-MLP modes")
+    ap.add_argument("--mlp-profile", default=None, help="folder for cProfile tables of each MLP mode")
     ap.add_argument("--npu-sim", action="store_true", help="also the compiled MLP on npu-sim")
     ap.add_argument("--no-mlp", action="store_true")
     a = ap.parse_args()
@@ -267,20 +336,21 @@ def main():
     if not a.no_mlp:
         res["mlp_us_per_call"] = {}
         if torch.cuda.is_available():
-            res["mlp_us_per_call"]["cuda"] = mlp_rows("cuda", a.mlp_iters)
+            res["mlp_us_per_call"]["cuda"] = mlp_rows("cuda", a.mlp_iters, a.mlp_rounds, a.mlp_profile)
         if a.npu_sim:
             import npu_inductor
 
             npu_inductor.enable()
-            res["mlp_us_per_call"]["npu_sim"] = mlp_rows("npu", max(1, a.mlp_iters // 50))
+            res["mlp_us_per_call"]["npu_sim"] = mlp_rows("npu", max(1, a.mlp_iters // 50), 1)
         for dev, rows in res["mlp_us_per_call"].items():
-            print(f"compiled MLP (8 blocks, width 256, batch 4), {dev}: us per call")
+            print(f"compiled MLP (8 blocks, width 256, batch 4), {dev}: us per call (median of turns)")
             for k, v in rows.items():
                 print(f"  {k:44s} {v:12.1f}" if isinstance(v, float) else f"  {k:44s} {v}")
             base = rows.get("inductor_upstream_default") or rows.get("inductor_npu_sim_entry_point")
-            if base and isinstance(rows.get("inductor_npu_launcher"), float):
-                rows["ratio_ours_to_upstream"] = rows["inductor_npu_launcher"] / base
-                print(f"  ours / upstream: {rows['ratio_ours_to_upstream']:.3f}")
+            for ours in ("inductor_npu_launcher", "inductor_npu_direct_launch"):
+                if base and isinstance(rows.get(ours), float):
+                    rows[f"ratio_{ours}_to_upstream"] = rows[ours] / base
+                    print(f"  {ours} / upstream: {rows[f'ratio_{ours}_to_upstream']:.3f}")
     u = res["us_per_launch"]
     if "npu_launcher_fast_path" in u and "triton_jit_launch" in u:
         res["ratio_ours_to_triton_jit"] = u["npu_launcher_fast_path"] / u["triton_jit_launch"]

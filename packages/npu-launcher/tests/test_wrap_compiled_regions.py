@@ -37,7 +37,9 @@ def compiled_under_debug_mode(wrap: bool, launches, *, backward=False):
     torch.manual_seed(0)
     a, b = torch.randn(4, 16), torch.randn(4, 16)
     na, nb = (t.to("npu").requires_grad_(backward) for t in (a, b))
-    with torch._inductor.config.patch(wrap_inductor_compiled_regions=wrap):
+    # use_fast_triton_launcher off: kernels go through run() on every call, which records each
+    # launch in LAUNCHES (direct-launch slots call the same launch objects without a record)
+    with torch._inductor.config.patch(wrap_inductor_compiled_regions=wrap, use_fast_triton_launcher=False):
         fn = torch.compile(f)
         fn(na, nb)  # compile outside the mode
         launches.clear()

@@ -78,10 +78,10 @@ class DirectLaunchSites:
     def promote(self, index: int, kernel, args: tuple, stream) -> None:
         probe = getattr(kernel, "npu_direct_launch", None)
         if probe is None:
-            launchers = getattr(kernel, "launchers", None) or ()
-            probe = getattr(launchers[0], "npu_direct_launch", None) if len(launchers) == 1 else None
-            if probe is None and len(launchers) != 1:
+            launchers = getattr(kernel, "launchers", None)
+            if launchers is not None and len(launchers) != 1:
                 return  # not precompiled / not tuned yet: ask again after the next call
+            probe = getattr(launchers[0], "npu_direct_launch", None) if launchers else None
         info = probe(args, stream) if probe is not None else False
         if info is None:
             return
