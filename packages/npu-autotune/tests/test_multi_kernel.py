@@ -69,3 +69,9 @@ def test_static_sizes_get_no_variants(fresh, kernels):
     assert not at.LAUNCHED  # the kernel's own config ran, no variant
     (k,) = kernels()
     assert hints.KEY not in k.inductor_meta
+
+
+@pytest.mark.parametrize("bad", [[0], [64, -1], [2.5]])
+def test_bad_multi_kernel_hints_are_an_error(fresh, bad):
+    with pytest.raises(Exception, match="multi_kernel_hints must be a list of ints >= 1"):
+        _blocks_per_call([48], bad)

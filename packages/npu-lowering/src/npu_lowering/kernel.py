@@ -125,12 +125,16 @@ class NpuTritonKernel(TritonKernel):
         from torch._inductor.runtime.runtime_utils import next_power_of_2
         from torch._inductor.utils import prefix_is_reduction
 
+        hints = config.multi_kernel_hints
+        if not isinstance(hints, (list, tuple)) or any(isinstance(h, bool) or not isinstance(h, int) or h < 1
+                                                        for h in hints):
+            raise ValueError(f"multi_kernel_hints must be a list of ints >= 1, got {hints!r}")
         sizevars = V.graph.sizevars
         numels = {p: n for p, n in self.numels.items() if not prefix_is_reduction(p) or self.inside_reduction}
-        if not config.multi_kernel_hints or not any(sizevars.simplify(n).free_symbols for n in numels.values()):
+        if not hints or not any(sizevars.simplify(n).free_symbols for n in numels.values()):
             return {}
         return {hint: {p: next_power_of_2(int(sizevars.optimization_hint_with_override(n, hint)))
-                       for p, n in numels.items()} for hint in config.multi_kernel_hints}
+                       for p, n in numels.items()} for hint in hints}
 
     def codegen_static_numels(self, code) -> None:
         super().codegen_static_numels(code)
