@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 
+import pytest
 import redis
 
 from npu_cache import SignedCache, fingerprint, policy
@@ -135,3 +136,24 @@ def test_a_forked_child_starts_with_an_empty_writer():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert w.flush(5)
+
+
+WARM_SCRIPT = textwrap.dedent("""
+    import threading
+    import npu_cache
+    npu_cache.register()  # what npu_inductor.enable() runs at setup
+    print(any(t.name == "npu-cache-writer" for t in threading.enumerate()), flush=True)
+""")
+
+
+@pytest.mark.feature("R06")
+@pytest.mark.parametrize("url", [None, "redis://127.0.0.1:1/0"])
+def test_setup_starts_the_writer_so_no_put_pays_for_it(url):
+    """Thread.start() waits for the new thread to run: ~4 ms on a busy machine, once paid by the
+    first put of a process. With Redis configured, register() starts it; without, nothing."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_CACHE_", "TORCHINDUCTOR_REDIS"))}
+    if url:
+        env["NPU_CACHE_REDIS_URL"] = url  # never contacted: starting the writer connects nothing
+    proc = subprocess.run([sys.executable, "-c", WARM_SCRIPT], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-1] == str(url is not None)

@@ -169,3 +169,12 @@ def bundled_autotune_entry_copies() -> None:
 
     put._npu_cache_copies = True
     _AutotuneCacheBundlerImpl.put = put
+
+
+def binary_cache_flags():
+    """Not a patch: where upstream keeps the binary-remote-cache flags. ``config.cutlass`` in
+    torch 2.13; releases before the rename called the same class ``config.cuda``."""
+    from torch._inductor import config
+
+    flags = getattr(config, "cutlass", None)
+    return flags if flags is not None and hasattr(flags, "use_binary_remote_cache") else config.cuda

@@ -50,6 +50,8 @@ class SignedCache:
         self.remote = RedisStore(settings) if remote and settings.redis_url else None
         self._writer = writer
         self.counters = Counters()
+        if self.remote is not None:
+            self.writer.start()  # here, not in the first put (a no-op once register() started it)
         with _registry_lock:
             _registry.append(self)
 

@@ -40,9 +40,9 @@ LAUNCHER_GROUP = "npu_inductor.kernel_launcher"
 
 
 def _flag(name: str) -> bool:
-    from torch._inductor import config
+    from ._compat import binary_cache_flags
 
-    return bool(getattr(config.cutlass, name))
+    return bool(getattr(binary_cache_flags(), name))
 
 
 class _Codec:

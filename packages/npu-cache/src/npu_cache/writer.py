@@ -53,11 +53,21 @@ class Writer:
             self._jobs.append((job, nbytes, label))
             self._bytes += nbytes
             self.counters.add("queued")
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="npu-cache-writer", daemon=True)
-                self._thread.start()
+            self._start_locked()
             self._cond.notify_all()
             return True
+
+    def start(self) -> None:
+        """Start the thread now (idempotent). Starting it costs the caller a few ms on a busy
+        machine (Thread.start waits for the new thread to run), so setup does it instead of
+        the first put."""
+        with self._cond:
+            self._start_locked()
+
+    def _start_locked(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="npu-cache-writer", daemon=True)
+            self._thread.start()
 
     def _run(self) -> None:
         while True:
@@ -118,6 +128,12 @@ def get_writer() -> Writer:
             s = Settings.from_env()
             _writer = Writer(s.write_queue, s.write_queue_bytes, s.exit_flush_timeout)
         return _writer
+
+
+def warm_up() -> None:
+    """Create the process's writer and start its thread (``register()`` calls this when a
+    Redis URL is configured), so no put pays for either."""
+    get_writer().start()
 
 
 def flush(timeout: float | None = None) -> bool:
