@@ -27,6 +27,7 @@ Not a timed test: run it yourself, e.g. through the `device` tool on the H200.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -53,6 +54,47 @@ def add_kernel(x, y, out, n, BLOCK: tl.constexpr):
 
 def noop_launch(fn, grid, args, constexprs):
     """Stand-in npu_inductor.sim_launch entry: measures the launcher, not the interpreter."""
+
+
+_HOST_ONLY = {"on": False, "real": None}
+
+
+def switchable_launch(fn, grid, args, constexprs):
+    """npu-sim's entry point, or nothing while --npu-sim-host times the host side only."""
+    if not _HOST_ONLY["on"]:
+        return _HOST_ONLY["real"](fn, grid, args, constexprs)
+
+
+class host_only:
+    """While on: npu kernels (launch objects and npu-sim's entry point) and the extern matmuls
+    do nothing, so what is timed is the host code around them (wrapper, run, grids, guards)."""
+
+    def __enter__(self):
+        from torch._inductor.select_algorithm import extern_kernels
+
+        self.saved = {n: getattr(extern_kernels, n) for n in ("mm", "addmm")}
+        for n in self.saved:
+            setattr(extern_kernels, n, lambda *a, out=None, **k: out)
+        _HOST_ONLY["on"] = True
+
+    def __exit__(self, *exc):
+        from torch._inductor.select_algorithm import extern_kernels
+
+        _HOST_ONLY["on"] = False
+        for n, f in self.saved.items():
+            setattr(extern_kernels, n, f)
+
+
+def install_switchable_sim_entry():
+    """Route npu-sim's entry point (for launch objects bound from now on, and for
+    npu-lowering's fallback) through ``switchable_launch``."""
+    from importlib import import_module
+
+    sys.modules.setdefault(__name__, sys.modules["__main__"])
+    lowering = import_module("npu_lowering.runtime.autotuner")
+    _HOST_ONLY["real"] = sim.launch_entry()
+    sim._entry_points = lambda: [metadata.EntryPoint("launch", f"{__name__}:switchable_launch", sim.GROUP)]
+    lowering.sim_launch = lambda: switchable_launch
 
 
 def per_call_us(call, args, iters, warm=500, sync=None):
@@ -217,7 +259,8 @@ def profile_text(fn, x, calls=200) -> str:
     return buf.getvalue()
 
 
-def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None = None) -> dict:
+def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None = None,
+             host: bool = False) -> dict:
     """Per-call microseconds of the compiled MLP under each launcher mode. Every mode is
     compiled first (each in a fresh Inductor cache), then all are timed in ``rounds`` turns
     (eager, mode 1, mode 2, ... again), so slow phases of a shared host hit every mode; each
@@ -285,9 +328,10 @@ def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None =
                 if device == "cuda":
                     lowering_compat.route_cuda_wrapper(None)
         turns: dict = {name: [] for name in fns}
-        for _ in range(rounds):
-            for name, fn in fns.items():
-                turns[name].append(per_call_ms(fn, x, iters, sync) * 1e3)
+        with host_only() if host else contextlib.nullcontext():
+            for _ in range(rounds):
+                for name, fn in fns.items():
+                    turns[name].append(per_call_ms(fn, x, iters, sync) * 1e3)
         for name, values in turns.items():
             rows[name] = statistics.median(values)
             rows[name + "_turns"] = [round(v, 1) for v in values]
@@ -315,6 +359,8 @@ def main():
     ap.add_argument("--mlp-rounds", type=int, default=5, help="turns over all compiled-MLP modes")
     ap.add_argument("--mlp-profile", default=None, help="folder for cProfile tables of each MLP mode")
     ap.add_argument("--npu-sim", action="store_true", help="also the compiled MLP on npu-sim")
+    ap.add_argument("--npu-sim-host", action="store_true",
+                    help="also the compiled MLP on npu-sim with no-op kernels and matmuls (host code only)")
     ap.add_argument("--no-mlp", action="store_true")
     a = ap.parse_args()
     res = {
@@ -337,11 +383,15 @@ def main():
         res["mlp_us_per_call"] = {}
         if torch.cuda.is_available():
             res["mlp_us_per_call"]["cuda"] = mlp_rows("cuda", a.mlp_iters, a.mlp_rounds, a.mlp_profile)
-        if a.npu_sim:
+        if a.npu_sim or a.npu_sim_host:
             import npu_inductor
 
             npu_inductor.enable()
+        if a.npu_sim:
             res["mlp_us_per_call"]["npu_sim"] = mlp_rows("npu", max(1, a.mlp_iters // 50), 1)
+        if a.npu_sim_host:
+            install_switchable_sim_entry()
+            res["mlp_us_per_call"]["npu_sim_host_only"] = mlp_rows("npu", a.mlp_iters, a.mlp_rounds, host=True)
         for dev, rows in res["mlp_us_per_call"].items():
             print(f"compiled MLP (8 blocks, width 256, batch 4), {dev}: us per call (median of turns)")
             for k, v in rows.items():
