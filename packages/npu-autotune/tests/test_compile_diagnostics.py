@@ -67,17 +67,30 @@ def held_pool(tmp_path_factory):
         assert AsyncCompile.use_process_pool()
     os.environ.pop(compile_pool.FAULTS_ENV)
     timers = []
+    stop = threading.Event()
 
     def hold(seconds):
+        for held in where.glob("held-*"):
+            held.unlink()
         (where / "hang").touch()
-        timer = threading.Timer(seconds, lambda: (where / "hang").unlink(missing_ok=True))
+
+        def release():  # ``seconds`` after a worker began holding a compile (60 s at most)
+            for _ in range(600):
+                if any(where.glob("held-*")) or stop.is_set():
+                    break
+                stop.wait(0.1)
+            stop.wait(seconds)
+            (where / "hang").unlink(missing_ok=True)
+
+        timer = threading.Thread(target=release, daemon=True)
         timer.start()
         timers.append(timer)
 
     with config.patch(compile_threads=2, worker_start_method="subprocess"):
         yield hold
+    stop.set()
     for t in timers:
-        t.cancel()
+        t.join()
     (where / "hang").unlink(missing_ok=True)
     shutdown_compile_workers()
 

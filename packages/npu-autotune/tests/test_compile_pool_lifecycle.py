@@ -67,13 +67,13 @@ def _wait_for(check, seconds):
 
 @pytest.mark.feature("Y04", "Y05")
 def test_pool_quiesces_after_the_idle_delay_not_at_once(fresh, kernels):
-    flags = dict(worker_start_method="subprocess", quiesce_async_compile_pool=True, quiesce_async_compile_time=3)
+    flags = dict(worker_start_method="subprocess", quiesce_async_compile_pool=True, quiesce_async_compile_time=5)
     pool = _start(**flags)
     assert isinstance(pool, SubprocPool)
     _compile_in_pool(fresh, kernels, 64, **flags)  # the worker's job ended before the tuning here
-    time.sleep(0.5)
+    time.sleep(0.2)
     assert _workers(pool) and pool.quiesce_waitcounter is None  # Y05: not at once
-    assert _wait_for(lambda: not _workers(pool), 8)  # Y04: workers gone after ~3 idle seconds
+    assert _wait_for(lambda: not _workers(pool), 12)  # Y04: workers gone after ~5 idle seconds
     assert pool.quiesce_waitcounter is not None  # quiesced, not shut down: a compile wakes it
     fresh.clear()
     _compile_in_pool(fresh, kernels, 40, **flags)

@@ -17,7 +17,8 @@ import os
 import time
 
 # test hook (never set outside tests): a directory; a file ``hang`` or ``hang-<kernel name>``
-# there makes a compile worker wait while it exists (at most HANG_LIMIT_S), ``crash`` /
+# there makes a compile worker wait while it exists (at most HANG_LIMIT_S; it writes
+# ``held-<kernel name>`` when it starts waiting), ``crash`` /
 # ``crash-<kernel name>`` makes the worker process exit. Read only in compile workers.
 FAULTS_ENV = "NPU_AUTOTUNE_TEST_COMPILE_FAULTS"
 HANG_LIMIT_S = 120.0
@@ -52,6 +53,10 @@ def _test_faults(name: str) -> None:
     if any(os.path.exists(os.path.join(where, f)) for f in ("crash", f"crash-{name}")):
         os._exit(70)
     hangs = [os.path.join(where, f) for f in ("hang", f"hang-{name}")]
+    if not any(os.path.exists(p) for p in hangs):
+        return
+    with open(os.path.join(where, f"held-{name}"), "w"):  # tells the test the hold began
+        pass
     deadline = time.monotonic() + HANG_LIMIT_S
     while any(os.path.exists(p) for p in hangs) and time.monotonic() < deadline:
         time.sleep(0.02)
