@@ -134,10 +134,19 @@ def test_bad_timeouts_are_rejected_naming_the_range(fresh, flag, value):
             torch.compile(lambda t: t.cos() * 3 - 1)(x)
 
 
-def test_visible_devices_must_match_the_device_count(monkeypatch):
+def test_multi_device_workers_follow_the_visible_devices(monkeypatch):
+    from torch._dynamo.device_interface import get_interface_for_device
+
     monkeypatch.setenv("ASCEND_RT_VISIBLE_DEVICES", "0,1")
     with config.patch(autotune_multi_device=True), pytest.raises(RuntimeError, match="names 2 devices"):
-        subproc.NpuTuningProcessPool.get_device_list()
+        subproc.NpuTuningProcessPool.get_device_list()  # this process sees one
+    monkeypatch.setattr(get_interface_for_device("npu"), "device_count", staticmethod(lambda: 2))
+    monkeypatch.setenv("ASCEND_RT_VISIBLE_DEVICES", "3,1")
+    with config.patch(autotune_multi_device=True):  # one worker per listed id, as upstream's CUDA_VISIBLE_DEVICES
+        assert subproc.NpuTuningProcessPool.get_device_list() == [3, 1]
+    monkeypatch.delenv("ASCEND_RT_VISIBLE_DEVICES")
+    with config.patch(autotune_multi_device=True):
+        assert subproc.NpuTuningProcessPool.get_device_list() == [0, 1]
     with config.patch(autotune_multi_device=False):
         assert subproc.NpuTuningProcessPool.get_device_list() == [None]
 
