@@ -28,9 +28,8 @@ def _blocks_per_call(sizes, hints, dynamic=True):
             before = len(lowering_autotuner.LAUNCHES)
             last = lowering_autotuner.LAUNCHES[-1] if before else None
             torch.testing.assert_close(compiled(x).cpu(), _f(x.cpu()))
-            if at.LAUNCHED:
-                (launch,) = at.LAUNCHED
-                out.append(launch[1]["XBLOCK"])
+            if at.LAUNCHED:  # the call's own launch comes after any timing runs
+                out.append(at.LAUNCHED[-1][1]["XBLOCK"])
             else:
                 assert lowering_autotuner.LAUNCHES[-1] is not last
                 out.append(lowering_autotuner.LAUNCHES[-1][2]["XBLOCK"])
@@ -75,3 +74,21 @@ def test_static_sizes_get_no_variants(fresh, kernels):
 def test_bad_multi_kernel_hints_are_an_error(fresh, bad):
     with pytest.raises(Exception, match="multi_kernel_hints must be a list of ints >= 1"):
         _blocks_per_call([48], bad)
+
+
+@pytest.mark.feature("A02")
+@pytest.mark.parametrize("tune", [True, False])
+def test_a_variant_is_tuned_on_the_first_call_that_lands_on_it(fresh, fake_timings, tune):
+    """With max_autotune_pointwise each variant's candidates for its hint size are timed (here
+    the smallest block is made fastest); without tuning the variant keeps the first one."""
+    from torch._dynamo.utils import counters
+
+    fake_timings(lambda kwargs: kwargs["XBLOCK"])
+    meta = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32"}}
+    small = tiles.pointwise({"x": 64}, meta, tiles.device(0), exhaustive=True)
+    assert len(small) > 1
+    with config.patch(max_autotune_pointwise=tune):
+        blocks = _blocks_per_call([48, 50], HINTS)
+    expected = min(c.kwargs["XBLOCK"] for c in small) if tune else small[0].kwargs["XBLOCK"]
+    assert blocks == [expected, expected]
+    assert counters["npu_autotune"]["hint_variants_tuned"] == (1 if tune else 0)  # once per variant

@@ -90,6 +90,10 @@ class _SimCompileResult:
         return SimLauncher(self.kernel_object, self.config)
 
 
+def _exhaustive_meta(meta: dict) -> bool:
+    return bool(meta.get("max_autotune") or meta.get("max_autotune_pointwise"))
+
+
 def _asked_for_tuning(meta: dict) -> bool:
     return bool(meta.get("max_autotune") or meta.get("max_autotune_pointwise")
                 or meta.get("coordinate_descent_tuning") or meta.get("incremental_autotune"))
@@ -252,7 +256,7 @@ class KernelObjectMixin:
             return super().benchmark_all_configs(*args, **kwargs)
 
     def run(self, *args, stream, benchmark_run=False, **kwargs):
-        if (variant := hints.pick(self, args)) is not None:  # multi_kernel_hints (A02)
+        if (variant := self._npu_hint_variant(args, kwargs)) is not None:  # multi_kernel_hints (A02)
             return self._npu_variant_launcher(variant)(*args, stream=stream, **kwargs)
         if not self._npu_sim():
             return super().run(*args, stream=stream, benchmark_run=benchmark_run, **kwargs)
@@ -267,6 +271,24 @@ class KernelObjectMixin:
             # size) read ``launchers`` after one call
             self.launchers = [SimLauncher(self, self._sim_config(), after_run=True)]
         return result
+
+    def _npu_hint_variant(self, args, kwargs):
+        """The config of the per-hint variant for this call (``hints``), timed among its size's
+        candidates on the first call that lands on it when tuning is asked for."""
+        index = hints.pick(self, args)
+        if index is None:
+            return None
+        chosen = self.__dict__.setdefault("_npu_hint_chosen", {})
+        if index not in chosen:
+            size_hints, cfg = hints.variants(self)[index]
+            cands = hints.candidates(self, size_hints, exhaustive=_exhaustive_meta(self.inductor_meta))
+            if len(cands) > 1 and (_asked_for_tuning(self.inductor_meta) or npu_config.autotune_on_sim):
+                ensure_registered()
+                timed = [(self.bench(self._npu_variant_launcher(c), *args, **kwargs), i) for i, c in enumerate(cands)]
+                cfg = cands[min(timed)[1]]
+                counters["npu_autotune"]["hint_variants_tuned"] += 1
+            chosen[index] = cfg
+        return chosen[index]
 
     def _npu_variant_launcher(self, cfg):
         """The launcher of a per-hint variant config, made once (compiled where kernels

@@ -7,7 +7,10 @@ templates yet, so the npu equivalent applies the same rule to its pointwise and 
 reduction kernels: the lowering records the kernel's size hints under each hint
 (``inductor_meta["npu_hint_size_hints"]``), each becomes a variant config from the tile
 generator (the config a kernel of that size would get), and each call launches the variant
-whose sizes are nearest to the call's ``*numel`` arguments.
+whose sizes are nearest to the call's ``*numel`` arguments. Where tuning is asked for
+(max-autotune flags, coordinate descent, incremental, ``autotune_on_sim``), the first call
+that lands on a variant times that size's candidates and the fastest stays the variant
+(upstream times template variants at compile time, on inputs of the hint's size).
 """
 
 from __future__ import annotations
@@ -31,16 +34,20 @@ def variants(kernel) -> list:
     out = []
     hinted = kernel.inductor_meta.get(KEY)
     if hinted and kernel.heuristic_type in _KINDS and "combo_grid_meta" not in kernel.inductor_meta:
-        dev = kernel._npu_device()
         for size_hints in hinted.values():
-            if kernel.heuristic_type == HeuristicType.POINTWISE:
-                cands = tiles.pointwise(size_hints, kernel.triton_meta, dev)
-            else:
-                cands = tiles.reduction(size_hints, kernel.triton_meta, dev, persistent=False)
-            if cands:
+            if cands := candidates(kernel, size_hints):
                 out.append((dict(size_hints), cands[0]))
     kernel._npu_hint_variants = out
     return out
+
+
+def candidates(kernel, size_hints: dict, exhaustive: bool = False) -> list:
+    """The tile generator's configs for ``kernel`` at ``size_hints`` (the first is the
+    variant's untuned config)."""
+    dev = kernel._npu_device()
+    if kernel.heuristic_type == HeuristicType.POINTWISE:
+        return tiles.pointwise(size_hints, kernel.triton_meta, dev, exhaustive=exhaustive)
+    return tiles.reduction(size_hints, kernel.triton_meta, dev, persistent=False, exhaustive=exhaustive)
 
 
 def _distance(actual: dict, hinted: dict) -> float:
@@ -51,8 +58,8 @@ def _distance(actual: dict, hinted: dict) -> float:
     return sum(abs(log2(actual[p]) - log2(hinted[p])) for p in actual if p in hinted)
 
 
-def pick(kernel, args) -> object | None:
-    """The variant config for a call with ``args`` (None: the kernel has no variants)."""
+def pick(kernel, args) -> int | None:
+    """Index of the variant for a call with ``args`` (None: the kernel has no variants)."""
     found = variants(kernel)
     if not found:
         return None
@@ -62,4 +69,4 @@ def pick(kernel, args) -> object | None:
         name = f"{prefix}numel"
         if name in names and names.index(name) < len(args):
             actual[prefix] = int(args[names.index(name)])
-    return min(found, key=lambda v: _distance(actual, v[0]))[1]
+    return min(range(len(found)), key=lambda i: _distance(actual, found[i][0]))
