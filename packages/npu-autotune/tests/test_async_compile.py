@@ -138,8 +138,8 @@ def test_a_crashed_compile_worker_is_an_error_naming_the_kernel(pool, fresh):
 
 
 @pytest.mark.parametrize("flag, value, allowed", [
-    ("compile_worker_wait_timeout", -1, ">= 0"), ("quiesce_async_compile_time", -5, ">= 0"),
-    ("precompilation_timeout_seconds", "soon", ">= 0")])
+    ("compile_worker_wait_timeout", -1, "a number >= 0"), ("quiesce_async_compile_time", -5, "a number >= 0"),
+    ("precompilation_timeout_seconds", "soon", "a number or None")])
 def test_async_compile_flags_out_of_range_are_rejected(pool, fresh, flag, value, allowed):
     message, _ = _compile_error(fresh, 40, **{flag: value})
-    assert f"{flag} must be a number {allowed}, got {value!r}" in message
+    assert f"{flag} must be {allowed}, got {value!r}" in message

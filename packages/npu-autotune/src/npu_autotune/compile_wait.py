@@ -56,17 +56,18 @@ def check_flags() -> None:
     """Upstream's async-compile flags, checked where an npu compile uses them."""
     from torch._inductor import config
 
-    def whole(name, low):
+    def number(name, low=None, none_ok=False):
         value = getattr(config, name, None)
-        if value is None and (name == "compile_threads" or not hasattr(config, name)):
-            return  # decided lazily, or a flag this torch does not have (2.11: no wait timeout)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
-            raise ValueError(f"torch._inductor.config.{name} must be a number >= {low}, got {value!r}")
+        if value is None and (none_ok or not hasattr(config, name)):
+            return  # decided lazily / no limit, or a flag this torch lacks (2.11: no wait timeout)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (low is not None and value < low):
+            allowed = "a number" + (f" >= {low}" if low is not None else "") + (" or None" if none_ok else "")
+            raise ValueError(f"torch._inductor.config.{name} must be {allowed}, got {value!r}")
 
-    whole("compile_threads", 1)
-    whole("compile_worker_wait_timeout", 0)  # 0 = wait forever
-    whole("quiesce_async_compile_time", 0)
-    whole("precompilation_timeout_seconds", 0)
+    number("compile_threads", 1, none_ok=True)  # None: decided from the cores
+    number("compile_worker_wait_timeout", 0)  # 0 = wait forever
+    number("quiesce_async_compile_time", 0)
+    number("precompilation_timeout_seconds", none_ok=True)  # None or <= 0: no timeout (upstream)
     if config.worker_start_method not in START_METHODS:
         raise ValueError(f"torch._inductor.config.worker_start_method must be one of {START_METHODS}, "
                          f"got {config.worker_start_method!r}")
