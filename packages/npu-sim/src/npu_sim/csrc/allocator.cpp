@@ -138,6 +138,10 @@ SimAllocator g_allocator;
 
 c10::Allocator* allocator() { return &g_allocator; }
 
+// Storage constructors (torch.UntypedStorage(n, device="npu"), storage.clone(), deepcopy) ask
+// c10::GetAllocator(PrivateUse1), which is a null pointer until a backend sets it.
+void register_allocator() { c10::SetAllocator(kNpu, &g_allocator); }
+
 MemoryStats memory_stats(int device) {
   check_device_index(device);
   std::lock_guard<std::mutex> lock(g_mu);

@@ -23,6 +23,7 @@ py::tuple from_pool(PoolId p) { return py::make_tuple(p.first, p.second); }
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("_init", [](int count) {
     register_hooks();
+    register_allocator();
     set_device_count(count);
   });
   m.def("_device_count", &device_count);

@@ -36,6 +36,7 @@ void register_hooks();  // hooks.cpp, once per process
 
 // ---- allocator.cpp -----------------------------------------------------------------------
 c10::Allocator* allocator();
+void register_allocator();  // the PrivateUse1 allocator torch's storage constructors use
 struct MemoryStats {
   int64_t allocated = 0, allocated_peak = 0, reserved = 0, reserved_peak = 0;
   int64_t num_allocs = 0, num_frees = 0, num_cache_hits = 0, active_blocks = 0;

@@ -1,9 +1,13 @@
-"""The npu-sim compiler: a target Inductor can hash and key caches by; no compile stages."""
+"""The npu-sim compiler: a target Inductor can hash and key caches by. For a @triton.jit
+kernel launched eagerly, triton.compile runs Triton's own front end (Python AST -> TTIR) and
+stops there: the TTIR is the "binary" (kept in Triton's cache), and the driver's launcher
+runs the Python function in Triton's interpreter, as npu kernels from Inductor run."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 
 from triton.backends.compiler import BaseBackend, GPUTarget
 
@@ -27,6 +31,9 @@ class SimOptions:
     extern_libs: tuple = ()
     launch_cooperative_grid: bool = False
     enable_fp_fusion: bool = True
+    # Triton 3.8's JITFunction.run passes knobs.compilation.instrumentation_mode to every
+    # launch and rejects options the backend does not know (KeyError)
+    instrumentation_mode: str = ""
 
     def hash(self) -> str:
         return hashlib.sha256(repr(self).encode()).hexdigest()
@@ -39,7 +46,7 @@ class SimBackend(BaseBackend):
 
     def __init__(self, target: GPUTarget) -> None:
         super().__init__(target)
-        self.binary_ext = "py"
+        self.binary_ext = "ttir"
 
     def hash(self) -> str:
         from .. import __name__ as pkg  # noqa: F401  (the hash names the simulator and its arch)
@@ -51,7 +58,7 @@ class SimBackend(BaseBackend):
         return SimOptions(**{k: v for k, v in options.items() if k in known and v is not None})
 
     def add_stages(self, stages: dict, options: object, language=None) -> None:
-        raise RuntimeError("npu-sim compiles nothing: npu kernels run in Triton's interpreter (npu_sim.launch)")
+        stages["ttir"] = _finish_ttir
 
     def load_dialects(self, context) -> None:
         pass
@@ -64,3 +71,14 @@ class SimBackend(BaseBackend):
 
     def get_codegen_implementation(self, options) -> dict:
         return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1)}
+
+
+def _finish_ttir(module, metadata: dict):
+    """The only stage: names the kernel (as real backends do from their last IR) and uses no
+    shared memory; nothing is lowered further, the interpreter runs the Python function."""
+    names = re.findall(r"tt\.func public @([A-Za-z_][A-Za-z0-9_]*)", str(module))
+    if not names:
+        raise RuntimeError("npu-sim: no public kernel function in the TTIR")
+    metadata["name"] = names[0]
+    metadata["shared"] = 0
+    return module

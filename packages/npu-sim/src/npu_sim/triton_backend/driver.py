@@ -1,4 +1,6 @@
-"""The npu-sim driver: active while npu-sim is started and no real GPU driver is."""
+"""The npu-sim driver: active while npu-sim is started and no real GPU driver is. Triton's
+JIT asks it for the device, stream and target of an eager launch, and for the launcher and
+binary loader of the compiled kernel (SimLauncher runs it in the interpreter)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ from triton.backends.compiler import GPUTarget
 from triton.backends.driver import DriverBase
 
 from .compiler import BACKEND
+from .launcher import SimLauncher
 
 
 def _real_gpu_present() -> bool:
@@ -29,6 +32,8 @@ class SimDriver(DriverBase):
         self.get_current_device = torch.npu.current_device
         self.set_current_device = torch.npu.set_device
         self.get_current_stream = lambda idx=None: torch.npu.current_stream(idx).stream_id
+        self.launcher_cls = SimLauncher
+        self.utils = SimUtils()
 
     def map_python_to_cpp_type(self, ty: str) -> str:
         return "void*" if ty.startswith("*") else {"i1": "bool", "i32": "int32_t", "i64": "int64_t",
@@ -59,3 +64,22 @@ class SimDriver(DriverBase):
 
     def clear_cache(self, cache) -> None:
         cache.zero_()
+
+
+class SimUtils:
+    """What CompiledKernel asks of driver.utils: there is no binary to load (the launcher runs
+    the kernel's Python function), and limits that never refuse an interpreted kernel."""
+
+    def load_binary(self, name, kernel, shared, device):
+        # (module, function, n_regs, n_spills, n_max_threads)
+        return name, name, 0, 0, 1 << 20
+
+    def unload_module(self, module) -> None:
+        pass
+
+    def get_device_properties(self, device) -> dict:
+        import torch
+
+        props = torch.npu.get_device_properties(device)
+        # max_shared_mem bounds metadata.shared (0 here); the UB is the nearest analogue
+        return {"max_shared_mem": props.ub_size, "multiprocessor_count": props.multi_processor_count}
