@@ -99,7 +99,6 @@ class _Monitor(threading.Thread):
         self.progress = not config.disable_progress and tqdm is _Faketqdm
         self.names = bool(config.verbose_progress)
         self.stop_event = threading.Event()
-        self.events: list[dict] = []
         self._last_line = None
 
     def pending(self) -> list[str]:
@@ -125,7 +124,6 @@ class _Monitor(threading.Thread):
                 continue
             event = {"kernel": name, "stage": _stage(future), "elapsed_s": round(elapsed, 3),
                      "interval_s": self.interval}
-            self.events.append(event)
             _emit(event)
 
     def show(self, final: bool = False) -> None:
@@ -141,7 +139,8 @@ class _Monitor(threading.Thread):
 
     def finish(self) -> None:
         self.stop_event.set()
-        self.join()
+        if self.is_alive():
+            self.join()
         if self.progress:
             self.show(final=True)
 
@@ -164,7 +163,8 @@ def wait(upstream_wait, async_compile, scope: dict):
         return upstream_wait(async_compile, scope)
     check_flags()
     monitor = _Monitor(scope, futures)
-    monitor.start()
+    if monitor.progress or monitor.interval:  # nothing to watch or show: no thread
+        monitor.start()
     try:
         return upstream_wait(async_compile, scope)
     except RuntimeError as exc:
