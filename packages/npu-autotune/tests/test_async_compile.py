@@ -37,6 +37,7 @@ def faults(tmp_path_factory):
     where = tmp_path_factory.mktemp("compile-faults")
     old = os.environ.get(compile_pool.FAULTS_ENV)
     os.environ[compile_pool.FAULTS_ENV] = str(where)  # inherited by pools started from now on
+    shutdown_compile_workers()  # a pool started before (without the hook) is not this module's
     yield where
     shutdown_compile_workers()
     if old is None:
