@@ -237,9 +237,9 @@ def npu_aware_compile_wait() -> None:
 
     from . import compile_wait
 
-    original = AsyncCompile._wait_futures
-    if getattr(original, "_npu_autotune", False):
-        return
+    original = getattr(AsyncCompile, "_wait_futures", None)
+    if original is None or getattr(original, "_npu_autotune", False):
+        return  # (a torch whose wait has another shape: upstream's wait, unwrapped)
 
     @functools.wraps(original)
     def _wait_futures(self, scope):
