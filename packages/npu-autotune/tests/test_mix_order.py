@@ -21,14 +21,6 @@ from npu_lowering.runtime import heuristics as npu_heuristics
 BEST_SPLIT = 64  # upstream's first pick for 512 rows on 48 cores is 16
 
 
-@pytest.fixture(autouse=True)
-def _not_for_ascend(monkeypatch):
-    """Mix-order kernels are generated only where triton-ascend is absent (its 3.2.0 front
-    end rejects them: ``_compat.mix_order_kernels_lower``), so the kernels these tests make
-    stay out of the Ascend check the test command runs over saved kernels."""
-    monkeypatch.delenv("NPU_LOWERING_SAVE_KERNELS", raising=False)
-
-
 def _sums(x):
     return x.sum(0), x.sum(1)
 
@@ -84,19 +76,6 @@ def test_mix_order_split_size_is_autotuned(fresh, split_times):
 def test_without_split_size_autotune_upstreams_pick_stays(fresh, split_times):
     assert _compile(tune=False) == _upstream_first_split(512)
     assert not split_times
-
-
-def test_no_mix_order_reductions_where_kernels_compile_for_ascend(fresh, monkeypatch):
-    from npu_autotune import _compat
-
-    monkeypatch.setattr(_compat, "mix_order_kernels_lower", lambda: False)
-    x = torch.randn(512, 32, device="npu")
-    metrics.reset()
-    with config.patch({"compile_threads": 1, "triton.mix_order_reduction": True,
-                       "triton.mix_order_reduction_non_strict_mode": True}):
-        out = torch.compile(_sums)(x)
-    torch.testing.assert_close(out[0].cpu(), x.cpu().sum(0), rtol=1e-4, atol=1e-4)
-    assert metrics.codegen_mix_order_reduction == 0
 
 
 @pytest.mark.feature("A55")

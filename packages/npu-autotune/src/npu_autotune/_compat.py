@@ -80,21 +80,6 @@ def accelerator_empty_cache_on_sim() -> None:
 _mix_order_check = threading.local()
 
 
-@functools.cache
-def mix_order_kernels_lower() -> bool:
-    """Whether this process's npu kernels may be mix-order reductions: not where triton-ascend
-    is installed, whose 3.2.0 front end rejects upstream's mix-order kernel (linalg lowering:
-    "Unsupported scenario where neither lhs nor rhs is a scalar" at the load of the loop-carried
-    row index); npu-sim interprets it correctly."""
-    from importlib import metadata
-
-    try:
-        metadata.version("triton-ascend")
-    except metadata.PackageNotFoundError:
-        return True
-    return False
-
-
 def mix_order_reductions_on_npu() -> None:
     """Upstream fuses sibling reductions over different dimensions of one input into a
     mix-order reduction (``triton.mix_order_reduction``; its split size is autotuned under
@@ -102,8 +87,9 @@ def mix_order_reductions_on_npu() -> None:
     ``MixOrderReduction.can_fuse`` asks ``scheduler._is_gpu_triton_backend``, which names
     those two devices. Torch 2.10-2.13: while ``can_fuse`` runs, that helper also answers
     True for two npu nodes whose backend is Triton (the npu scheduling is upstream's
-    TritonScheduling, which generates the kernel) where ``mix_order_kernels_lower()``; every
-    other caller (nested reductions) and every other device get upstream's answer. Removed
+    TritonScheduling, which generates the kernel; npu-lowering writes its row loop in a form
+    triton-ascend lowers, so also where triton-ascend is installed); every other caller
+    (nested reductions) and every other device get upstream's answer. Removed
     when upstream asks the device's scheduling whether it supports mix-order reductions."""
     from torch._inductor import scheduler
     from torch._inductor.utils import get_current_backend
@@ -118,7 +104,7 @@ def mix_order_reductions_on_npu() -> None:
         if getattr(_mix_order_check, "active", False):
             devices = {getattr(n.get_device(), "type", None) for n in (node1, node2)}
             if devices == {"npu"} and node1.is_gpu() and node2.is_gpu():
-                return get_current_backend("npu") == "triton" and mix_order_kernels_lower()
+                return get_current_backend("npu") == "triton"
         return helper(node1, node2)
 
     @functools.wraps(can_fuse)

@@ -40,6 +40,11 @@ NPU_MATH = ("from npu_lowering.runtime.math import libdevice, math as tl_math\n"
 SET_GPU_DRIVER = "triton_helpers.set_driver_to_gpu()\n"
 SAVE_ENV = "NPU_LOWERING_SAVE_KERNELS"
 HINT_SIZE_HINTS_KEY = "npu_hint_size_hints"  # inductor_meta: {hint: size_hints} (multi_kernel_hints)
+# upstream's mix-order reduction loop (TritonKernel.codegen_body), rewritten for triton-ascend
+MIX_ORDER_LOOP = "for _ in tl.range(0, split_size, XBLOCK"
+MIX_ORDER_STEP = "xindex += XBLOCK"
+MIX_ORDER_ROWS = "xindex = xoffset + "
+MIX_ORDER_IV = "xsplit"
 
 
 def npu_imports(upstream_imports: str) -> str:
@@ -174,6 +179,40 @@ class NpuTritonKernel(TritonKernel):
         with out.indent(len(axes)):
             out.splice(tail)
         return out
+
+    def codegen_body(self) -> None:
+        super().codegen_body()
+        if self.mix_order_reduction:
+            self._mix_order_rows_from_loop_index()
+
+    def _mix_order_rows_from_loop_index(self) -> None:
+        """Mix-order reductions (A55): upstream steps a program's rows through its split with
+        ``for _ in tl.range(0, split_size, XBLOCK): ... xindex += XBLOCK``, a loop-carried
+        index tensor. triton-ascend 3.2.0's pointer analysis cannot follow an offset that is a
+        loop-carried tensor (``scf.for`` block argument): triton-adapter-opt aborts ("Unsupported
+        scenario where neither lhs nor rhs is a scalar ... encountered AddPtrOp produced by
+        unsupported operation", BlockPtrAnalysis.cpp). The same rows, computed from the loop's
+        induction variable at the top of each step (upstream's own header expression plus the
+        step's start), lower; the increment goes."""
+        lines = self.body.get_lines_ref()
+        loops = [i for i, line in enumerate(lines) if isinstance(line, str) and line.strip().startswith(MIX_ORDER_LOOP)]
+        if not loops:
+            return
+        header = [line.strip() for line in lines[:loops[0]] if isinstance(line, str)
+                  and line.strip().startswith(MIX_ORDER_ROWS)]
+        if len(header) != 1:
+            raise RuntimeError(f"npu-lowering: mix-order kernel without one '{MIX_ORDER_ROWS}' header; "
+                               "upstream codegen changed")
+        for i in reversed(loops):
+            loop = lines[i]
+            indent = loop[:len(loop) - len(loop.lstrip())]
+            step = next((j for j in range(i + 1, len(lines)) if isinstance(lines[j], str)
+                         and lines[j].strip() == MIX_ORDER_STEP), None)
+            if step is None:
+                raise RuntimeError(f"npu-lowering: mix-order loop without '{MIX_ORDER_STEP}'; upstream codegen changed")
+            del lines[step]
+            lines[i] = loop.replace(MIX_ORDER_LOOP, MIX_ORDER_LOOP.replace("for _ in", f"for {MIX_ORDER_IV} in"), 1)
+            lines.insert(i + 1, f"{indent}{' ' * self.body.tabwidth}{header[0]} + {MIX_ORDER_IV}")
 
     @classmethod
     @lru_cache(None)

@@ -30,6 +30,20 @@ def _merge(ours: list, theirs: list, triton_meta: dict, persistent_rblock: int |
     return tiling.unique(out)
 
 
+def _mix_order_configs(theirs: list, triton_meta: dict, persistent_rblock: int) -> list:
+    """Mix-order reductions (``RSPLIT_SIZE``): upstream's configs only (each carries the
+    kernel's RSPLIT_SIZE and NUM_STAGES, which ours lack), as num_warps=1, XBLOCK (rows per
+    step of a program's split) halved until the block fits the UB."""
+    dev = _device(triton_meta)
+    out = []
+    for c in theirs or ():
+        kwargs = dict(c.kwargs)
+        while kwargs.get("XBLOCK", 1) > 1 and not tiling.fits_ub(kwargs, triton_meta, dev, persistent_rblock):
+            kwargs["XBLOCK"] //= 2
+        out.append(tiling.make_config(kwargs))
+    return tiling.unique(out)
+
+
 def _autotune(size_hints, configs, triton_meta, inductor_meta, heuristic_type, filename):
     return cached_autotune(size_hints, configs, triton_meta=triton_meta, inductor_meta=inductor_meta,
                            heuristic_type=heuristic_type, filename=filename,
@@ -59,6 +73,9 @@ def persistent_reduction(size_hints, reduction_hint=False, triton_meta=None, fil
     theirs = upstream.persistent_reduction(size_hints, reduction_hint=reduction_hint, triton_meta=triton_meta,
                                            filename=filename, inductor_meta=inductor_meta, return_configs=True)
     rblock = tiling.next_power_of_2(max(1, size_hints.get("r0_", 1)))
+    if inductor_meta.get("RSPLIT_SIZE"):
+        configs = _mix_order_configs(theirs, triton_meta, rblock)
+        return _autotune(size_hints, configs, triton_meta, inductor_meta, HeuristicType.PERSISTENT_REDUCTION, filename)
     ours = tiling.reduction(size_hints, triton_meta, _device(triton_meta), persistent=True)
     return _autotune(size_hints, _merge(ours, theirs, triton_meta, rblock), triton_meta, inductor_meta,
                      HeuristicType.PERSISTENT_REDUCTION, filename)
