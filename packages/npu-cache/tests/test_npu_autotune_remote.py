@@ -11,6 +11,7 @@ R02: a compile's best configs travel as one remote object; a hit fills the local
 
 import glob
 import os
+import uuid
 from unittest import mock
 
 import pytest
@@ -28,7 +29,7 @@ def step(npu, monkeypatch, tmp_path, redis_url):
     from torch._inductor.utils import clear_caches
 
     monkeypatch.setenv("NPU_CACHE_HMAC_KEY", "u01-test-key-" + "0" * 16)
-    monkeypatch.setenv("NPU_CACHE_REDIS_PREFIX", f"npu-cache-u01-{tmp_path.name}")
+    monkeypatch.setenv("NPU_CACHE_REDIS_PREFIX", f"npu-cache-u01-{uuid.uuid4().hex[:12]}")  # unique per run: a reused server keeps old entries
     monkeypatch.setenv("NPU_CACHE_REDIS_URL", redis_url)
     routing.reset()
 
