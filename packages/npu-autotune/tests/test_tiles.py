@@ -122,3 +122,22 @@ def test_ub_overflow_message_parsing():
         1703936, 1572864)
     assert tiles.ub_overflow(RuntimeError("UB overflow requires 99 bits")) == (99, None)
     assert tiles.ub_overflow(RuntimeError("out of memory")) is None
+
+
+def test_kernels_carry_the_device_facts_a_compile_worker_tiles_for(fresh, kernels, monkeypatch):
+    # a compile worker opens no device (its own lookup gives the 910B defaults): kernels carry
+    # the compiling process's UB size and core count, and the tile generator uses those
+    from npu_lowering.runtime import tiling
+
+    small = tiling.Device(ub_bytes=8 * 1024, vector_cores=4)
+    monkeypatch.setattr(tiling, "device", lambda index=0: small)
+    x = torch.randn(4096, device="npu")
+    with config.patch(max_autotune_pointwise=True):
+        torch.testing.assert_close(torch.compile(lambda a: a.cos() + 1)(x).cpu(), x.cpu().cos() + 1)
+    ran = kernels()
+    assert ran
+    monkeypatch.setattr(tiles, "device", lambda index=0: tiles.Device())  # as in a worker
+    for k in ran:
+        assert k.inductor_meta[tiles.FACTS_KEY] == {"ub_bytes": 8 * 1024, "vector_cores": 4}
+        assert k._npu_device() == tiles.Device(8 * 1024, 4)
+        assert all(tiles.fits_ub(c, k.triton_meta, tiles.Device(8 * 1024, 4), None) for c in k.configs)

@@ -108,7 +108,7 @@ class KernelObjectMixin:
 
     def _npu_device(self) -> tiles.Device:
         dev = self.triton_meta.get("device", 0)
-        return tiles.device(getattr(dev, "index", dev) or 0)
+        return tiles.device_for(self.inductor_meta, getattr(dev, "index", dev) or 0)
 
     def _npu_persistent(self) -> bool:
         return self.heuristic_type == HeuristicType.PERSISTENT_REDUCTION

@@ -42,9 +42,9 @@ def _multibuffer(meta: dict) -> bool:
     return meta.get("npu_flavour") == "ascend"
 
 
-def _device(triton_meta: dict) -> tiles.Device:
+def _device(triton_meta: dict, meta: dict) -> tiles.Device:
     props = triton_meta.get("device")
-    return tiles.device(getattr(props, "index", 0) or 0)
+    return tiles.device_for(meta, getattr(props, "index", 0) or 0)
 
 
 def _reclass(decorate, cls):
@@ -70,7 +70,7 @@ def _combo(decorate, cls, triton_meta: dict, meta: dict):
 
     def apply(fn):
         kernel = reclassed(fn)
-        combo.adapt(kernel, _device(triton_meta), exhaustive=_exhaustive(meta), multibuffer=_multibuffer(meta))
+        combo.adapt(kernel, _device(triton_meta, meta), exhaustive=_exhaustive(meta), multibuffer=_multibuffer(meta))
         return kernel
 
     return apply
@@ -116,7 +116,7 @@ def decorators(cls) -> dict:
                                     min_elem_per_thread=min_elem_per_thread, inductor_meta=meta, return_configs=True)
         if not isinstance(theirs, list):  # combo kernel: upstream built it
             return _combo(theirs, cls, triton_meta, meta)
-        dev = _device(triton_meta)
+        dev = _device(triton_meta, meta)
         if _upstream_fixed(meta):
             return autotune(size_hints, [tiles.as_npu(c) for c in theirs], triton_meta, meta,
                             HeuristicType.POINTWISE, filename)
@@ -136,7 +136,7 @@ def decorators(cls) -> dict:
                     inductor_meta=meta, return_configs=True)
         if not isinstance(theirs, list):  # combo kernel: upstream built it
             return _combo(theirs, cls, triton_meta, meta)
-        dev = _device(triton_meta)
+        dev = _device(triton_meta, meta)
         rn = tiles.persistent_rnumel(size_hints, {}) if persistent else None
         if _upstream_fixed(meta):
             configs = [tiles.as_npu(c) for c in theirs]

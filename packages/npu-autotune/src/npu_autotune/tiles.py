@@ -53,6 +53,19 @@ def device(index: int = 0) -> Device:
     return Device(int(ub), int(getattr(props, "vector_core_num", None) or DEFAULT_VECTOR_CORES))
 
 
+# the lowering records the compiling process's device facts in each kernel's inductor_meta:
+# a compile worker (no device opened there) then decides with the facts of the real device
+FACTS_KEY = "npu_device_facts"
+
+
+def device_for(inductor_meta: dict | None, index: int = 0) -> Device:
+    """The facts the kernel was generated for, else those of device ``index`` here."""
+    facts = (inductor_meta or {}).get(FACTS_KEY)
+    if facts:
+        return Device(int(facts["ub_bytes"]), int(facts["vector_cores"]))
+    return device(index)
+
+
 def _pointers(triton_meta: dict) -> list[str]:
     return [str(t)[1:] for t in triton_meta.get("signature", {}).values() if str(t).startswith("*")]
 

@@ -15,14 +15,15 @@ from . import tiling
 from .autotuner import NpuCachingAutotuner
 
 
-def _device(triton_meta: dict) -> tiling.Device:
+def _device(triton_meta: dict, inductor_meta: dict | None = None) -> tiling.Device:
     props = triton_meta.get("device")
-    return tiling.device(getattr(props, "index", 0) or 0)
+    return tiling.device_for(inductor_meta, getattr(props, "index", 0) or 0)
 
 
-def _merge(ours: list, theirs: list, triton_meta: dict, persistent_rblock: int | None = None) -> list:
+def _merge(ours: list, theirs: list, triton_meta: dict, persistent_rblock: int | None = None,
+           inductor_meta: dict | None = None) -> list:
     """Our configs first; upstream's after them when they fit the UB, as num_warps=1."""
-    dev = _device(triton_meta)
+    dev = _device(triton_meta, inductor_meta)
     out = list(ours)
     for c in theirs or ():
         if tiling.fits_ub(c.kwargs, triton_meta, dev, persistent_rblock):
@@ -30,11 +31,12 @@ def _merge(ours: list, theirs: list, triton_meta: dict, persistent_rblock: int |
     return tiling.unique(out)
 
 
-def _mix_order_configs(theirs: list, triton_meta: dict, persistent_rblock: int) -> list:
+def _mix_order_configs(theirs: list, triton_meta: dict, persistent_rblock: int,
+                       inductor_meta: dict | None = None) -> list:
     """Mix-order reductions (``RSPLIT_SIZE``): upstream's configs only (each carries the
     kernel's RSPLIT_SIZE and NUM_STAGES, which ours lack), as num_warps=1, XBLOCK (rows per
     step of a program's split) halved until the block fits the UB."""
-    dev = _device(triton_meta)
+    dev = _device(triton_meta, inductor_meta)
     out = []
     for c in theirs or ():
         kwargs = dict(c.kwargs)
@@ -55,7 +57,8 @@ def pointwise(size_hints, triton_meta, tile_hint=None, filename=None, min_elem_p
     theirs = upstream.pointwise(size_hints, triton_meta, tile_hint=tile_hint, filename=filename,
                                 min_elem_per_thread=min_elem_per_thread, inductor_meta=inductor_meta,
                                 return_configs=True)
-    configs = _merge(tiling.pointwise(size_hints, triton_meta, _device(triton_meta)), theirs, triton_meta)
+    configs = _merge(tiling.pointwise(size_hints, triton_meta, _device(triton_meta, inductor_meta)), theirs,
+                     triton_meta, inductor_meta=inductor_meta)
     return _autotune(size_hints, configs, triton_meta, inductor_meta, HeuristicType.POINTWISE, filename)
 
 
@@ -63,8 +66,8 @@ def reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None,
     inductor_meta = {} if inductor_meta is None else inductor_meta
     theirs = upstream.reduction(size_hints, reduction_hint=reduction_hint, triton_meta=triton_meta,
                                 filename=filename, inductor_meta=inductor_meta, return_configs=True)
-    ours = tiling.reduction(size_hints, triton_meta, _device(triton_meta), persistent=False)
-    return _autotune(size_hints, _merge(ours, theirs, triton_meta), triton_meta, inductor_meta,
+    ours = tiling.reduction(size_hints, triton_meta, _device(triton_meta, inductor_meta), persistent=False)
+    return _autotune(size_hints, _merge(ours, theirs, triton_meta, inductor_meta=inductor_meta), triton_meta, inductor_meta,
                      HeuristicType.REDUCTION, filename)
 
 
@@ -74,10 +77,10 @@ def persistent_reduction(size_hints, reduction_hint=False, triton_meta=None, fil
                                            filename=filename, inductor_meta=inductor_meta, return_configs=True)
     rblock = tiling.next_power_of_2(max(1, size_hints.get("r0_", 1)))
     if inductor_meta.get("RSPLIT_SIZE"):
-        configs = _mix_order_configs(theirs, triton_meta, rblock)
+        configs = _mix_order_configs(theirs, triton_meta, rblock, inductor_meta)
         return _autotune(size_hints, configs, triton_meta, inductor_meta, HeuristicType.PERSISTENT_REDUCTION, filename)
-    ours = tiling.reduction(size_hints, triton_meta, _device(triton_meta), persistent=True)
-    return _autotune(size_hints, _merge(ours, theirs, triton_meta, rblock), triton_meta, inductor_meta,
+    ours = tiling.reduction(size_hints, triton_meta, _device(triton_meta, inductor_meta), persistent=True)
+    return _autotune(size_hints, _merge(ours, theirs, triton_meta, rblock, inductor_meta), triton_meta, inductor_meta,
                      HeuristicType.PERSISTENT_REDUCTION, filename)
 
 

@@ -33,6 +33,19 @@ class Device:
     vector_cores: int = DEFAULT_VECTOR_CORES
 
 
+# the compiling process records its device facts in each kernel's inductor_meta (kernel.py):
+# a compile worker, which opens no device, then tiles for the real device, not the defaults
+FACTS_KEY = "npu_device_facts"
+
+
+def device_for(inductor_meta: dict | None, index: int = 0) -> Device:
+    """The facts the kernel was generated for, else those of device ``index`` here."""
+    facts = (inductor_meta or {}).get(FACTS_KEY)
+    if facts:
+        return Device(int(facts["ub_bytes"]), int(facts["vector_cores"]))
+    return device(index)
+
+
 @functools.cache
 def device(index: int = 0) -> Device:
     import torch
