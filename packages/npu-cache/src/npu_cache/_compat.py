@@ -120,13 +120,17 @@ def bundled_autotune_local_paths() -> None:
     For kernels created during an npu compile, ``AutotuneCache._make_local_cache_key`` returns
     the path the bundle restores to (same file name, same key). Kernels created in a compile
     worker (no npu scope there) keep upstream's path: a bundled hit is then only a miss.
-    Torch 2.11 and 2.13; removed when upstream's bundler records the relative path it read."""
+    Torch 2.13; removed when upstream's bundler records the relative path it read. Torch 2.11
+    has no ``_make_local_cache_key`` (register() failed there, found on the GPU machine): the
+    patch is skipped and a bundled-autotune hit on 2.11 may still tune again (not verified)."""
     import os
 
     from torch._inductor import codecache
     from torch._inductor.runtime.autotune_cache import AutotuneCache
 
-    upstream = AutotuneCache._make_local_cache_key
+    upstream = getattr(AutotuneCache, "_make_local_cache_key", None)
+    if upstream is None:  # torch 2.11
+        return
     if getattr(upstream, "_npu_cache_paths", False):
         return
 
