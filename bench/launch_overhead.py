@@ -351,6 +351,13 @@ def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None =
     return rows
 
 
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:  # run from a source tree (PYTHONPATH), not installed
+        return "source tree"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iters", type=int, default=20000)
@@ -367,7 +374,7 @@ def main():
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": platform.node(), "python": platform.python_version(),
         "torch": torch.__version__, "triton": triton.__version__,
-        "npu_launcher": metadata.version("npu-launcher"), "iters": a.iters,
+        "npu_launcher": _version("npu-launcher"), "iters": a.iters,
         "tensor_fast_path": _tensor_abi.calibrate(),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         "us_per_launch": {},
