@@ -70,7 +70,10 @@ def test_later_node_reuses_memory_of_dead_outputs(h):
     (y,) = f([x])
     del y
     (w,) = k([x])  # recorded as f's child, after a checkpoint that freed f's dead output
-    assert w.data_ptr() == y_ptr
+    # w lies (partly) in the dead output's block: a live block is never handed out twice.
+    # cuda's allocator merges that block with the freed placeholder before it, so w may start
+    # there (H200, 2026-12-03: 512 bytes before); npu-sim's starts exactly at y_ptr
+    assert y_ptr - w.nbytes < w.data_ptr() < y_ptr + w.nbytes
     torch.testing.assert_close(w, x.repeat(4))
     assert h.manager().counters["checkpoints"] >= 1
 
