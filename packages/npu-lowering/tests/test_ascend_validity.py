@@ -231,27 +231,22 @@ def _mix_order_fusion_on_npu():
     eps["npu-autotune"].load()()
 
 
-def test_mix_order_reduction_kernels_lower_to_linalg(tmp_path, ascend_python, check):
+def test_mix_order_reduction_kernels_lower_to_linalg(tmp_path, ascend_python, check, monkeypatch):
     """Upstream's mix-order kernel steps its rows with a loop-carried index tensor, which
     triton-ascend's pointer analysis rejects; npu-lowering's rows come from the loop index,
     and every config carries the kernel's RSPLIT_SIZE and NUM_STAGES."""
     from torch._inductor import config, metrics
 
     _mix_order_fusion_on_npu()
-    saved = os.environ.get(SAVE_ENV)
     try:
         for name, (fn, make_args) in MIX_ORDER.items():
-            os.environ[SAVE_ENV] = str(tmp_path / name)
+            monkeypatch.setenv(SAVE_ENV, str(tmp_path / name))  # restored after the test
             metrics.reset()
             with config.patch({"force_disable_caches": True, "compile_threads": 1, "triton.mix_order_reduction": True,
                                "triton.mix_order_reduction_non_strict_mode": True}):  # small shapes too
                 check(fn, *make_args())  # matches eager on npu-sim
             assert metrics.codegen_mix_order_reduction == 1, name
     finally:
-        if saved is None:
-            os.environ.pop(SAVE_ENV, None)
-        else:
-            os.environ[SAVE_ENV] = saved
         torch._dynamo.reset()
     proc, report = run_checker(ascend_python, *(tmp_path / name for name in MIX_ORDER), report=tmp_path / "report.json")
     assert report, f"the checker wrote no report (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
