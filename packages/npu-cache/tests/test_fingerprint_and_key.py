@@ -46,7 +46,9 @@ def test_ascend_stack_is_detected_without_importing_torch_npu(tmp_path):
         from npu_cache import fingerprint
         print(json.dumps({"fp": fingerprint.compute(), "imported": "torch_npu" in sys.modules}))
     """)
-    env = dict(os.environ, PYTHONPATH=str(site), ASCEND_TOOLKIT_HOME=str(cann), TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    # keep the caller's PYTHONPATH (where npu_cache may be installed) behind the fake site
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path, ASCEND_TOOLKIT_HOME=str(cann), TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
