@@ -22,6 +22,36 @@ def test_npu_backend_is_registered_and_cpu_cuda_are_untouched():
     assert torch._inductor.utils.is_gpu("npu") and not torch._inductor.utils.is_gpu("cpu")
 
 
+def test_gemm_templates_are_npu_kernels_only_on_npu():
+    # one patch (_compat.npu_template_kernel_class): templates build npu-lowering's kernel class
+    # for an npu output and upstream's for any other device; class access is upstream's
+    from types import SimpleNamespace
+
+    from torch._inductor.kernel.mm import mm_template
+    from torch._inductor.select_algorithm import TritonTemplate, TritonTemplateKernel
+
+    from npu_lowering.template_kernel import NpuTritonTemplateKernel
+
+    assert TritonTemplate.kernel_type is TritonTemplateKernel
+    descriptor = TritonTemplate.__dict__["kernel_type"]
+    chosen = {d: descriptor.class_for(SimpleNamespace(get_device=lambda d=d: torch.device(d)))
+              for d in ("cpu", "cuda", "npu")}
+    assert chosen == {"cpu": TritonTemplateKernel, "cuda": TritonTemplateKernel, "npu": NpuTritonTemplateKernel}
+    assert callable(mm_template.kernel_type)  # instances get the factory
+    assert "npu_lowering.runtime import heuristics" in NpuTritonTemplateKernel.gen_common_triton_imports()
+    assert "npu_lowering" not in TritonTemplateKernel.gen_common_triton_imports()
+
+
+def test_is_big_gpu_answers_from_cube_cores_only_for_npu(monkeypatch):
+    from npu_lowering import _compat
+
+    utils = torch._inductor.utils
+    assert utils.is_big_gpu(torch.device("npu")) is True  # npu-sim's 910B: 24 cube cores
+    monkeypatch.setattr(_compat, "_npu_cube_cores", lambda device: 2)  # a 310-class part
+    assert utils.is_big_gpu(torch.device("npu")) is False
+    assert utils.is_big_gpu.__wrapped__.__module__ == "torch._inductor.utils"
+
+
 def test_generated_kernels_import_npu_helpers_not_cuda():
     imports = NpuTritonKernel.gen_common_triton_imports()
     assert "npu_lowering.runtime.math import libdevice" in imports

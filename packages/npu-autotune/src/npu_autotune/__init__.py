@@ -12,6 +12,7 @@ def register() -> None:
     from .benchmarker import ensure_registered
 
     ensure_registered()
+    _register_gemm_templates()
     _compat.accelerator_empty_cache_on_sim()  # A14 on npu-sim (see _compat)
     _compat.record_real_inputs_of_npu_compiles()  # A54 (see sample_inputs)
     _compat.collect_sample_inputs_before_npu_codegen()
@@ -20,6 +21,16 @@ def register() -> None:
     _compat.mix_order_reductions_on_npu()  # A55 (see _compat)
     _compat.tag_npu_kernel_futures()  # Y02, Y03, D02 (see compile_wait)
     _compat.npu_aware_compile_wait()
+
+
+def _register_gemm_templates() -> None:
+    # importing the module registers npu's GEMM template heuristics in upstream's registry
+    try:
+        from . import gemm_templates  # noqa: F401
+    except ImportError as exc:  # a torch without the template-heuristic registry (< 2.9)
+        import logging
+
+        logging.getLogger(__name__).warning("npu GEMM templates unavailable: %s", exc)
 
 
 register.after = ("npu-sim", "npu-lowering")

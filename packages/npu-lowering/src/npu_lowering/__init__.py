@@ -22,12 +22,15 @@ def register() -> None:
 
         from . import _compat
         from .device_op_overrides import NpuDeviceOpOverrides
+        from .template_kernel import NpuTritonTemplateKernel
         from .passes import NpuPostGradPass
         from .scheduling import NpuScheduling
         from .wrapper import NpuPythonWrapperCodegen
 
         _compat.add_npu_to_gpu_types()
         _compat.scheduler_has_triton_for_npu()
+        _compat.is_big_gpu_for_npu()
+        _compat.npu_template_kernel_class(NpuTritonTemplateKernel)
         register_backend_for_device("npu", NpuScheduling, NpuPythonWrapperCodegen,
                                     device_custom_pass=NpuPostGradPass())
         register_device_op_overrides("npu", NpuDeviceOpOverrides())

@@ -91,3 +91,88 @@ def route_cuda_wrapper(wrapper_cls=None) -> None:
     entry = common.device_codegens["cuda"]
     upstream = _cuda_wrapper.setdefault("upstream", entry.wrapper_codegen)
     entry.wrapper_codegen = wrapper_cls or upstream
+
+
+# Cube cores an npu needs before GEMM templates are offered (910B-class parts have 20-24;
+# 310-class inference parts have 1-2, where ATen's matmul is the better choice).
+MIN_CUBE_CORES_FOR_TEMPLATES = 8
+
+
+def is_big_gpu_for_npu() -> None:
+    """``use_triton_template`` offers Triton GEMM templates only where
+    ``utils.is_big_gpu(device)`` holds, which counts SMs (at least 68). An npu has no SMs; its
+    GEMMs run on cube cores (20-24 on 910B-class parts). For device "npu" we answer from the
+    device's cube-core count (``cube_core_num``, else ``multi_processor_count``); every other
+    device gets upstream's answer. Torch 2.11 and 2.13; removed by a per-device
+    "templates supported" answer from the device interface upstream."""
+    from torch._inductor import utils
+
+    upstream = utils.is_big_gpu
+    if getattr(upstream, "_npu_aware", False):
+        return
+
+    def is_big_gpu(index_or_device=0) -> bool:
+        import torch
+
+        if isinstance(index_or_device, torch.device) and index_or_device.type == "npu":
+            return _npu_cube_cores(index_or_device) >= MIN_CUBE_CORES_FOR_TEMPLATES
+        return upstream(index_or_device)
+
+    is_big_gpu._npu_aware = True
+    is_big_gpu.__wrapped__ = upstream
+    utils.is_big_gpu = is_big_gpu
+
+
+def _npu_cube_cores(device) -> int:
+    import torch
+
+    props = torch.npu.get_device_properties(device.index if device.index is not None else 0)
+    cores = getattr(props, "cube_core_num", None) or getattr(props, "multi_processor_count", 0)
+    return int(cores or 0)
+
+
+def npu_template_kernel_class(npu_kernel_cls) -> None:
+    """``TritonTemplate.kernel_type`` is one kernel class for every device's GEMM/conv
+    templates (``TritonTemplateKernel``), so an npu template would be rendered with upstream's
+    runtime imports (CUDA libdevice, upstream heuristics) and epilogue loads triton-ascend
+    refuses. Instance access now returns a factory that builds ``npu_kernel_cls`` (a subclass of
+    upstream's class) when the template's output node is on "npu", and upstream's class for
+    every other device; class access, and templates that set their own ``kernel_type``, are
+    unchanged. Torch 2.11 and 2.13 (both construction sites pass ``output_node=``); removed by
+    a per-device template kernel class upstream (e.g. from the device's scheduling)."""
+    from torch._inductor.select_algorithm import TritonTemplate
+
+    current = TritonTemplate.__dict__["kernel_type"]
+    if isinstance(current, _PerDeviceTemplateKernel):
+        return
+    if not issubclass(npu_kernel_cls, current):
+        raise TypeError(f"{npu_kernel_cls!r} must subclass {current!r}")
+    TritonTemplate.kernel_type = _PerDeviceTemplateKernel(current, npu_kernel_cls)
+
+
+class _PerDeviceTemplateKernel:
+    """Non-data descriptor: upstream's class on the class, a device-dispatching factory on
+    instances (an instance may still assign its own ``kernel_type``)."""
+
+    def __init__(self, upstream, npu):
+        self.upstream, self.npu = upstream, npu
+
+    def __get__(self, obj, owner):
+        if obj is None:
+            return self.upstream
+
+        def make(*args, **kwargs):
+            return self.class_for(kwargs.get("output_node"))(*args, **kwargs)
+
+        return make
+
+    def class_for(self, output_node):
+        return self.npu if _on_npu(output_node) else self.upstream
+
+
+def _on_npu(node) -> bool:
+    try:
+        device = node.get_device()
+    except AttributeError:
+        return False
+    return device is not None and device.type == "npu"

@@ -1,0 +1,126 @@
+"""GEMM template candidates for npu: which Triton mm/bmm/addmm tile configs upstream's
+templates are autotuned over on device "npu" (max_autotune / max_autotune_gemm).
+
+Registered through upstream's template-heuristic registry (``register_template_heuristic``,
+keyed by template, device and op), so ``tuned_mm``/``tuned_addmm``/``tuned_bmm`` and every
+flag they read (max_autotune_gemm_backends, max_autotune_gemm_search_space, multi-kernel
+hints, max_mm_configs) work unchanged; only the candidate list is ours.
+
+Why these tiles (Ascend cube facts, DESIGN.md): cube tiles are multiples of 16; the fp32
+accumulator of a BLOCK_M x BLOCK_N tile is post-processed by the vector unit (the fused
+epilogue), so it must fit half the unified buffer (192 KiB -> 96 KiB, at most 128 x 128 fp32
+elements); num_warps means nothing to a cube core (1); triton-ascend pipelines loads itself
+(num_stages 1, plus 2 for the larger K tiles where double buffering of L1 helps).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from torch._inductor.kernel.bmm import bmm_template
+from torch._inductor.kernel.mm import mm_template
+from torch._inductor.kernel.mm_plus_mm import mm_plus_mm_template
+from torch._inductor.template_heuristics.registry import register_template_heuristic
+from torch._inductor.template_heuristics.triton import (
+    AddMMConfigMixin,
+    BaseConfigHeuristic,
+    GemmConfig,
+    INT8MMTemplateConfigMixin,
+    MMPlusMMTemplateConfigMixin,
+    MMTemplateConfigMixin,
+)
+
+DEVICE = "npu"
+CUBE = 16  # cube tile edge: every block size is a multiple
+UB_BYTES_DEFAULT = 192 * 1024
+ACC_BYTES = 4  # fp32 / int32 accumulator
+
+
+def _ub_bytes() -> int:
+    import torch
+
+    try:
+        props = torch.npu.get_device_properties(torch.npu.current_device())
+        return int(getattr(props, "ub_size", 0) or UB_BYTES_DEFAULT)
+    except Exception:  # compile worker without a device: the 910B default
+        return UB_BYTES_DEFAULT
+
+
+def fits(block_m: int, block_n: int, block_k: int, ub_bytes: int | None = None) -> bool:
+    """A tile the cube and the epilogue can hold: multiples of 16, accumulator <= UB / 2."""
+    ub = ub_bytes if ub_bytes is not None else _ub_bytes()
+    if any(b % CUBE for b in (block_m, block_n, block_k)):
+        return False
+    return block_m * block_n * ACC_BYTES <= ub // 2
+
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps); upstream scales them down to the problem
+DEFAULT_TILES = [
+    (16, 16, 16, 1, 1),
+    (32, 32, 32, 1, 1),
+    (64, 64, 32, 1, 1),
+    (64, 64, 64, 2, 1),
+    (64, 128, 64, 2, 1),
+    (128, 64, 64, 2, 1),
+    (128, 128, 32, 1, 1),
+    (128, 128, 64, 2, 1),
+    (64, 64, 128, 2, 1),
+    (128, 64, 128, 2, 1),
+]
+
+
+def exhaustive_tiles(ub_bytes: int | None = None) -> list[tuple[int, int, int, int, int]]:
+    """max_autotune_gemm_search_space="EXHAUSTIVE": every power-of-two tile 16-256 that fits."""
+    sizes = [16, 32, 64, 128, 256]
+    return [(m, n, k, s, 1) for m, n, k in itertools.product(sizes, repeat=3) for s in (1, 2)
+            if fits(m, n, k, ub_bytes)]
+
+
+class NpuGemmConfigHeuristic(BaseConfigHeuristic):
+    """Tile lists for npu; upstream's scaling, dedup and hint handling are kept."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        ub = UB_BYTES_DEFAULT  # class singleton: built once; fits() re-checks at use
+        self.mm_configs = [GemmConfig(*t) for t in DEFAULT_TILES if fits(*t[:3], ub)]
+        self.exhaustive_configs = [GemmConfig(*t, group_m=8) for t in exhaustive_tiles(ub)]
+        # int8 and mm+mm use the same cube tiles (int8 needs BLOCK_K >= 32: upstream's scaling)
+        self.int8_mm_configs = [GemmConfig(*t) for t in DEFAULT_TILES if t[2] >= 32]
+        self.mm_plus_mm_configs = [GemmConfig(*t) for t in DEFAULT_TILES[:6]]
+
+    def _filter_configs(self, configs):
+        # the device's own unified buffer (Ascend 950: 256 KiB) decides what fits
+        ub = _ub_bytes()
+        return [c for c in super()._filter_configs(configs) if fits(c.block_m, c.block_n, c.block_k, ub)]
+
+
+@register_template_heuristic(mm_template.uid, DEVICE)
+@register_template_heuristic(bmm_template.uid, DEVICE)
+class NpuMMTemplateConfigHeuristic(MMTemplateConfigMixin, NpuGemmConfigHeuristic):
+    """mm and bmm on npu."""
+
+
+@register_template_heuristic(mm_template.uid, DEVICE, op_name="addmm")
+@register_template_heuristic(bmm_template.uid, DEVICE, op_name="baddbmm")
+class NpuAddMMTemplateConfigHeuristic(AddMMConfigMixin, NpuMMTemplateConfigHeuristic):
+    """addmm and baddbmm on npu (the bias joins the epilogue)."""
+
+
+@register_template_heuristic(mm_template.uid, DEVICE, op_name="int_mm")
+class NpuInt8MMTemplateConfigHeuristic(INT8MMTemplateConfigMixin, NpuGemmConfigHeuristic):
+    """int8 x int8 -> int32 on npu."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mm_configs = self.int8_mm_configs
+        self.exhaustive_configs = self.int8_mm_configs
+
+
+@register_template_heuristic(mm_plus_mm_template.uid, DEVICE)
+class NpuMMPlusMMTemplateConfigHeuristic(MMPlusMMTemplateConfigMixin, NpuGemmConfigHeuristic):
+    """mm(a, b) + mm(c, d) in one kernel on npu."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mm_configs = self.mm_plus_mm_configs
+        self.exhaustive_configs = self.mm_plus_mm_configs

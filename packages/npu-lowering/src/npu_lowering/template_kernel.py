@@ -1,0 +1,55 @@
+"""GEMM/conv template kernels for npu: upstream's TritonTemplateKernel with npu runtime
+imports and epilogue loads triton-ascend accepts.
+
+Upstream renders a template's fused epilogue in the template's own index space (``idx_m``,
+``idx_n``, ...) and broadcasts every load's index to the full output tile
+(``tl.load(p + tl.broadcast_to(idx_n, [BLOCK_M, BLOCK_N]), mask)``). A load that does not
+depend on every output index (a bias, a per-row scale) then has a pointer tensor with a zero
+stride, which triton-ascend's ``triton-adapter-opt`` refuses ("strides must not be zero").
+Here such a load keeps its natural shape (``[1, BLOCK_N]`` for a bias) with the bounds of
+only the indices it uses as its mask; Triton's broadcasting in the epilogue's arithmetic does
+the rest, and the store stays fully masked. Loads that use every index are upstream's.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from torch._inductor.select_algorithm import TritonTemplateKernel
+
+from .kernel import npu_imports
+from .runtime.flavour import flavour
+
+
+class NpuTritonTemplateKernel(TritonTemplateKernel):
+    @classmethod
+    @lru_cache(None)
+    def gen_common_triton_imports(cls) -> str:
+        return npu_imports(super().gen_common_triton_imports())
+
+    @classmethod
+    def inductor_meta_common(cls):
+        return {**super().inductor_meta_common(), "npu_flavour": flavour()}
+
+    def _setup_contiguous_index_state(self, indices, index_symbols, lengths, mask, *args, **kwargs):
+        # remember each template index's bound, for masks of loads that use only some of them
+        self._npu_index_bounds = {name: length for name, length in zip(indices, lengths)}
+        return super()._setup_contiguous_index_state(indices, index_symbols, lengths, mask, *args, **kwargs)
+
+    def indexing(self, index, *, dense_indexing=False, copy_shape=None, override_mask=None,
+                 block_ptr=False, tma_compatibility_checker=None, mask_constant_index=False):
+        bounds = getattr(self, "_npu_index_bounds", None)
+        names = list(self.template_indices or ())
+        if self.template_mask and bounds and names and set(names) <= set(bounds):
+            used = {s.name for s in self.prepare_indexing(index).free_symbols}
+            dims = [n for n in names if n in used]
+            if 0 < len(dims) < len(names):  # a broadcast input of the epilogue
+                mask = " & ".join(f"({n} < {self.kexpr(self.rename_indexing(bounds[n]))})" for n in dims)
+                return super(TritonTemplateKernel, self).indexing(
+                    index, dense_indexing=False, copy_shape=None, override_mask=mask,
+                    block_ptr=block_ptr, tma_compatibility_checker=tma_compatibility_checker,
+                    mask_constant_index=mask_constant_index)
+        return super().indexing(index, dense_indexing=dense_indexing, copy_shape=copy_shape,
+                                override_mask=override_mask, block_ptr=block_ptr,
+                                tma_compatibility_checker=tma_compatibility_checker,
+                                mask_constant_index=mask_constant_index)
