@@ -4,7 +4,7 @@ tiles (npu_autotune.gemm_templates) and rendered by npu-lowering's template kern
 import pytest
 import torch
 from torch._inductor import config
-from torch._inductor.select_algorithm import add_feedback_saver, clear_feedback_savers
+from torch._inductor.select_algorithm import add_feedback_saver, get_algorithm_selector_cache
 from torch._inductor.utils import run_and_get_code
 
 
@@ -21,10 +21,13 @@ def inputs(device, m=16, k=32, n=16):
 def choices():
     """The names of the choices every select_algorithm autotune of the test considered."""
     seen = []
-    add_feedback_saver(lambda timings, name, input_nodes, choices, *_: seen.append(
-        (name, [c.name for c in choices])))
+
+    def saver(timings, name, input_nodes, choices, *_):
+        seen.append((name, [c.name for c in choices]))
+
+    add_feedback_saver(saver)
     yield seen
-    clear_feedback_savers()
+    get_algorithm_selector_cache().feedback_saver_fns.remove(saver)  # other packages' savers stay
 
 
 def compiled_code(fn, *args):

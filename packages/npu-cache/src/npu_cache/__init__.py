@@ -40,29 +40,35 @@ def compile_context_end(timeout: float | None = 30.0) -> bool:
 def stats() -> dict:
     """Counters of this process: each cache (hits, misses, refusals by reason, Redis
     failures by kind, circuit state), the background writer and the kernel-binary cache."""
-    from . import kernel_binary
+    from . import gemm_select, kernel_binary
+    from .gemm_autotune import open_gemm_autotune_cache
 
     kb = kernel_binary.current()
-    return {**all_stats(), "kernel_binary": kb.stats() if kb else None}
+    gemm = {**open_gemm_autotune_cache().counters.snapshot(), **gemm_select.counters.snapshot()}
+    return {**all_stats(), "kernel_binary": kb.stats() if kb else None, "gemm_autotune": gemm}
 
 
 def register() -> None:
     """Component hook of the ``npu_inductor.components`` entry-point group. Idempotent.
 
     Routes upstream's FX graph, autotune and bundled-autotune remote caches of npu compiles
-    (and only those) to the signed backend: five patches, in ``_compat.py``.
+    (and only those) to the signed backend: five patches, in ``_compat.py`` (a sixth lets
+    ``remote_gemm_autotune_cache`` be switched on for npu); and puts the
+    shared GEMM autotune cache (R07) in front of npu GEMM autotuning (``gemm_select``).
     """
     global _registered
     with _lock:
         if _registered:
             return
-        from . import _compat
+        from . import _compat, gemm_select
 
         _compat.mark_npu_compiles()
         _compat.route_create_cache()
         _compat.backend_hash_for_npu()
         _compat.bundled_autotune_local_paths()
         _compat.bundled_autotune_entry_copies()
+        _compat.gen_best_config_off_for_npu()
+        gemm_select.install()  # R07: upstream's select_algorithm registration APIs, no patch
         _warm_up_writer()
         _registered = True
 

@@ -182,3 +182,30 @@ def binary_cache_flags():
 
     flags = getattr(config, "cutlass", None)
     return flags if flags is not None and hasattr(flags, "use_binary_remote_cache") else config.cuda
+
+
+def gen_best_config_off_for_npu() -> None:
+    """``tuned_mm`` calls ``gen_best_config(mat1, mat2)`` (bound by name in
+    ``torch._inductor.kernel.mm``) whenever ``remote_gemm_autotune_cache`` is on, and in open
+    source that raises NotImplementedError, so the flag could not be turned on at all. For npu
+    operands the call returns None (no upstream filtering; ``gemm_select`` serves R07 through
+    select_algorithm's preprocessing and feedback hooks, for mm, addmm and bmm alike); any
+    other device still gets upstream's function. Torch 2.13 (2.11 has the same call); removed
+    when upstream's OSS ``gen_best_config`` stops raising, or by a per-device
+    remote-GEMM-cache hook."""
+    from torch._inductor.kernel import mm
+
+    upstream = getattr(mm, "gen_best_config", None)
+    if upstream is None or getattr(upstream, "_npu_cache_off", False):
+        return
+
+    @functools.wraps(upstream)
+    def gen_best_config(mat1, mat2):
+        try:
+            on_npu = mat1.get_device().type == "npu"
+        except AttributeError:
+            on_npu = False
+        return None if on_npu else upstream(mat1, mat2)
+
+    gen_best_config._npu_cache_off = True
+    mm.gen_best_config = gen_best_config

@@ -27,7 +27,7 @@ from .cache import SignedCache
 from .counters import Counters
 
 LAYOUTS = ("row", "col")  # row-major (K contiguous for A / N contiguous for B) or transposed
-OPS = ("mm", "addmm", "bmm")
+OPS = ("mm", "addmm", "bmm", "baddbmm", "int_mm")
 
 
 def bucket(size: int) -> int:

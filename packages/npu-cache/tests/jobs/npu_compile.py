@@ -54,7 +54,12 @@ def unserializable_guard(x):
     return x * 2 + 1 if type(HOLDER) is Holder else x
 
 
-FUNCTIONS = {"unserializable_guard": unserializable_guard, "pointwise": pointwise, "with_constant": with_constant, "two_kernels": two_kernels}
+def matmul(x):
+    # an [m, k] x [k, m] GEMM with a fused epilogue: with max_autotune_gemm, an npu template
+    return torch.nn.functional.gelu(x @ x.t()) + 1
+
+
+FUNCTIONS = {"matmul": matmul, "unserializable_guard": unserializable_guard, "pointwise": pointwise, "with_constant": with_constant, "two_kernels": two_kernels}
 
 created = []
 upstream_create = remote_cache.create_cache
