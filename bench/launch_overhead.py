@@ -233,6 +233,9 @@ def _own_code(fn, name):
     return types.FunctionType(fn.__code__.replace(co_name=name), fn.__globals__, name, None, fn.__closure__)
 
 
+GEMM_TEMPLATES = {"max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON"}
+
+
 def _cuda_modes():
     """name -> (inductor config patch, route kernels through npu-launcher, direct-launch wrapper)."""
     return {
@@ -240,6 +243,11 @@ def _cuda_modes():
         "inductor_upstream_triton_launcher": ({"use_static_cuda_launcher": False}, False, False),
         "inductor_npu_launcher": ({"use_static_cuda_launcher": False}, True, False),
         "inductor_npu_direct_launch": ({"use_static_cuda_launcher": False}, True, True),
+        # the matmuls as Triton GEMM templates (their bias/GELU/residual fused in), so every
+        # kernel of the graph is one our launcher can launch; upstream in the same mode too
+        "inductor_upstream_gemm_templates": (GEMM_TEMPLATES, False, False),
+        "inductor_npu_direct_launch_gemm_templates": ({**GEMM_TEMPLATES, "use_static_cuda_launcher": False},
+                                                      True, True),
     }
 
 
@@ -290,6 +298,8 @@ def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None =
             "inductor_npu_launcher_run": ({"use_static_triton_launcher": True, "use_fast_triton_launcher": False},
                                           False, False),
             "inductor_npu_launcher": ({"use_static_triton_launcher": True}, False, True),
+            "inductor_npu_launcher_gemm_templates": ({"use_static_triton_launcher": True, **GEMM_TEMPLATES},
+                                                     False, True),
         }
     with torch.no_grad():
         ref = model(x)

@@ -40,11 +40,10 @@ def compile_context_end(timeout: float | None = 30.0) -> bool:
 def stats() -> dict:
     """Counters of this process: each cache (hits, misses, refusals by reason, Redis
     failures by kind, circuit state), the background writer and the kernel-binary cache."""
-    from . import gemm_select, kernel_binary
-    from .gemm_autotune import open_gemm_autotune_cache
+    from . import gemm_autotune, gemm_select, kernel_binary
 
-    kb = kernel_binary.current()
-    gemm = {**open_gemm_autotune_cache().counters.snapshot(), **gemm_select.counters.snapshot()}
+    kb, gc = kernel_binary.current(), gemm_autotune.current()
+    gemm = {**(gc.counters.snapshot() if gc else {}), **gemm_select.counters.snapshot()}
     return {**all_stats(), "kernel_binary": kb.stats() if kb else None, "gemm_autotune": gemm}
 
 

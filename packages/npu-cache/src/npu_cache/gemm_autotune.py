@@ -143,6 +143,11 @@ _lock = threading.Lock()
 _default: GemmAutotuneCache | None = None
 
 
+def current() -> GemmAutotuneCache | None:
+    """The process's GEMM autotune cache if something opened it (stats must not open it)."""
+    return _default
+
+
 def open_gemm_autotune_cache() -> GemmAutotuneCache:
     """The process's GEMM autotune cache (entry point ``npu_inductor.caches: gemm_autotune``)."""
     global _default

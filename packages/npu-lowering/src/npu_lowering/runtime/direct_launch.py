@@ -12,7 +12,8 @@ The probe is the kernel object's ``npu_direct_launch(args, stream)`` (npu kernel
 its single launcher's (the cuda benchmark mode): it returns ``(launch, (gx, gy, gz),
 runtime_args)``, None when the kernel is not settled yet (ask again after the next call), or
 False when it never launches directly. The slot is promoted only when ``runtime_args`` are
-exactly the site's arguments (same objects, same order). While the autograd profiler or a
+the site's arguments (same objects, same order), or their prefix when the rest are the grid
+a template (FixedGrid) passes as trailing literals. While the autograd profiler or a
 DebugMode is active, ``table()`` hands out the ``run`` path, so kernels are recorded as
 upstream records them.
 """
@@ -61,6 +62,18 @@ class _PendingSite(_RunSite):
         return result
 
 
+class _DropTrailing:
+    """A promoted slot for a site whose last arguments are the grid (GEMM templates)."""
+
+    __slots__ = ("launch", "n")
+
+    def __init__(self, launch, n: int):
+        self.launch, self.n = launch, n
+
+    def __call__(self, stream, *args):
+        return self.launch(stream, *args[: self.n])
+
+
 class DirectLaunchSites:
     def __init__(self, module_globals: dict, kernel_names: list[str]):
         self._globals = module_globals  # the wrapper module's: kernel objects appear after wait()
@@ -89,9 +102,13 @@ class DirectLaunchSites:
             self.fast[index] = self.slow[index]
             return
         launch, grid, runtime_args = info
-        if len(runtime_args) != len(args) or any(a is not b for a, b in zip(runtime_args, args)):
+        n = len(runtime_args)
+        if n > len(args) or any(a is not b for a, b in zip(runtime_args, args)):
             self.fast[index] = self.slow[index]  # the launcher rearranges arguments: keep run
             return
         gx, gy, gz = (*tuple(grid), 1, 1)[:3]
-        self.fast[index] = functools.partial(launch, gx, gy, gz)
+        slot = functools.partial(launch, gx, gy, gz)
+        # templates (FixedGrid) pass their grid as trailing literal arguments, which run
+        # consumes; the slot drops them (literals: the grid is fixed with them)
+        self.fast[index] = slot if n == len(args) else _DropTrailing(slot, n)
         PROMOTED.append((self.slow[index].name, (gx, gy, gz), launch))
