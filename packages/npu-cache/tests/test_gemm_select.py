@@ -55,3 +55,23 @@ def test_gemm_keys_only_for_npu_gemms(npu):
     assert gemm_select.gemm_key([buf([300, 64], [64, 1]), buf([32, 1024], [1024, 1])], out) is None  # K mismatch
     conv = FixedLayout(torch.device("npu"), torch.float16, [1, 8, 4, 4], [128, 16, 4, 1])
     assert gemm_select.gemm_key([buf([1, 3, 6, 6], [108, 36, 6, 1]), buf([8, 3, 3, 3], [27, 9, 3, 1])], conv) is None
+
+
+@pytest.mark.feature("K01")
+def test_force_disable_caches_reaches_every_cache_of_an_npu_gemm_compile(npu_job):
+    # one "machine" compiles an npu GEMM three times in fresh processes on the same
+    # directories and Redis: cold, warm, then with force_disable_caches
+    flags = {"fx_graph_remote_cache": True, "autotune_remote_cache": True}
+    cold = npu_job(spec([24, 32], **flags), machine="a")
+    assert cold["ok"] == [True] and cold["inductor"]["select_algorithm_autotune"] == 1
+    warm = npu_job(spec([24, 32], **flags), machine="a")
+    assert warm["ok"] == [True] and warm["inner_calls"] == 0  # the FX graph cache served it
+    off = npu_job(spec([24, 32], force_disable_caches=True, **flags), machine="a")
+    assert off["ok"] == [True]
+    assert off["inner_calls"] == 1  # FX graph caches (local and Redis): not read
+    # GEMM template timings (upstream's local file, which obeys the flag in torch 2.13) and
+    # the shared GEMM cache: not read
+    assert off["inductor"]["select_algorithm_autotune"] == 1
+    assert "served" not in off["npu_cache"]["gemm_autotune"]
+    assert off["compiled_kernels"]["described"] >= 1  # the kernel-binary cache: not read
+    assert not any(c.get("hit_local") or c.get("hit_remote") for c in off["npu_cache"]["caches"])

@@ -209,3 +209,4 @@ def gen_best_config_off_for_npu() -> None:
 
     gen_best_config._npu_cache_off = True
     mm.gen_best_config = gen_best_config
+
