@@ -1,7 +1,8 @@
 """One npu compile in a fresh process, for the tests: ``python npu_compile.py SPEC_JSON``.
 
 SPEC: {"fn": name in FUNCTIONS, "inductor" / "dynamo" / "functorch": {flag: value},
-"train": backward too, "save_artifacts": torch.compiler.save_cache_artifacts() at the end,
+"train": backward too, "save_artifacts": torch.compiler.save_cache_artifacts() at the end
+(written to the file "artifacts_file" names, if any; "load_artifacts" loads that file first),
 "cpu": also compile a cpu function under the same flags, "calls": [shapes...],
 "miscompile": every value a kernel stores is off by one (a faulty compiler's binary)}.
 Prints one JSON line: results checked against eager, Inductor/Dynamo counters, upstream's
@@ -121,6 +122,10 @@ def counting_triton_compile(*a, **k):
 triton.compile = triton.compiler.compile = counting_triton_compile
 
 fn = FUNCTIONS[spec.get("fn", "pointwise")]
+loaded = None
+if spec.get("load_artifacts"):  # what another machine saved: the user carries the bytes over
+    with open(spec["artifacts_file"], "rb") as f:
+        loaded = torch.compiler.load_cache_artifacts(f.read()) is not None
 results = []
 saved = None
 error = None
@@ -146,13 +151,17 @@ with config.patch(spec.get("inductor", {})), torch._dynamo.config.patch(spec.get
             good = good and torch.allclose(xn.grad.cpu(), xr.grad, atol=1e-5, rtol=1e-5)
         results.append(bool(good))
     if spec.get("save_artifacts"):  # how a precompile package reaches the Dynamo cache (caching_precompile)
-        saved = torch.compiler.save_cache_artifacts() is not None
+        artifacts = torch.compiler.save_cache_artifacts()
+        saved = artifacts is not None
+        if saved and spec.get("artifacts_file"):
+            with open(spec["artifacts_file"], "wb") as f:
+                f.write(artifacts[0])
     if spec.get("cpu"):
         xc = torch.randn(4)
         results.append(bool(torch.allclose(torch.compile(lambda x: torch.cos(x) - 1)(xc), torch.cos(xc) - 1)))
 flushed = npu_cache.flush(10)
 print(json.dumps({
-    "ok": results, "error": error, "compiled_kernels": compiled_kernels, "saved": saved, "flushed": flushed, "inner_calls": len(inner_calls), "graph_constants": inner_calls, "created": created,
+    "ok": results, "error": error, "compiled_kernels": compiled_kernels, "saved": saved, "loaded": loaded, "flushed": flushed, "inner_calls": len(inner_calls), "graph_constants": inner_calls, "created": created,
     "inductor": dict(counters["inductor"]), "dynamo": {k: dict(v) for k, v in counters.items() if k != "inductor"},
     "cache_stats": {k: vars(v) for k, v in remote_cache.cache_stats._stats.items()},
     "npu_cache": npu_cache.stats(),
