@@ -257,6 +257,7 @@ class NpuJobs:
     def __init__(self, base: Path, redis_url: str):
         self.base, self.redis_url = base, redis_url
         self.prefix = f"npu-cache-test-{uuid.uuid4().hex[:12]}"
+        self.hmac_key = KEY
 
     def __call__(self, spec, local="a", redis="shared", env=None, script="npu_compile.py", timeout=300,
                  machine=None):

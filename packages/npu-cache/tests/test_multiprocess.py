@@ -77,3 +77,34 @@ def test_processes_sharing_one_redis_and_one_directory(make_settings, redis_url,
             assert hashlib.sha256(rest[32:]).digest() == rest[:32]
     leftovers = [p for p in s.cache_dir.rglob("*") if p.name.endswith(".tmp")]
     assert not leftovers
+
+
+def test_eight_processes_compiling_one_model_on_one_directory_and_one_redis(npu_job, tmp_path, monkeypatch,
+                                                                              capsys, npu):
+    # issue 7 item 8: eight fresh processes compile the same npu model at the same time on one
+    # Inductor directory, one npu-cache directory and one Redis: every compile succeeds with
+    # eager's result, and afterwards every stored entry (local and Redis) verifies
+    from concurrent.futures import ThreadPoolExecutor
+
+    from npu_inductor import cli
+
+    shared = tmp_path / "npu-cache"
+    env = {"NPU_CACHE_DIR": str(shared)}
+    spec = {"fn": "two_kernels", "inductor": {"fx_graph_remote_cache": True, "autotune_remote_cache": True}}
+    with ThreadPoolExecutor(8) as pool:
+        outs = list(pool.map(lambda _: npu_job(spec, local="shared", env=env, timeout=600), range(8)))
+    assert all(o["ok"] == [True] and o["error"] is None and o["flushed"] for o in outs)
+    assert not [k for o in outs for c in o["npu_cache"]["caches"] for k in c if k.startswith("refused_")]
+    for name, value in {"NPU_CACHE_REDIS_URL": npu_job.redis_url, "NPU_CACHE_REDIS_PREFIX": npu_job.prefix,
+                        "NPU_CACHE_DIR": str(shared), "NPU_CACHE_HMAC_KEY": npu_job.hmac_key}.items():
+        monkeypatch.setenv(name, value)
+    code = cli.main(["cache", "verify", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0, data
+    assert data["stores"]["remote"]["checked"] >= 1  # the routed FX/autotune entries are remote-only
+    # what they left is usable: from the shared Inductor directory, and from Redis alone
+    again = npu_job(spec, local="shared", env=env)
+    remote_only = npu_job(spec, local="empty", env=env)
+    for out in (again, remote_only):
+        assert out["ok"] == [True] and out["inductor"].get("fxgraph_cache_hit") == 1, out["inductor"]
+        assert "fxgraph_cache_miss" not in out["inductor"]
