@@ -76,3 +76,22 @@ def test_force_write_republishes_over_polluted_entries(runs):
     # the same keys, every value replaced
     assert after_q.keys() == after_p.keys() and all(after_q[k] != after_p[k] for k in after_p)
     assert runs["r"]["ok"] == [True]  # a machine fetching now runs q's kernels
+
+
+@pytest.mark.feature("R04", "R05")
+def test_gemm_template_kernels_travel_too(npu_job):
+    # npu GEMM templates (max_autotune_gemm): the chosen template, with its fused epilogue, and
+    # every candidate benchmarked are npu kernels like any other: uploaded, then fetched
+    gemm = {**FRESH, "max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON"}
+
+    def run(name, flags):
+        return npu_job({"fn": "matmul", "calls": [[24, 32]], "inductor": {**gemm, **flags},
+                        "functorch": NO_AOT_CACHE}, local=name, machine=name)
+
+    t = run("t", UPLOAD)
+    built = t["compiled_kernels"]["described"]
+    assert t["ok"] == [True] and built >= 2 and kernel_binary(t)["uploaded"] == built, kernel_binary(t)
+    u = run("u", {})
+    assert u["ok"] == [True] and u["inductor"]["select_algorithm_autotune"] == 1
+    assert u["compiled_kernels"] == {"described": 0, "triton_compile": 0}
+    assert kernel_binary(u)["hit"] == built

@@ -289,6 +289,10 @@ class NpuCachingAutotuner(CachingAutotuner):
             blob = None
             if self.is_statically_launchable():
                 blob = self.compile_results[0].kernel.descriptor_bytes()
+            elif (describe := static_describer()) is not None:
+                # not precompiled into a descriptor (e.g. a GEMM candidate being benchmarked):
+                # describe it here, through the kernel-binary cache like any kernel compile
+                blob = self._fetch_or_describe(describe, config).to_bytes()
             launch = binder(self.fn, self.triton_meta, config.kwargs, self._device_index(), simulated=True,
                             descriptor=blob)
         except Exception as exc:
