@@ -120,6 +120,9 @@ def cuda_launcher(result):
     launcher = result._gen_launcher_code({"runner": launch}, def_args, runner_args)
     launcher.npu_direct_launch = _direct_probe(result, def_args, runner_args, launch)
     launcher.config = result.config
+    init = getattr(binary, "_init_handles", None)
+    if callable(init):
+        init()  # Triton fills n_regs / n_spills when it loads the module (upstream's launcher does too)
     launcher.n_regs = getattr(binary, "n_regs", None)
     launcher.n_spills = getattr(binary, "n_spills", None)
     launcher.shared = desc.shared
