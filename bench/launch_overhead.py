@@ -240,6 +240,9 @@ GEMM_TEMPLATES = {"max_autotune_gemm": True, "max_autotune_gemm_backends": "TRIT
                   "benchmark_epilogue_fusion": False}
 
 
+SMALL_GEMM = "_small_gemm"  # a mode key, not an Inductor flag: small_gemm.DEVICES gets "cuda"
+
+
 def _cuda_modes():
     """name -> (inductor config patch, route kernels through npu-launcher, direct-launch wrapper)."""
     return {
@@ -247,6 +250,10 @@ def _cuda_modes():
         "inductor_upstream_triton_launcher": ({"use_static_cuda_launcher": False}, False, False),
         "inductor_npu_launcher": ({"use_static_cuda_launcher": False}, True, False),
         "inductor_npu_direct_launch": ({"use_static_cuda_launcher": False}, True, True),
+        # ours as npu compiles in default mode: also npu-lowering's small-GEMM policy (the
+        # matmuls become one-tile Triton templates with their epilogues; no max-autotune)
+        "inductor_npu_default_small_gemm_templates": ({"use_static_cuda_launcher": False, SMALL_GEMM: True},
+                                                      True, True),
         # the matmuls as Triton GEMM templates (their bias/GELU/residual fused in), so every
         # kernel of the graph is one our launcher can launch; upstream in the same mode too
         "inductor_upstream_gemm_templates": (GEMM_TEMPLATES, False, False),
@@ -291,7 +298,7 @@ def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None =
     fns: dict = {}
     if device == "cuda":
         from npu_lowering import _compat as lowering_compat
-        from npu_lowering import direct_launch
+        from npu_lowering import direct_launch, small_gemm
         from npu_lowering.runtime.direct_launch import PROMOTED
 
         modes = _cuda_modes()
@@ -317,8 +324,12 @@ def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None =
         for name, (patch, routed, direct) in modes.items():
             launcher_inductor.ROUTED_CUDA_KERNELS.clear()
             launcher_inductor.route_cuda_kernels(routed)
+            patch = dict(patch)
+            small = patch.pop(SMALL_GEMM, False)
             if device == "cuda":
                 lowering_compat.route_cuda_wrapper(direct_launch.cuda_wrapper_class() if direct else None)
+                lowering_compat.small_gemm_lowerings()
+                (small_gemm.DEVICES.add if small else small_gemm.DEVICES.discard)("cuda")
             promoted_before = len(PROMOTED) if PROMOTED is not None else 0
             try:
                 # a fresh cache per mode: kernel objects (and their launchers) are reused
@@ -341,6 +352,7 @@ def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None =
                 launcher_inductor.route_cuda_kernels(False)
                 if device == "cuda":
                     lowering_compat.route_cuda_wrapper(None)
+                    small_gemm.DEVICES.discard("cuda")
         turns: dict = {name: [] for name in fns}
         with host_only() if host else contextlib.nullcontext():
             for _ in range(rounds):
@@ -418,10 +430,16 @@ def main():
             for k, v in rows.items():
                 print(f"  {k:44s} {v:12.1f}" if isinstance(v, float) else f"  {k:44s} {v}")
             base = rows.get("inductor_upstream_default") or rows.get("inductor_npu_sim_entry_point")
-            for ours in ("inductor_npu_launcher", "inductor_npu_direct_launch"):
+            for ours in ("inductor_npu_launcher", "inductor_npu_direct_launch",
+                         "inductor_npu_default_small_gemm_templates", "inductor_upstream_gemm_templates",
+                         "inductor_npu_direct_launch_gemm_templates"):
                 if base and isinstance(rows.get(ours), float):
                     rows[f"ratio_{ours}_to_upstream"] = rows[ours] / base
                     print(f"  {ours} / upstream: {rows[f'ratio_{ours}_to_upstream']:.3f}")
+                    turns, base_turns = rows.get(ours + "_turns"), rows.get("inductor_upstream_default_turns")
+                    if turns and base_turns:  # the same turn of both: the fairest ratio on a shared host
+                        per_turn = sorted(t / b for t, b in zip(turns, base_turns))
+                        rows[f"ratio_{ours}_to_upstream_per_turn_median"] = per_turn[len(per_turn) // 2]
     u = res["us_per_launch"]
     if "npu_launcher_fast_path" in u and "triton_jit_launch" in u:
         res["ratio_ours_to_triton_jit"] = u["npu_launcher_fast_path"] / u["triton_jit_launch"]

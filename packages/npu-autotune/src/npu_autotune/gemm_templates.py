@@ -54,8 +54,11 @@ def fits(block_m: int, block_n: int, block_k: int, ub_bytes: int | None = None) 
     return block_m * block_n * ACC_BYTES <= ub // 2
 
 
-# (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps); upstream scales them down to the problem
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps); upstream scales them down to the problem.
+# The first is the one tile used when a single config is asked for (npu-lowering's small-GEMM
+# templates in default mode: max_mm_configs=1): a middle tile, scaled down for small M/N/K.
 DEFAULT_TILES = [
+    (64, 64, 64, 1, 1),
     (16, 16, 16, 1, 1),
     (32, 32, 32, 1, 1),
     (64, 64, 32, 1, 1),

@@ -31,6 +31,7 @@ def register() -> None:
         _compat.scheduler_has_triton_for_npu()
         _compat.is_big_gpu_for_npu()
         _compat.npu_template_kernel_class(NpuTritonTemplateKernel)
+        _compat.small_gemm_lowerings()
         register_backend_for_device("npu", NpuScheduling, NpuPythonWrapperCodegen,
                                     device_custom_pass=NpuPostGradPass())
         register_device_op_overrides("npu", NpuDeviceOpOverrides())

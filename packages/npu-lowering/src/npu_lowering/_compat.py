@@ -176,3 +176,28 @@ def _on_npu(node) -> bool:
     except AttributeError:
         return False
     return device is not None and device.type == "npu"
+
+
+def small_gemm_lowerings() -> None:
+    """npu's small-GEMM policy (``small_gemm.py``): in default mode a small static npu mm /
+    addmm / bmm / baddbmm lowers to upstream's Triton template with one tile. The lowering
+    table (``torch._inductor.lowering.lowerings``) is keyed by op, for every device; each of
+    the four entries (packet and overloads sharing upstream's function) is wrapped so the
+    policy decides for its devices (``small_gemm.DEVICES``, "npu") and upstream's lowering
+    runs unchanged otherwise. Torch 2.11 and 2.13; removed by per-device lowerings upstream
+    (or a per-device "templates in default mode" choice)."""
+    import torch
+    from torch._inductor import lowering as lowering_mod
+
+    from . import small_gemm
+
+    for name, operands in small_gemm.OPS.items():
+        packet = getattr(torch.ops.aten, name)
+        keys = [packet, *(getattr(packet, o) for o in packet.overloads())]
+        upstream = lowering_mod.lowerings.get(getattr(packet, "default"))
+        if upstream is None or getattr(upstream, "_npu_small_gemm", False):
+            continue
+        wrapped = small_gemm.wrap(upstream, operands)
+        for key in keys:
+            if lowering_mod.lowerings.get(key) is upstream:
+                lowering_mod.lowerings[key] = wrapped

@@ -50,7 +50,9 @@ class NpuPostGradPass(CustomGraphModulePass):
                                            f"supported: {UNSUPPORTED[t.dtype]}")
 
     def uuid(self) -> str:
+        from . import small_gemm
         from .runtime import tiling
 
         dev = tiling.device(0)
-        return f"npu-lowering-{source_hash()}-ub{dev.ub_bytes}-cores{dev.vector_cores}"
+        return (f"npu-lowering-{source_hash()}-ub{dev.ub_bytes}-cores{dev.vector_cores}-"
+                f"{small_gemm.settings_key()}")

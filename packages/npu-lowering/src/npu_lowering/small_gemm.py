@@ -1,0 +1,96 @@
+"""Small GEMMs as Triton templates in default mode, on npu.
+
+On an NPU a small matmul is host-bound: through ATen it costs torch_npu's op dispatch and
+aclnn's two-phase launch (workspace query, then launch: tens of microseconds of host time);
+as a Triton GEMM template it is one launch through npu-launcher (a few microseconds), and the
+template takes its epilogue (bias, activation, residual add) with it, saving more kernels.
+Upstream offers GEMM templates only under max_autotune / max_autotune_gemm, where every
+candidate is compiled and timed. In default mode, a static npu mm / addmm / bmm / baddbmm of
+at most ``max_macs`` multiply-adds lowers to upstream's template with one tile (npu-autotune's
+first candidate, scaled to the problem by upstream), so nothing is benchmarked.
+
+Upstream's flags still decide: with max_autotune or max_autotune_gemm on, upstream's own
+tuning runs; with TRITON not in max_autotune_gemm_backends, ATen. Ours:
+``NPU_LOWERING_SMALL_GEMM_TEMPLATES`` (default 1; 0 = ATen as upstream) and
+``NPU_LOWERING_SMALL_GEMM_MAX_MACS`` (default 2**24, e.g. 256 x 256 x 256). Both enter the
+FX graph cache key (``NpuPostGradPass.uuid``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import torch
+
+DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+# device types the policy applies to; the cuda benchmark (bench/launch_overhead.py) adds "cuda"
+DEVICES = {"npu"}
+
+
+def enabled() -> bool:
+    return os.environ.get("NPU_LOWERING_SMALL_GEMM_TEMPLATES", "1") not in ("0", "false", "False", "")
+
+
+def max_macs() -> int:
+    return int(os.environ.get("NPU_LOWERING_SMALL_GEMM_MAX_MACS", str(1 << 24)))
+
+
+def settings_key() -> str:
+    return f"smallgemm{int(enabled())}-{max_macs()}"
+
+
+def _static_sizes(node) -> list[int] | None:
+    try:
+        return [int(s) for s in node.get_size()]
+    except (TypeError, AttributeError):  # symbolic (dynamic) sizes, or not a tensor
+        return None
+
+
+def applies(mat1, mat2) -> bool:
+    from torch._inductor import config
+
+    if not enabled() or config.max_autotune or config.max_autotune_gemm:
+        return False
+    if "TRITON" not in config.max_autotune_gemm_backends.upper().split(","):
+        return False
+    try:
+        device, dtypes = mat1.get_device(), {mat1.get_dtype(), mat2.get_dtype()}
+    except AttributeError:
+        return False
+    if device is None or device.type not in DEVICES or not dtypes <= set(DTYPES) or len(dtypes) != 1:
+        return False
+    a, b = _static_sizes(mat1), _static_sizes(mat2)
+    if a is None or b is None or len(a) != len(b) or len(a) not in (2, 3) or a[-1] != b[-2]:
+        return False
+    return 0 < math.prod(a[:-1]) * b[-1] * a[-1] <= max_macs()
+
+
+def wrap(upstream, operands):
+    """The lowering of one op: upstream's, under a one-tile template config when it applies.
+    ``operands(args, kwargs)`` names the op's two matrices."""
+
+    def lowering(*args, **kwargs):
+        from torch._inductor import config
+
+        mat1, mat2 = operands(args, kwargs)
+        if not applies(mat1, mat2):
+            return upstream(*args, **kwargs)
+        with config.patch({"max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON",
+                           "test_configs.max_mm_configs": 1}):
+            return upstream(*args, **kwargs)
+
+    lowering._npu_small_gemm = True
+    lowering.__wrapped__ = upstream
+    return lowering
+
+
+def _two_first(args, kwargs):  # mm(a, b), bmm(a, b)
+    return args[0], args[1]
+
+
+def _after_bias(args, kwargs):  # addmm(bias, a, b), baddbmm(bias, a, b)
+    return args[1], args[2]
+
+
+OPS = {"mm": _two_first, "bmm": _two_first, "addmm": _after_bias, "baddbmm": _after_bias}
