@@ -49,11 +49,17 @@ def test_max_autotune_gemm_turns_the_matmul_into_an_npu_template(fresh, choices)
 
 
 @pytest.mark.feature("A38")
-def test_without_max_autotune_gemm_the_matmul_stays_aten(fresh, choices):
+def test_without_max_autotune_gemm_nothing_is_tuned(fresh, choices, monkeypatch):
+    # default mode: no GEMM candidate is benchmarked (a small GEMM is npu-lowering's one-tile
+    # template); with that policy off too, the matmul is ATen's, as upstream's default
     args = inputs("npu")
     out, code = compiled_code(addmm_gelu, *args)
     torch.testing.assert_close(out.cpu(), addmm_gelu(*(t.cpu() for t in args)), rtol=1e-4, atol=1e-4)
-    assert "tl.dot(" not in code and "extern_kernels.mm(" in code
+    assert choices == []
+    monkeypatch.setenv("NPU_LOWERING_SMALL_GEMM_TEMPLATES", "0")
+    torch._dynamo.reset()
+    out, code = compiled_code(addmm_gelu, *args)
+    assert "tl.dot(" not in code and "extern_kernels.mm(" in code and choices == []
 
 
 @pytest.mark.feature("A40")

@@ -47,6 +47,13 @@ def _static_sizes(node) -> list[int] | None:
         return None
 
 
+def _tiles_for(device_type: str) -> bool:
+    from torch._inductor.kernel.mm import mm_template
+    from torch._inductor.template_heuristics.registry import get_registered_heuristic_class
+
+    return get_registered_heuristic_class(mm_template.uid, device_type, "mm") is not None
+
+
 def applies(mat1, mat2) -> bool:
     from torch._inductor import config
 
@@ -60,6 +67,8 @@ def applies(mat1, mat2) -> bool:
         return False
     if device is None or device.type not in DEVICES or not dtypes <= set(DTYPES) or len(dtypes) != 1:
         return False
+    if not _tiles_for(device.type):
+        return False  # no template candidates for this device (npu-autotune not installed)
     a, b = _static_sizes(mat1), _static_sizes(mat2)
     if a is None or b is None or len(a) != len(b) or len(a) not in (2, 3) or a[-1] != b[-2]:
         return False

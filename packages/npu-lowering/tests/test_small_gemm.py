@@ -1,0 +1,73 @@
+"""npu's small-GEMM policy: in default mode a small static npu matmul is a one-tile Triton
+template (its epilogue fused in), not an ATen call; large, dynamic, ATen-only or policy-off
+matmuls, and other devices, are upstream's."""
+
+import pytest
+import torch
+from torch._inductor import config
+from torch._inductor.utils import fresh_cache, run_and_get_code
+
+from npu_lowering import small_gemm
+
+
+@pytest.fixture(autouse=True)
+def tiles():
+    # the template candidates come from npu-autotune (registered by importing the module)
+    pytest.importorskip("npu_autotune.gemm_templates")
+    with fresh_cache():
+        yield
+    torch._dynamo.reset()
+
+
+def linear_gelu(x, w, b):
+    return torch.nn.functional.gelu(torch.nn.functional.linear(x, w, b)) + x
+
+
+def args(m=4, k=64, device="npu"):
+    torch.manual_seed(0)
+    return [t.to(device) for t in (torch.randn(m, k), torch.randn(k, k), torch.randn(k))]
+
+
+def compiled(fn, inputs, **kw):
+    torch._dynamo.reset()
+    out, code = run_and_get_code(torch.compile(fn, **kw), *inputs)
+    torch.testing.assert_close(out.cpu(), fn(*(t.cpu() for t in inputs)), atol=1e-4, rtol=1e-4)
+    return "\n".join(code)
+
+
+def test_small_static_gemm_is_one_fused_template_kernel():
+    code = compiled(linear_gelu, args())
+    assert "tl.dot(" in code and "extern_kernels.mm(" not in code and "extern_kernels.addmm(" not in code
+    assert code.count("@triton.jit") == 1  # bias, GELU and the residual add in the template
+    assert "BLOCK_M : tl.constexpr = 16" in code  # the one tile, scaled to M=4
+
+
+def test_policy_off_large_dynamic_or_aten_only_stay_aten(monkeypatch):
+    monkeypatch.setenv("NPU_LOWERING_SMALL_GEMM_TEMPLATES", "0")
+    assert "tl.dot(" not in compiled(linear_gelu, args())
+    monkeypatch.delenv("NPU_LOWERING_SMALL_GEMM_TEMPLATES")
+    monkeypatch.setenv("NPU_LOWERING_SMALL_GEMM_MAX_MACS", str(4 * 64 * 64 - 1))  # one MAC too many
+    assert "tl.dot(" not in compiled(linear_gelu, args())
+    monkeypatch.delenv("NPU_LOWERING_SMALL_GEMM_MAX_MACS")
+    with config.patch(max_autotune_gemm_backends="ATEN"):
+        assert "tl.dot(" not in compiled(linear_gelu, args())
+    assert "tl.dot(" not in compiled(linear_gelu, args(m=5), dynamic=True)
+
+
+def test_bmm_and_baddbmm_too():
+    torch.manual_seed(0)
+    a, b, c = torch.randn(2, 8, 32), torch.randn(2, 32, 16), torch.randn(16)
+    code = compiled(lambda x, y, z: torch.baddbmm(z, x, y).relu(), [t.to("npu") for t in (a, b, c)])
+    assert "tl.dot(" in code
+
+
+def test_other_devices_and_the_cache_key(monkeypatch):
+    assert small_gemm.DEVICES == {"npu"}
+    cpu = torch.compile(lambda x, w: x @ w)
+    x, w = torch.randn(4, 8), torch.randn(8, 8)
+    torch.testing.assert_close(cpu(x, w), x @ w)  # cpu: upstream's lowering (DEVICES has no cpu)
+    from npu_lowering.passes import NpuPostGradPass
+
+    key = NpuPostGradPass().uuid()
+    monkeypatch.setenv("NPU_LOWERING_SMALL_GEMM_TEMPLATES", "0")
+    assert NpuPostGradPass().uuid() != key  # the FX graph cache never serves the other policy's code
