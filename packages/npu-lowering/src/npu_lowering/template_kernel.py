@@ -39,7 +39,7 @@ class NpuTritonTemplateKernel(TritonTemplateKernel):
     def indexing(self, index, *, dense_indexing=False, copy_shape=None, override_mask=None,
                  block_ptr=False, tma_compatibility_checker=None, mask_constant_index=False):
         bounds = getattr(self, "_npu_index_bounds", None)
-        names = list(self.template_indices or ())
+        names = list(getattr(self, "template_indices", None) or ())
         if self.template_mask and bounds and names and set(names) <= set(bounds):
             used = {s.name for s in self.prepare_indexing(index).free_symbols}
             dims = [n for n in names if n in used]
