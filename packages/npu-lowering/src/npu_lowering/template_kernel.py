@@ -40,15 +40,22 @@ class NpuTritonTemplateKernel(TritonTemplateKernel):
                  block_ptr=False, tma_compatibility_checker=None, mask_constant_index=False):
         bounds = getattr(self, "_npu_index_bounds", None)
         names = list(getattr(self, "template_indices", None) or ())
-        if self.template_mask and bounds and names and set(names) <= set(bounds):
+        tile = self.template_out_shape  # the output tile's dims, e.g. ("BLOCK_M", "BLOCK_N")
+        if (self.template_mask and bounds and names and set(names) <= set(bounds)
+                and isinstance(tile, (tuple, list)) and 0 < len(tile) <= len(names)):
             used = {s.name for s in self.prepare_indexing(index).free_symbols}
             dims = [n for n in names if n in used]
             if 0 < len(dims) < len(names):  # a broadcast input of the epilogue
                 mask = " & ".join(f"({n} < {self.kexpr(self.rename_indexing(bounds[n]))})" for n in dims)
-                return super(TritonTemplateKernel, self).indexing(
+                options = super(TritonTemplateKernel, self).indexing(
                     index, dense_indexing=False, copy_shape=None, override_mask=mask,
                     block_ptr=block_ptr, tma_compatibility_checker=tma_compatibility_checker,
                     mask_constant_index=mask_constant_index)
+                # the loaded value's shape: the tile's dims the load uses, 1 elsewhere (the
+                # tile's dims are the last indices; a batch index is a scalar)
+                shaped = names[len(names) - len(tile):]
+                options.expand_shape = tuple(d if n in used else "1" for n, d in zip(shaped, tile))
+                return options
         return super().indexing(index, dense_indexing=dense_indexing, copy_shape=copy_shape,
                                 override_mask=override_mask, block_ptr=block_ptr,
                                 tma_compatibility_checker=tma_compatibility_checker,
