@@ -66,7 +66,8 @@ torch.manual_seed(0)
 eager = Block().eval()
 model = Block().eval(); model.load_state_dict(eager.state_dict()); model = model.to("npu")
 x = torch.randn(2, 16, 64)
-with torch.no_grad(), config.patch(fx_graph_cache=True, fx_graph_remote_cache=True, keep_static_cubin_raw=True):
+with torch.no_grad(), config.patch(fx_graph_cache=True, fx_graph_remote_cache=True, keep_static_cubin_raw=True), \
+        torch._functorch.config.patch(enable_remote_autograd_cache=True):
     xn = x.to("npu")
     t = time.perf_counter()
     out = torch.compile(model)(xn)

@@ -81,3 +81,19 @@ def test_hit_restores_bundled_kernels_without_rebuilding(runs):
         # and none was compiled: nothing described (npu-sim's compile), no triton.compile
         assert hit["compiled_kernels"] == {"described": 0, "triton_compile": 0}
         assert hit["ok"] == [True]
+
+
+@pytest.mark.feature("R01")
+def test_aot_autograd_entries_travel_through_redis_too(npu_job):
+    # upstream's remote AOTAutograd cache (enable_remote_autograd_cache): for npu compiles our
+    # signed backend; another machine then skips AOTAutograd as well as Inductor
+    spec = {"fn": "two_kernels", "inductor": REMOTE_ONLY, "functorch": {"enable_remote_autograd_cache": True}}
+    p = npu_job({**spec, "cpu": True}, local="p", machine="p")
+    assert all(p["ok"]) and p["flushed"]
+    assert p["dynamo"]["aot_autograd"].get("autograd_cache_saved", 0) >= 1
+    keys = our_keys(npu_job.redis_url, npu_job.prefix, "aot-autograd")
+    assert len(keys) == 1 and redis.Redis.from_url(npu_job.redis_url).get(keys[0])[:4] == entry.MAGIC
+    q = npu_job(spec, local="q", machine="q")
+    assert q["ok"] == [True]
+    assert q["dynamo"]["aot_autograd"].get("autograd_cache_hit") == 1
+    assert q["inner_calls"] == 0  # neither AOTAutograd nor Inductor compiled anything

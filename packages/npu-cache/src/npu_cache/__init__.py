@@ -62,6 +62,8 @@ def register() -> None:
         from . import _compat, gemm_select
 
         _compat.mark_npu_compiles()
+        _compat.mark_npu_compiles_from_compile_fx()
+        _compat.aot_autograd_remote_cache_for_npu()
         _compat.route_create_cache()
         _compat.backend_hash_for_npu()
         _compat.bundled_autotune_local_paths()

@@ -210,3 +210,52 @@ def gen_best_config_off_for_npu() -> None:
     gen_best_config._npu_cache_off = True
     mm.gen_best_config = gen_best_config
 
+
+
+def mark_npu_compiles_from_compile_fx() -> None:
+    """Like ``mark_npu_compiles``, one level up: ``torch._inductor.compile_fx.compile_fx`` (what
+    Dynamo's "inductor" backend imports and calls at every compile) runs inside the compile
+    scope, so AOTAutograd's cache lookup and save, which happen before ``_compile_fx_inner``,
+    know the compile is for npu. Torch 2.11 and 2.13; removed with ``mark_npu_compiles``."""
+    from torch._inductor import compile_fx as compile_fx_mod
+
+    from .scope import compile_scope, graph_on_npu
+
+    upstream = compile_fx_mod.compile_fx
+    if getattr(upstream, "_npu_cache_scope", False):
+        return
+
+    @functools.wraps(upstream)
+    def compile_fx(model_, example_inputs_, *args, **kwargs):
+        import torch
+
+        on_npu = any(isinstance(t, torch.Tensor) and t.device.type == "npu" for t in example_inputs_ or ())
+        with compile_scope(on_npu or (isinstance(model_, torch.fx.GraphModule) and graph_on_npu(model_))):
+            return upstream(model_, example_inputs_, *args, **kwargs)
+
+    compile_fx._npu_cache_scope = True
+    compile_fx_mod.compile_fx = compile_fx
+
+
+def aot_autograd_remote_cache_for_npu() -> None:
+    """``AOTAutogradCache.get_remote_cache`` (a ``functools.cache``d staticmethod: one remote
+    cache per process, whichever device compiled first) returns, inside an npu compile, our
+    signed remote cache of AOTAutograd entries (``routing.NpuRemoteAOTAutogradCache``); every
+    other compile gets upstream's cached answer. Upstream's flag
+    (``torch._functorch.config.enable_remote_autograd_cache``) still decides whether it is
+    asked. Torch 2.13 and 2.11; removed by a per-device remote-cache registration upstream."""
+    from torch._functorch._aot_autograd.autograd_cache import AOTAutogradCache
+
+    current = AOTAutogradCache.__dict__.get("get_remote_cache")
+    upstream = getattr(current, "__func__", current)
+    if upstream is None or getattr(upstream, "_npu_cache_routed", False):
+        return
+
+    def get_remote_cache():
+        from .routing import aot_autograd_remote_cache
+        from .scope import in_npu_compile
+
+        return aot_autograd_remote_cache() if in_npu_compile() else upstream()
+
+    get_remote_cache._npu_cache_routed = True
+    AOTAutogradCache.get_remote_cache = staticmethod(get_remote_cache)

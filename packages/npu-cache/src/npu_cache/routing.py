@@ -37,6 +37,8 @@ def reset() -> None:
     """Forget the opened caches (tests change the environment between compiles)."""
     with _lock:
         _remote.clear()
+    with _aot_lock:
+        _aot.clear()
 
 
 class _SignedRemoteCache(RemoteCache):
@@ -67,6 +69,29 @@ class NpuRemoteAutotuneCache(_SignedRemoteCache):
 
 class NpuRemoteBundledAutotuneCache(_SignedRemoteCache):
     kind = "bundled-autotune"
+
+
+class NpuRemoteAOTAutogradCache(_SignedRemoteCache):
+    kind = "aot-autograd"
+
+
+_aot: list = []
+_aot_lock = threading.Lock()  # not _lock: building the cache takes _lock (remote_cache)
+
+
+def aot_autograd_remote_cache() -> NpuRemoteAOTAutogradCache | None:
+    """The process's signed remote AOTAutograd cache (upstream's cache id), None when no Redis
+    is configured (AOTAutograd then runs without a remote cache, as upstream does)."""
+    with _aot_lock:
+        if not _aot:
+            try:
+                _aot.append(NpuRemoteAOTAutogradCache("autograd-experimental"))
+            except Exception as exc:  # no Redis URL configured: upstream's own answer is None too
+                import logging
+
+                logging.getLogger(__name__).info("npu-cache: no remote AOTAutograd cache: %s", exc)
+                _aot.append(None)
+        return _aot[0]
 
 
 # upstream's OSS class name -> ours (the fbcode names never reach us: is_fbcode is False in OSS)
