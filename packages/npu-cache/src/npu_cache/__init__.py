@@ -50,10 +50,10 @@ def stats() -> dict:
 def register() -> None:
     """Component hook of the ``npu_inductor.components`` entry-point group. Idempotent.
 
-    Routes upstream's FX graph, autotune and bundled-autotune remote caches of npu compiles
-    (and only those) to the signed backend: five patches, in ``_compat.py`` (a sixth lets
-    ``remote_gemm_autotune_cache`` be switched on for npu); and puts the
-    shared GEMM autotune cache (R07) in front of npu GEMM autotuning (``gemm_select``).
+    Routes upstream's FX graph, autotune, bundled-autotune and AOTAutograd remote caches of
+    npu compiles (and only those) to the signed backend, lets ``remote_gemm_autotune_cache``
+    be switched on for npu (eight patches, in ``_compat.py``), and puts the shared GEMM
+    autotune cache (R07) in front of npu GEMM autotuning (``gemm_select``, no patch).
     """
     global _registered
     with _lock:
