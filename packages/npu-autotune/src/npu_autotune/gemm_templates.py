@@ -30,9 +30,10 @@ from torch._inductor.template_heuristics.triton import (
     MMTemplateConfigMixin,
 )
 
+from . import tiles
+
 DEVICE = "npu"
 CUBE = 16  # cube tile edge: every block size is a multiple
-UB_BYTES_DEFAULT = 192 * 1024
 ACC_BYTES = 4  # fp32 / int32 accumulator
 
 
@@ -40,10 +41,10 @@ def _ub_bytes() -> int:
     import torch
 
     try:
-        props = torch.npu.get_device_properties(torch.npu.current_device())
-        return int(getattr(props, "ub_size", 0) or UB_BYTES_DEFAULT)
-    except Exception:  # compile worker without a device: the 910B default
-        return UB_BYTES_DEFAULT
+        index = torch.npu.current_device()
+    except Exception:  # compile worker without a device: tiles.device gives the 910B defaults
+        index = 0
+    return tiles.device(index).ub_bytes
 
 
 def fits(block_m: int, block_n: int, block_k: int, ub_bytes: int | None = None) -> bool:
@@ -84,7 +85,7 @@ class NpuGemmConfigHeuristic(BaseConfigHeuristic):
 
     def __init__(self) -> None:
         super().__init__()
-        ub = UB_BYTES_DEFAULT  # class singleton: built once; fits() re-checks at use
+        ub = tiles.DEFAULT_UB  # class singleton: built once; _filter_configs re-checks at use
         self.mm_configs = [GemmConfig(*t) for t in DEFAULT_TILES if fits(*t[:3], ub)]
         self.exhaustive_configs = [GemmConfig(*t, group_m=8) for t in exhaustive_tiles(ub)]
         # int8 and mm+mm use the same cube tiles (int8 needs BLOCK_K >= 32: upstream's scaling)

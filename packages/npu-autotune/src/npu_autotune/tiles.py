@@ -13,7 +13,6 @@ upstream's config hashing and autotune cache, and the interpreter ignores it.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 
@@ -21,8 +20,6 @@ from torch._inductor.runtime.runtime_utils import next_power_of_2
 from triton import Config
 
 ALIGN_BYTES = 32  # innermost blocks cover at least 32 bytes
-DEFAULT_UB = 192 * 1024
-DEFAULT_VECTOR_CORES = 48
 MULTIBUFFER_STAGES = 2
 _DTYPE_BYTES = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "fp16": 2, "bf16": 2,
                 "i16": 2, "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1, "fp8e5": 1}
@@ -30,40 +27,23 @@ _DTYPE_BYTES = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "f
 UB_OVERFLOW = re.compile(r"ub overflow.*?requires?\s+(\d+)\s*bits(?:.*?(\d+)\s*bits)?", re.IGNORECASE | re.DOTALL)
 
 
-@dataclasses.dataclass(frozen=True)
-class Device:
-    ub_bytes: int = DEFAULT_UB
-    vector_cores: int = DEFAULT_VECTOR_CORES
+def _device_facts():
+    """npu-lowering's device facts (``Device``: UB bytes and vector cores; ``device(index)``;
+    ``device_for(inductor_meta)``, which prefers the facts the lowering recorded in the kernel,
+    so a compile worker tiles for the real SoC). Only npu-lowering's kernels are tuned here, so
+    its reader is the one both use (entry point ``npu_inductor.device_facts: npu``)."""
+    from importlib.metadata import entry_points
+
+    eps = [ep for ep in entry_points(group="npu_inductor.device_facts") if ep.name == "npu"]
+    if not eps:
+        raise ImportError("npu-autotune needs npu-lowering's device facts (entry point "
+                          "npu_inductor.device_facts: npu): install npu-lowering")
+    return eps[0].load()
 
 
-@functools.cache
-def device(index: int = 0) -> Device:
-    """UB size and vector cores from the device properties (910B defaults without a device,
-    e.g. in a compile worker)."""
-    import torch
-
-    try:
-        props = torch.npu.get_device_properties(index)
-    except Exception:
-        return Device()
-    ub = getattr(props, "ub_size", None)
-    if not ub:
-        soc = getattr(props, "soc_version", None)
-        ub = 256 * 1024 if soc is not None and soc >= 260 else DEFAULT_UB
-    return Device(int(ub), int(getattr(props, "vector_core_num", None) or DEFAULT_VECTOR_CORES))
-
-
-# the lowering records the compiling process's device facts in each kernel's inductor_meta:
-# a compile worker (no device opened there) then decides with the facts of the real device
-FACTS_KEY = "npu_device_facts"
-
-
-def device_for(inductor_meta: dict | None, index: int = 0) -> Device:
-    """The facts the kernel was generated for, else those of device ``index`` here."""
-    facts = (inductor_meta or {}).get(FACTS_KEY)
-    if facts:
-        return Device(int(facts["ub_bytes"]), int(facts["vector_cores"]))
-    return device(index)
+_facts = _device_facts()
+Device, device, device_for, FACTS_KEY = _facts.Device, _facts.device, _facts.device_for, _facts.FACTS_KEY
+DEFAULT_UB, DEFAULT_VECTOR_CORES = _facts.DEFAULT_UB, _facts.DEFAULT_VECTOR_CORES
 
 
 def _pointers(triton_meta: dict) -> list[str]:

@@ -79,18 +79,13 @@ _aot: list = []
 _aot_lock = threading.Lock()  # not _lock: building the cache takes _lock (remote_cache)
 
 
-def aot_autograd_remote_cache() -> NpuRemoteAOTAutogradCache | None:
-    """The process's signed remote AOTAutograd cache (upstream's cache id), None when no Redis
-    is configured (AOTAutograd then runs without a remote cache, as upstream does)."""
+def aot_autograd_remote_cache() -> NpuRemoteAOTAutogradCache:
+    """The process's signed remote AOTAutograd cache (upstream's cache id). Without a Redis URL
+    its gets miss and its puts go nowhere; a bad setting (ConfigError) raises, as for the
+    routed caches of ``create_cache``."""
     with _aot_lock:
         if not _aot:
-            try:
-                _aot.append(NpuRemoteAOTAutogradCache("autograd-experimental"))
-            except Exception as exc:  # no Redis URL configured: upstream's own answer is None too
-                import logging
-
-                logging.getLogger(__name__).info("npu-cache: no remote AOTAutograd cache: %s", exc)
-                _aot.append(None)
+            _aot.append(NpuRemoteAOTAutogradCache("autograd-experimental"))
         return _aot[0]
 
 

@@ -70,7 +70,22 @@ def save_kernel(src: str) -> None:
         os.replace(tmp, path)
 
 
-class NpuTritonKernel(TritonKernel):
+class NpuRuntimeMixin:
+    """What every npu Triton kernel class (pointwise/reduction kernels, GEMM templates) shares:
+    npu runtime imports, and the Triton flavour in inductor_meta."""
+
+    @classmethod
+    @lru_cache(None)
+    def gen_common_triton_imports(cls) -> str:
+        return npu_imports(super().gen_common_triton_imports())
+
+    @classmethod
+    def inductor_meta_common(cls):
+        # decided here, in the process that owns the device: compile workers have no npu
+        return {**super().inductor_meta_common(), "npu_flavour": flavour()}
+
+
+class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
     # Per-program sub-block loops with a grid capped at the vector cores. Off, kernels are
     # upstream's (one block per program, grid = block count); tests switch it off to show
     # that a capped grid without the loop computes a wrong result.
@@ -216,11 +231,6 @@ class NpuTritonKernel(TritonKernel):
             lines[i] = loop.replace(MIX_ORDER_LOOP, MIX_ORDER_LOOP.replace("for _ in", f"for {MIX_ORDER_IV} in"), 1)
             lines.insert(i + 1, f"{indent}{' ' * self.body.tabwidth}{header[0]} + {MIX_ORDER_IV}")
 
-    @classmethod
-    @lru_cache(None)
-    def gen_common_triton_imports(cls) -> str:
-        return npu_imports(super().gen_common_triton_imports())
-
     def codegen_kernel(self, name=None) -> str:
         # Upstream pins non-cpu kernels to a GPU driver at import; an npu kernel uses the
         # process's own Triton backend (triton-ascend's, or none in a compile worker on the
@@ -228,8 +238,3 @@ class NpuTritonKernel(TritonKernel):
         src = super().codegen_kernel(name).replace(SET_GPU_DRIVER, "", 1)
         save_kernel(src)
         return src
-
-    @classmethod
-    def inductor_meta_common(cls):
-        # decided here, in the process that owns the device: compile workers have no npu
-        return {**super().inductor_meta_common(), "npu_flavour": flavour()}

@@ -13,24 +13,12 @@ the rest, and the store stays fully masked. Loads that use every index are upstr
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from torch._inductor.select_algorithm import TritonTemplateKernel
 
-from .kernel import npu_imports
-from .runtime.flavour import flavour
+from .kernel import NpuRuntimeMixin
 
 
-class NpuTritonTemplateKernel(TritonTemplateKernel):
-    @classmethod
-    @lru_cache(None)
-    def gen_common_triton_imports(cls) -> str:
-        return npu_imports(super().gen_common_triton_imports())
-
-    @classmethod
-    def inductor_meta_common(cls):
-        return {**super().inductor_meta_common(), "npu_flavour": flavour()}
-
+class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
     def _setup_contiguous_index_state(self, indices, index_symbols, lengths, mask, *args, **kwargs):
         # remember each template index's bound, for masks of loads that use only some of them
         self._npu_index_bounds = {name: length for name, length in zip(indices, lengths)}

@@ -58,7 +58,7 @@ def device(index: int = 0) -> Device:
     if not ub:
         soc_version = getattr(props, "soc_version", None)
         ub = 256 * 1024 if soc_version is not None and soc_version >= 260 else DEFAULT_UB
-    return Device(int(ub), int(getattr(props, "vector_core_num", DEFAULT_VECTOR_CORES)))
+    return Device(int(ub), int(getattr(props, "vector_core_num", None) or DEFAULT_VECTOR_CORES))
 
 
 def _floor_pow2(n: int) -> int:
