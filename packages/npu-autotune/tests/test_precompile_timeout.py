@@ -63,3 +63,23 @@ def test_nothing_compiled_in_time_is_an_error_naming_the_kernel(fresh, monkeypat
             pytest.raises(Exception, match=r"npu kernel triton_poi_\w+: none of \d+ configs compiled "
                                            r"\(precompilation_timeout_seconds=1"):
         torch.compile(_f)(x)
+
+
+@pytest.mark.feature("Y07")
+def test_configs_compile_with_the_callers_inductor_config(fresh, monkeypatch):
+    """torch >= 2.13 keeps config values per context: the budget's compile threads must see the
+    settings of the compile that started them, not the defaults."""
+    from npu_lowering.runtime import heuristics
+
+    real = heuristics.NpuTunedAutotuner._precompile_config
+    seen = []
+
+    def precompile_config(self, cfg):
+        seen.append((config.max_autotune_pointwise, config.precompilation_timeout_seconds))
+        return real(self, cfg)
+
+    monkeypatch.setattr(heuristics.NpuTunedAutotuner, "_precompile_config", precompile_config)
+    x = torch.randn(640, device="npu")
+    with config.patch(compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=77):
+        torch.compile(_f)(x)
+    assert len(seen) >= 2 and set(seen) == {(True, 77)}, seen

@@ -12,6 +12,7 @@ No config compiled in time is an error naming the kernel and the timeout. ``None
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from concurrent.futures import ThreadPoolExecutor, wait
 
@@ -48,7 +49,10 @@ def compile_all(kernel, configs: list) -> list:
                     raise
         return _some(kernel, results, configs, timeout)
     pool = ThreadPoolExecutor(max_workers=min(len(configs), MAX_THREADS), thread_name_prefix="npu-precompile")
-    futures = [pool.submit(kernel._precompile_config, cfg) for cfg in configs]
+    # torch >= 2.13 keeps config values in ContextVars: a pool thread would compile with the
+    # defaults, not the caller's settings (use_static_triton_launcher, ...); each compile
+    # runs in its own copy of the caller's context
+    futures = [pool.submit(contextvars.copy_context().run, kernel._precompile_config, cfg) for cfg in configs]
     try:
         done, _ = wait(futures, timeout=timeout)
     finally:

@@ -11,6 +11,8 @@
   launch object; with ``descriptor`` (a KernelDescriptor or its bytes, e.g. restored from the
   FX graph cache) nothing is read from ``fn``, which may then be a function whose Python body
   was dropped for pickling.
+- ``native_launcher(result, descriptor, device, arg_names, declared_constexprs)`` -> the
+  upstream-shaped launcher of a triton-ascend kernel (npu-lowering's kernel object on Ascend).
 - ``bind_descriptor(descriptor, device)``, ``descriptor_to_bytes``, ``descriptor_from_bytes``:
   the small public API other components (npu-cache's kernel-binary cache) use.
 """
@@ -112,23 +114,47 @@ def cuda_launcher(result):
     except UnsupportedKernel:
         return None  # upstream's launcher then
     device = result.compile_meta.get("device", 0) or 0
-    launch = bind(desc, device)
     fn = binary.src.fn
-    constexprs = [p.num for p in fn.params if p.is_constexpr]
-    _, def_args, _ = result._get_arg_lists(fn.arg_names, constexprs)
-    runner_args = ["grid_0", "grid_1", "grid_2", "stream", *[a.name for a in desc.args]]
-    launcher = result._gen_launcher_code({"runner": launch}, def_args, runner_args)
-    launcher.npu_direct_launch = _direct_probe(result, def_args, runner_args, launch)
-    launcher.config = result.config
+    launcher = upstream_shaped_launcher(result, desc, bind(desc, device), fn.arg_names,
+                                        [p.num for p in fn.params if p.is_constexpr])
     init = getattr(binary, "_init_handles", None)
     if callable(init):
         init()  # Triton fills n_regs / n_spills when it loads the module (upstream's launcher does too)
     launcher.n_regs = getattr(binary, "n_regs", None)
     launcher.n_spills = getattr(binary, "n_spills", None)
+    ROUTED_CUDA_KERNELS.append(desc.name)
+    return launcher
+
+
+def native_launcher(result, descriptor, device: int, arg_names, declared_constexprs):
+    """Entry point ``native_launcher``: the upstream-shaped launcher of a compiled npu kernel
+    (triton-ascend's npubin, described by ``descriptor_from_compiled``), used by npu-lowering's
+    kernel object on Ascend. ``result`` is the kernel's CompileResult (its launcher code
+    generator); ``arg_names`` / ``declared_constexprs`` are the Triton function's parameter
+    names and the indices of its ``tl.constexpr`` ones, which decide what Inductor's call
+    passes. Binding raises DriverUnavailable (no CANN runtime), DescriptorError (another
+    schema, target or SoC) or LaunchFailed; the caller decides between falling back and
+    raising (strict_static_triton_launcher)."""
+    desc = descriptor if isinstance(descriptor, KernelDescriptor) else KernelDescriptor.from_bytes(descriptor)
+    if desc.target.backend != "npu":
+        raise UnsupportedKernel(f"kernel {desc.name!r} targets {desc.target.backend!r}, not a native npu binary")
+    launcher = upstream_shaped_launcher(result, desc, bind(desc, device), arg_names, declared_constexprs)
+    launcher.n_regs = launcher.n_spills = None  # an npubin reports neither
+    return launcher
+
+
+def upstream_shaped_launcher(result, desc: KernelDescriptor, launch, arg_names, declared_constexprs):
+    """Inductor's generated launcher code around ``launch``: the grid comes from the config
+    as upstream computes it, the runtime arguments are the descriptor's, in its order; the
+    launcher also carries the direct-launch probe npu-lowering's wrapper slots ask."""
+    _, def_args, _ = result._get_arg_lists(list(arg_names), list(declared_constexprs))
+    runner_args = ["grid_0", "grid_1", "grid_2", "stream", *[a.name for a in desc.args]]
+    launcher = result._gen_launcher_code({"runner": launch}, def_args, runner_args)
+    launcher.npu_direct_launch = _direct_probe(result, def_args, runner_args, launch)
+    launcher.config = result.config
     launcher.shared = desc.shared
     launcher.cache_hash = None
     launcher.store_cubin = False
-    ROUTED_CUDA_KERNELS.append(desc.name)
     return launcher
 
 

@@ -201,3 +201,29 @@ def small_gemm_lowerings() -> None:
         for key in keys:
             if lowering_mod.lowerings.get(key) is upstream:
                 lowering_mod.lowerings[key] = wrapped
+
+
+def static_check_defers_npu() -> None:
+    """``StaticTritonCompileResult.can_statically_launch`` (called by every
+    ``CachingAutotuner._precompile_config``) only knows cuda, xpu and hip launchers: for an npu
+    kernel it refuses, and with ``strict_static_triton_launcher`` raises, before npu-lowering's
+    kernel object can describe the triton-ascend binary for npu-launcher. For
+    ``triton_meta["device_type"] == "npu"`` the check now answers None (not upstream's static
+    launcher), leaving the decision, and strict mode's error, to NpuCachingAutotuner; every
+    other device gets upstream's answer. Torch 2.11 and 2.13; removed by a per-device static
+    launcher registry upstream (``statically_launched_kernel_by_device`` is keyed by device
+    type, but the device-type check before it is fixed)."""
+    from torch._inductor.runtime.triton_heuristics import StaticTritonCompileResult
+
+    upstream = StaticTritonCompileResult.__dict__["can_statically_launch"].__func__
+    if getattr(upstream, "_npu_aware", False):
+        return
+
+    def can_statically_launch(kernel, inductor_meta, triton_meta, heuristic_type):
+        if triton_meta.get("device_type") == "npu":
+            return None
+        return upstream(kernel, inductor_meta, triton_meta, heuristic_type)
+
+    can_statically_launch._npu_aware = True
+    can_statically_launch.__wrapped__ = upstream
+    StaticTritonCompileResult.can_statically_launch = staticmethod(can_statically_launch)

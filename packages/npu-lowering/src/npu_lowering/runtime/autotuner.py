@@ -20,6 +20,7 @@ import collections
 import functools
 import logging
 import os
+import threading
 import weakref
 from importlib import metadata
 
@@ -63,6 +64,20 @@ def static_describer():
     return _launcher_entry("describe_triton")
 
 
+def compiled_describer():
+    """npu-launcher's ``describe_compiled`` (a triton-ascend CompiledKernel -> descriptor)."""
+    return _launcher_entry("describe_compiled")
+
+
+def native_launcher():
+    """npu-launcher's ``native_launcher`` (upstream-shaped launcher of an npubin descriptor)."""
+    return _launcher_entry("native_launcher")
+
+
+class _NotDescribed(Exception):
+    """A compiled kernel npu-launcher cannot describe (the compile itself succeeded)."""
+
+
 @functools.cache
 def kernel_binary_cache():
     """npu-cache's kernel-binary cache opener (R03-R05: descriptors fetched before describing,
@@ -84,10 +99,16 @@ class NpuStaticKernel:
     picklable; ``cubin_raw`` holds the descriptor bytes (upstream's prepare_for_caching drops
     them unless ``keep_static_cubin_raw``), ``cubin_path`` the descriptor file."""
 
-    def __init__(self, name: str, blob: bytes, device: int):
+    def __init__(self, name: str, blob: bytes, device: int, native: bool = False,
+                 arg_names: tuple = (), declared_constexprs: tuple = ()):
         import hashlib
 
         self.name = name
+        # a triton-ascend npubin (launched through upstream's launcher code, so it keeps the
+        # Triton function's parameter names and constexpr indices) or an npu-sim descriptor
+        self.native = native
+        self.arg_names = tuple(arg_names)
+        self.declared_constexprs = tuple(declared_constexprs)
         self.hash = hashlib.sha256(blob).hexdigest()
         self.device = device
         self.cubin_raw: bytes | None = blob
@@ -99,7 +120,9 @@ class NpuStaticKernel:
 
     def write(self, path: str) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
+        # unique per writer: threads of one process (parallel precompile, FX-cache loads) may
+        # write the same descriptor at once
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(tmp, "wb") as f:
             f.write(self.cubin_raw)
         os.replace(tmp, path)
@@ -144,7 +167,18 @@ class NpuStaticCompileResult(StaticTritonCompileResult):
                                "in the cache entry (keep_static_cubin_raw is off)")
 
     def make_launcher(self):
-        raise NotImplementedError("npu kernels launch through NpuCachingAutotuner.run")
+        """Native (Ascend) kernels: upstream's launcher code around an npu-launcher launch
+        object. Simulated kernels launch through NpuCachingAutotuner.run instead."""
+        kernel = self.kernel
+        native = native_launcher()
+        if not kernel.native or native is None:
+            raise NotImplementedError("npu-sim kernels launch through NpuCachingAutotuner.run")
+        if not kernel.cubin_path:
+            self.reload_cubin_path()
+        device = self.compile_meta.get("device", 0) or 0
+        launcher = native(self, kernel.descriptor_bytes(), device, kernel.arg_names, kernel.declared_constexprs)
+        launcher._is_static = True
+        return launcher
 
 
 # the launch object of each kernel object's first config, the one the simulator runs (kept
@@ -159,6 +193,72 @@ class NpuCachingAutotuner(CachingAutotuner):
     def _simulated(self) -> bool:
         # the kernel's flavour was decided where it was generated (compile workers have no npu)
         return self.inductor_meta.get("npu_flavour", flavour()) == "interpreter"
+
+    @property
+    def _ascend(self) -> bool:
+        return self.inductor_meta.get("npu_flavour", flavour()) == "ascend"
+
+    # ---- Ascend: triton-ascend compiles, npu-launcher launches (L04 on hardware) ----------
+    def _precompile_config(self, cfg):
+        """On Ascend, with static launch on and npu-launcher installed, a config compiled by
+        triton-ascend becomes an npu-launcher descriptor (through the kernel-binary cache:
+        a hit skips triton-ascend, R05) held as an NpuStaticCompileResult, which TritonBundler
+        bundles into the FX graph cache entry like upstream's cubins (C04). A kernel the
+        launcher cannot describe keeps Triton's own launcher, or raises when strict (L01)."""
+        if not self._ascend:
+            return super()._precompile_config(cfg)
+        from .. import _compat
+
+        _compat.static_check_defers_npu()
+        describe = compiled_describer()
+        if not inductor_config.use_static_triton_launcher or describe is None or native_launcher() is None:
+            return super()._precompile_config(cfg)
+        compiled = []
+
+        def compile_fn():
+            compiled.append(super(NpuCachingAutotuner, self)._precompile_config(cfg))  # compile errors propagate
+            try:
+                return describe(compiled[-1].kernel)
+            except Exception as exc:
+                raise _NotDescribed(exc) from exc
+
+        try:
+            self._check_user_kernel_allowed()
+            desc = self._fetch_or_compile(compile_fn, cfg, f"npu/ascend/{self._soc()}")
+        except (_NotDescribed, RuntimeError) as exc:
+            reason = exc.__cause__ if isinstance(exc, _NotDescribed) else exc
+            self._refuse_static(reason, "keeps Triton's launcher")
+            return compiled[-1] if compiled else super()._precompile_config(cfg)
+        fn = self.fn
+        kernel = NpuStaticKernel(desc.name, desc.to_bytes(), self._device_index(), native=True,
+                                 arg_names=fn.arg_names,
+                                 declared_constexprs=[p.num for p in fn.params if p.is_constexpr])
+        return NpuStaticCompileResult(kernel, cfg, self._create_compile_meta(cfg), self.inductor_meta)
+
+    def _make_launcher(self, compile_result):
+        """A native descriptor that cannot be bound here (no CANN runtime, another SoC) falls
+        back to Triton's launcher, compiled from the kernel's source; strict mode raises."""
+        if not (isinstance(compile_result, NpuStaticCompileResult) and compile_result.kernel.native):
+            return super()._make_launcher(compile_result)
+        try:
+            return compile_result.make_launcher(), None
+        except Exception as exc:
+            if not type(exc).__module__.startswith("npu_launcher"):
+                raise
+            self._refuse_static(exc, "falls back to Triton's launcher")
+        if getattr(self.fn, "fn", None) is None:  # restored from the FX cache without its source
+            self._ensure_kernel_loaded()
+        return super()._make_launcher(super()._precompile_config(compile_result.config))
+
+    def _refuse_static(self, exc, fallback: str) -> None:
+        name = self.inductor_meta.get("kernel_name")
+        if inductor_config.strict_static_triton_launcher:
+            raise RuntimeError(f"npu kernel {name} cannot be launched statically: {exc}") from exc
+        log.info("npu kernel %s %s: %s", name, fallback, exc)
+
+    def _soc(self) -> str:
+        # what triton-ascend compiles for (GPUTarget's arch is the device's cc: the SoC name)
+        return str(self.device_props.cc or "")
 
     def precompile(self, warm_cache_only=False, reload_kernel=None, static_triton_bundle_key=None):
         if not self._simulated:
@@ -211,10 +311,12 @@ class NpuCachingAutotuner(CachingAutotuner):
         def compile_fn():
             return describe(self.fn, self.triton_meta, config.kwargs, simulated=True)
 
+        return self._fetch_or_compile(compile_fn, config, f"npu/{self.inductor_meta.get('npu_flavour', flavour())}")
+
+    def _fetch_or_compile(self, compile_fn, config, target: str):
         opener = kernel_binary_cache()
         if opener is None:
             return compile_fn()
-        target = f"npu/{self.inductor_meta.get('npu_flavour', flavour())}"
         return opener().descriptor_for_triton(self.fn, self.triton_meta, config, target, compile_fn)
 
     def _check_user_kernel_allowed(self) -> None:
@@ -251,9 +353,13 @@ class NpuCachingAutotuner(CachingAutotuner):
         """The wrapper's direct-launch probe (runtime/direct_launch.py), asked after a run:
         (launch object, grid, runtime args) of the config ``run`` launches; None while
         npu-autotune's incremental tuning still tries configs; False when this kernel does
-        not launch through a launch object (native npu binaries, static launch off or refused)."""
+        not launch through a launch object (static launch off or refused). Elsewhere (Ascend)
+        the probe of the single launcher answers (npu-launcher's upstream-shaped launcher)."""
         if not self._simulated:
-            return False
+            if len(self.launchers) != 1:
+                return None  # not precompiled or not tuned yet: asked again after the next call
+            probe = getattr(self.launchers[0], "npu_direct_launch", None)
+            return probe(args, stream) if probe is not None else False
         if getattr(self, "_npu_incremental", None):  # npu-autotune: one candidate per call
             return None
         config = self._sim_config()
