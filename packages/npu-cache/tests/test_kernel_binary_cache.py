@@ -117,6 +117,30 @@ def test_without_npu_launcher_the_cache_degrades(caches, monkeypatch):
 
 
 @pytest.mark.feature("R05")
+def test_the_codec_loads_once_for_threads_compiling_at_once(monkeypatch):
+    # npu-autotune compiles a kernel's configs in threads: none may see a half-loaded codec
+    # (and compile without the cache) while another loads it
+    import threading
+    import time
+
+    slow_calls = []
+
+    def slow_entry_points(group):
+        slow_calls.append(group)
+        time.sleep(0.2)
+        return entry_points(group=group)
+
+    monkeypatch.setattr("npu_cache.kernel_binary.entry_points", slow_entry_points)
+    codec, answers = _Codec(), []
+    threads = [threading.Thread(target=lambda: answers.append(codec.load())) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == [True] * 4 and len(slow_calls) == 1
+
+
+@pytest.mark.feature("R05")
 def test_triton_kernel_key_separates_what_changes_the_binary(caches):
     a, _, _ = caches
     meta = {"signature": SIGNATURE, "device": 0, "constants": {}}

@@ -95,3 +95,33 @@ def test_gemm_template_kernels_travel_too(npu_job):
     assert u["ok"] == [True] and u["inductor"]["select_algorithm_autotune"] == 1
     assert u["compiled_kernels"] == {"described": 0, "triton_compile": 0}
     assert kernel_binary(u)["hit"] == built
+
+
+@pytest.mark.feature("R04", "R05")
+def test_triton_ascend_binaries_travel_too(npu_job, tmp_path):
+    # on Ascend a kernel's compile is triton-ascend's (stood in for by npu-launcher's test
+    # helpers): its npubin descriptors are uploaded, and another machine launches them
+    # through the CANN runtime without compiling anything
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "npu-launcher" / "tests"))
+    import fake_triton_ascend
+
+    lib = fake_triton_ascend.fake_cann_library(tmp_path)
+
+    def run(name, flags):
+        log = tmp_path / f"{name}.log"
+        out = npu_job({"fn": "two_kernels", "calls": [[8, 32]], "ascend": True, "functorch": NO_AOT_CACHE,
+                       "inductor": {**FRESH, "use_static_triton_launcher": True, **flags}},
+                      local=name, machine=name, env={"NPU_LAUNCHER_CANN_LIBS": str(lib), "FAKE_CANN_LOG": str(log)})
+        return out, fake_triton_ascend.read_log(log)
+
+    a, a_log = run("a", UPLOAD)
+    built = a["compiled_kernels"]["triton_compile"]
+    assert a["error"] is None and built >= 2 and kernel_binary(a)["uploaded"] == built, kernel_binary(a)
+    b, b_log = run("b", {})
+    assert b["error"] is None and b["compiled_kernels"]["triton_compile"] == 0, (b["ascend_compiles"], kernel_binary(b))
+    assert kernel_binary(b)["hit"] == built
+    launched = {r[1] for r in b_log if r[0] == "launch"}
+    assert launched and launched == {r[1] for r in a_log if r[0] == "launch"}

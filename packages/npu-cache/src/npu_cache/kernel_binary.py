@@ -50,24 +50,30 @@ class _Codec:
 
     def __init__(self) -> None:
         self._loaded = False
+        self._lock = threading.Lock()  # kernels' configs compile in threads (npu-autotune)
         self.to_bytes: Callable[[Any], bytes] | None = None
         self.from_bytes: Callable[[bytes], Any] | None = None
         self.version = ""  # the providing distribution's: a new launcher may describe differently
 
     def load(self) -> bool:
         if not self._loaded:
-            self._loaded = True
-            found = {ep.name: ep for ep in entry_points(group=LAUNCHER_GROUP)}
-            try:
-                self.to_bytes = found["descriptor_to_bytes"].load()
-                self.from_bytes = found["descriptor_from_bytes"].load()
-                dist = getattr(found["descriptor_to_bytes"], "dist", None)
-                self.version = f"{dist.name} {dist.version}" if dist else ""
-            except (KeyError, ImportError, AttributeError) as exc:
-                self.to_bytes = self.from_bytes = None
-                log.warning("npu-cache: no kernel descriptor codec (npu-launcher's entry points %s in %r): "
-                            "kernel binaries are not cached", exc, LAUNCHER_GROUP)
+            with self._lock:
+                if not self._loaded:
+                    self._load()
+                    self._loaded = True  # only once the functions are set: other threads read them
         return self.to_bytes is not None
+
+    def _load(self) -> None:
+        found = {ep.name: ep for ep in entry_points(group=LAUNCHER_GROUP)}
+        try:
+            self.to_bytes = found["descriptor_to_bytes"].load()
+            self.from_bytes = found["descriptor_from_bytes"].load()
+            dist = getattr(found["descriptor_to_bytes"], "dist", None)
+            self.version = f"{dist.name} {dist.version}" if dist else ""
+        except (KeyError, ImportError, AttributeError) as exc:
+            self.to_bytes = self.from_bytes = None
+            log.warning("npu-cache: no kernel descriptor codec (npu-launcher's entry points %s in %r): "
+                        "kernel binaries are not cached", exc, LAUNCHER_GROUP)
 
 
 class KernelBinaryCache:

@@ -4,7 +4,9 @@ SPEC: {"fn": name in FUNCTIONS, "inductor" / "dynamo" / "functorch": {flag: valu
 "train": backward too, "save_artifacts": torch.compiler.save_cache_artifacts() at the end
 (written to the file "artifacts_file" names, if any; "load_artifacts" loads that file first),
 "cpu": also compile a cpu function under the same flags, "calls": [shapes...],
-"miscompile": every value a kernel stores is off by one (a faulty compiler's binary)}.
+"miscompile": every value a kernel stores is off by one (a faulty compiler's binary),
+"ascend": kernels generated and compiled as on Ascend (npu-launcher's test stand-ins:
+triton-ascend-shaped compiles; CANN's runtime from NPU_LAUNCHER_CANN_LIBS)}.
 Prints one JSON line: results checked against eager, Inductor/Dynamo counters, upstream's
 cache_stats, npu_cache.stats(), the classes create_cache returned, how often
 compile_fx_inner ran, and how many kernel configs were compiled: described by npu-launcher
@@ -120,6 +122,15 @@ def counting_triton_compile(*a, **k):
 
 
 triton.compile = triton.compiler.compile = counting_triton_compile
+if spec.get("ascend"):
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "npu-launcher" / "tests"))
+    import fake_triton_ascend  # noqa: E402
+    import npu_lowering.kernel  # noqa: E402
+
+    npu_lowering.kernel.flavour = lambda: "ascend"
+    fake_triton_ascend.install_compile()  # wraps the counting compile
 
 fn = FUNCTIONS[spec.get("fn", "pointwise")]
 loaded = None
@@ -161,7 +172,8 @@ with config.patch(spec.get("inductor", {})), torch._dynamo.config.patch(spec.get
         results.append(bool(torch.allclose(torch.compile(lambda x: torch.cos(x) - 1)(xc), torch.cos(xc) - 1)))
 flushed = npu_cache.flush(10)
 print(json.dumps({
-    "ok": results, "error": error, "compiled_kernels": compiled_kernels, "saved": saved, "loaded": loaded, "flushed": flushed, "inner_calls": len(inner_calls), "graph_constants": inner_calls, "created": created,
+    "ok": results, "error": error, "compiled_kernels": compiled_kernels,
+    "ascend_compiles": sys.modules["fake_triton_ascend"].COMPILES if spec.get("ascend") else None, "saved": saved, "loaded": loaded, "flushed": flushed, "inner_calls": len(inner_calls), "graph_constants": inner_calls, "created": created,
     "inductor": dict(counters["inductor"]), "dynamo": {k: dict(v) for k, v in counters.items() if k != "inductor"},
     "cache_stats": {k: vars(v) for k, v in remote_cache.cache_stats._stats.items()},
     "npu_cache": npu_cache.stats(),
