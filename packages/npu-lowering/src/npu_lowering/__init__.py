@@ -32,6 +32,7 @@ def register() -> None:
         _compat.is_big_gpu_for_npu()
         _compat.npu_template_kernel_class(NpuTritonTemplateKernel)
         _compat.small_gemm_lowerings()
+        _compat.static_check_defers_npu()
         register_backend_for_device("npu", NpuScheduling, NpuPythonWrapperCodegen,
                                     device_custom_pass=NpuPostGradPass())
         register_device_op_overrides("npu", NpuDeviceOpOverrides())

@@ -215,7 +215,10 @@ def static_check_defers_npu() -> None:
     type, but the device-type check before it is fixed)."""
     from torch._inductor.runtime.triton_heuristics import StaticTritonCompileResult
 
-    upstream = StaticTritonCompileResult.__dict__["can_statically_launch"].__func__
+    found = StaticTritonCompileResult.__dict__.get("can_statically_launch")
+    if not isinstance(found, staticmethod):  # another torch: nothing of this shape to defer
+        return
+    upstream = found.__func__
     if getattr(upstream, "_npu_aware", False):
         return
 
