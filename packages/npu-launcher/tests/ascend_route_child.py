@@ -53,7 +53,8 @@ def main() -> None:
     npu_sim.start()
     npu_lowering.register()
     npu_lowering.kernel.flavour = lambda: "ascend"  # kernels generated as on Ascend
-    fake_triton_ascend.install_compile(os.environ.get("FAKE_TRITON_ASCEND_SOC", fake_triton_ascend.SOC))
+    fake_triton_ascend.install_compile(os.environ.get("FAKE_TRITON_ASCEND_SOC", fake_triton_ascend.SOC),
+                                       parallel_mode=os.environ.get("FAKE_TRITON_ASCEND_PARALLEL_MODE", "simd"))
     cfg = torch._inductor.config
     cfg.compile_threads = 1  # the fake compile lives in this process
     cfg.use_static_triton_launcher = "--static-off" not in flags

@@ -126,6 +126,15 @@ def test_a_binary_for_another_soc_is_refused(tmp_path, fake_cann):
     assert out["max_error"] < 1e-4 and not launches(log)
 
 
+@pytest.mark.feature("L01")
+def test_a_kernel_the_launcher_cannot_describe_keeps_tritons_launcher(tmp_path, fake_cann):
+    simt = {"FAKE_TRITON_ASCEND_PARALLEL_MODE": "mix_simd_simt"}  # SIMT launch: not supported yet
+    out, log = run_child(tmp_path, cann=fake_cann, **simt)
+    assert out["max_error"] < 1e-4 and not registered(log) and not out["arg_types"]
+    out, _ = run_child(tmp_path, "--strict", cann=fake_cann, cache=tmp_path / "strict", **simt)
+    assert "cannot be launched statically" in out["error"] and "SIMT" in out["error"], out
+
+
 @pytest.mark.feature("C04")
 def test_a_new_process_restores_launchers_from_the_fx_cache_without_triton(tmp_path, fake_cann):
     cache = tmp_path / "shared"

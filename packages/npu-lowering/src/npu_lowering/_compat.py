@@ -230,3 +230,21 @@ def static_check_defers_npu() -> None:
     can_statically_launch._npu_aware = True
     can_statically_launch.__wrapped__ = upstream
     StaticTritonCompileResult.can_statically_launch = staticmethod(can_statically_launch)
+
+
+def ensure_kernel_source(autotuner) -> None:
+    """Give a kernel object that lost its Python function (pickled back from a compile worker,
+    or restored from the FX cache) its function again. Torch 2.13 has
+    ``CachingAutotuner._ensure_kernel_loaded``; torch 2.11 only keeps ``_reload_kernel`` (the
+    loader ``precompile`` was given). Not a patch: a version difference."""
+    if getattr(autotuner.fn, "fn", None) is not None:
+        return
+    ensure = getattr(autotuner, "_ensure_kernel_loaded", None)
+    if ensure is not None:
+        ensure()
+        return
+    reload_kernel = getattr(autotuner, "_reload_kernel", None)
+    if reload_kernel is None:
+        raise RuntimeError(f"npu kernel {autotuner.inductor_meta.get('kernel_name')}: its source is gone "
+                           "and there is no loader to rebuild it")
+    autotuner.fn = reload_kernel().fn

@@ -169,6 +169,9 @@ class NpuStaticCompileResult(StaticTritonCompileResult):
     def make_launcher(self):
         """Native (Ascend) kernels: upstream's launcher code around an npu-launcher launch
         object. Simulated kernels launch through NpuCachingAutotuner.run instead."""
+        made = _bound_native.pop(self, None)
+        if made is not None:
+            return made
         kernel = self.kernel
         native = native_launcher()
         if not kernel.native or native is None:
@@ -180,6 +183,10 @@ class NpuStaticCompileResult(StaticTritonCompileResult):
         launcher._is_static = True
         return launcher
 
+
+# launchers of native results bound while checking that they bind (_bound_or_fallback),
+# handed to upstream's launcher loop (kept off the result: results are pickled)
+_bound_native: "weakref.WeakKeyDictionary[NpuStaticCompileResult, object]" = weakref.WeakKeyDictionary()
 
 # the launch object of each kernel object's first config, the one the simulator runs (kept
 # off the kernel object: it is pickled between compile workers, launch objects are not)
@@ -235,20 +242,28 @@ class NpuCachingAutotuner(CachingAutotuner):
                                  declared_constexprs=[p.num for p in fn.params if p.is_constexpr])
         return NpuStaticCompileResult(kernel, cfg, self._create_compile_meta(cfg), self.inductor_meta)
 
-    def _make_launcher(self, compile_result):
-        """A native descriptor that cannot be bound here (no CANN runtime, another SoC) falls
-        back to Triton's launcher, compiled from the kernel's source; strict mode raises."""
-        if not (isinstance(compile_result, NpuStaticCompileResult) and compile_result.kernel.native):
-            return super()._make_launcher(compile_result)
+    def _make_launchers(self):
+        """A native descriptor that cannot be bound here (no CANN runtime, another SoC) is
+        replaced by Triton's launcher, compiled from the kernel's source (a Triton cache hit);
+        strict mode raises. (``_make_launchers``: torch 2.11 has no per-result hook.)"""
+        if self._ascend and len(self.launchers) != len(self.compile_results or ()):
+            self.compile_results = [self._bound_or_fallback(r) for r in self.compile_results]
+        return super()._make_launchers()
+
+    def _bound_or_fallback(self, result):
+        if not (isinstance(result, NpuStaticCompileResult) and result.kernel.native) or result in _bound_native:
+            return result
         try:
-            return compile_result.make_launcher(), None
+            _bound_native[result] = result.make_launcher()  # what upstream's loop then takes
+            return result
         except Exception as exc:
             if not type(exc).__module__.startswith("npu_launcher"):
                 raise
             self._refuse_static(exc, "falls back to Triton's launcher")
-        if getattr(self.fn, "fn", None) is None:  # restored from the FX cache without its source
-            self._ensure_kernel_loaded()
-        return super()._make_launcher(super()._precompile_config(compile_result.config))
+        from .. import _compat
+
+        _compat.ensure_kernel_source(self)  # restored from the FX cache without its source
+        return super(NpuCachingAutotuner, self)._precompile_config(result.config)
 
     def _refuse_static(self, exc, fallback: str) -> None:
         name = self.inductor_meta.get("kernel_name")
@@ -346,7 +361,9 @@ class NpuCachingAutotuner(CachingAutotuner):
             grid = (*grid, 1, 1)[:3]
             return launch(grid[0], grid[1], grid[2], stream, *args)
         if getattr(self.fn, "fn", None) is None:  # restored from the FX cache, now falling back
-            self._ensure_kernel_loaded()
+            from .. import _compat
+
+            _compat.ensure_kernel_source(self)
         return sim_launch()(self.fn, grid, args, {**self._declared_constants(), **kwargs, **config.kwargs})
 
     def npu_direct_launch(self, args, stream):
