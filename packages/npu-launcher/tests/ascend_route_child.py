@@ -4,7 +4,7 @@ NPU_LAUNCHER_CANN_LIBS when set) and prints one JSON line with what happened.
 
     python ascend_route_child.py [--static-off] [--strict]
 
-It compiles a small model (a pointwise and a reduction kernel around an ATen matmul) and
+It compiles a small model (a pointwise kernel, a GEMM template, a reduction kernel) and
 runs it three times, with use_static_triton_launcher on unless --static-off, strict with
 --strict, and keep_static_cubin_raw on (so an FX cache entry carries the descriptors).
 """
@@ -45,13 +45,11 @@ def descriptor_arg_types() -> dict:
 
 def main() -> None:
     flags = set(sys.argv[1:])
-    import npu_lowering
+    import npu_inductor
     import npu_lowering.kernel
-    import npu_sim
     from npu_lowering.runtime import direct_launch
 
-    npu_sim.start()
-    npu_lowering.register()
+    npu_inductor.enable()  # every component: the small matmul becomes a GEMM template
     npu_lowering.kernel.flavour = lambda: "ascend"  # kernels generated as on Ascend
     fake_triton_ascend.install_compile(os.environ.get("FAKE_TRITON_ASCEND_SOC", fake_triton_ascend.SOC),
                                        parallel_mode=os.environ.get("FAKE_TRITON_ASCEND_PARALLEL_MODE", "simd"))

@@ -5,7 +5,10 @@
   the source of truth for signature and constants), and the result carries what
   triton-ascend 3.2's compiler leaves on a CompiledKernel (``_parse_linalg_metadata``:
   name "<kernel_name> <mix_mode>", mix_mode, parallel_mode, kernel_name, shared=1,
-  tensor_kinds; the target GPUTarget("npu", <SoC>, 0); ``asm["npubin"]``). Everything else
+  tensor_kinds; the target GPUTarget("npu", <SoC>, 0); ``asm["npubin"]``). The defaults
+  (mix_mode "aiv", "mix" for kernels with tl.dot, parallel_mode "simd") are what
+  triton-ascend derives for the kernels npu-lowering generates (npu-lowering's test_ascend_validity checks that on the real
+  front end's output). Everything else
   (its ``run``, used by Triton's own launcher when ours falls back) is npu-sim's, so a
   fallback really runs the kernel.
 - ``fake_cann_library(dir)``: builds fake_cann.c (CANN's runtime calls, logged) with the
@@ -28,7 +31,7 @@ COMPILES: list[str] = []  # kernel names compiled for "npu", in order
 
 
 class AscendShapedKernel:
-    def __init__(self, sim, soc: str, mix_mode: str = "aiv", parallel_mode: str = "simd"):
+    def __init__(self, sim, soc: str, mix_mode: str, parallel_mode: str = "simd"):
         from triton.backends.compiler import GPUTarget
 
         self._sim = sim
@@ -56,7 +59,10 @@ def install_compile(soc: str = SOC, **shape) -> None:
             return real(src, target=target, options=options, **kwargs)
         sim = real(src, target=GPUTarget("npu_sim", "interpreter", 1), options=options, **kwargs)
         COMPILES.append(sim.name)
-        return AscendShapedKernel(sim, soc, **shape)
+        # triton-ascend runs kernels with cube ops (tl.dot: GEMM templates) as "mix"
+        # (cube + vector cores), the rest on vector cores ("aiv")
+        mix = "mix" if "tl.dot(" in src.fn.src else "aiv"
+        return AscendShapedKernel(sim, soc, mix, **shape)
 
     triton.compile = compile
 

@@ -2,9 +2,10 @@
 driver (L04), without hardware: a child process compiles on npu-sim's device with kernels of
 flavour "ascend", ``triton.compile`` answers with triton-ascend-shaped CompiledKernels
 (fake_triton_ascend.py) and CANN's runtime is fake_cann.c, which logs every call. The log
-shows what a real NPU would be asked to do: binaries registered as vector-core ELFs, one
-function per kernel, and each launch's packed argument struct (the C2C control address, two
-reserved words, the kernel arguments, the grid), which the tests decode against the tensors.
+shows what a real NPU would be asked to do: binaries registered (vector-core ELFs, and cube +
+vector ELFs for GEMM templates), one function per kernel, and each launch's packed argument
+struct (the C2C control address, two reserved words, the kernel arguments, the grid), which
+the tests decode against the tensors.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # importlib import mode: the helper module is found by path
 import fake_triton_ascend as fta  # noqa: E402
 CHILD = HERE / "ascend_route_child.py"
-AIVEC_MAGIC = "41415246"  # RT_DEV_BINARY_MAGIC_ELF_AIVEC
+AIVEC_MAGIC = "41415246"  # RT_DEV_BINARY_MAGIC_ELF_AIVEC: vector-core kernels ("aiv")
+ELF_MAGIC = "43554245"  # RT_DEV_BINARY_MAGIC_ELF: cube + vector kernels ("mix": GEMM templates)
 C2C_ADDR = 0xC2C0000  # what fake_cann.c's rtGetC2cCtrlAddr answers
 
 
@@ -70,7 +72,9 @@ def test_kernels_compiled_by_triton_ascend_launch_through_cann(tmp_path, fake_ca
     out, log = run_child(tmp_path, cann=fake_cann)
     assert "error" not in out, out["error"]
     kernels = registered(log)
-    assert kernels and set(kernels.values()) == {AIVEC_MAGIC}, kernels  # vector-core ELFs
+    template = next(n for n in kernels if "_tem_" in n)  # the small matmul, x * 2 and sin fused in
+    reduction = next(n for n in kernels if "_per_" in n or "_red_" in n)
+    assert kernels == {template: ELF_MAGIC, reduction: AIVEC_MAGIC}, kernels
     # every kernel of the last call is a promoted direct-launch slot: one C call, into CANN
     assert set(out["promoted"]) == set(kernels), (out["promoted"], kernels)
     assert out["launch_types"] == ["npu_launcher._native"]
@@ -79,9 +83,7 @@ def test_kernels_compiled_by_triton_ascend_launch_through_cann(tmp_path, fake_ca
         fields, (gx, gy, gz) = unpack(args, out["arg_types"][name])
         assert struct.unpack_from("<Q", args, 0)[0] == C2C_ADDR
         assert block_dim == gx * gy * gz >= 1  # triton-ascend flattens the grid into blockDim
-    pointwise = next(n for n in kernels if "_poi_" in n)
-    reduction = next(n for n in kernels if "_per_" in n or "_red_" in n)
-    assert out["x_ptr"] in unpack(launches(log, pointwise)[-1][2], out["arg_types"][pointwise])[0]
+    assert out["x_ptr"] in unpack(launches(log, template)[-1][2], out["arg_types"][template])[0]
     assert out["y_ptr"] in unpack(launches(log, reduction)[-1][2], out["arg_types"][reduction])[0]
 
 

@@ -75,6 +75,9 @@ class ConfigResult:
     stage: str  # "ttir" | "linalg" | "done"
     error: str = ""
     seconds: float = 0.0
+    # what triton-ascend's linalg -> binary step would put on the CompiledKernel (its
+    # _parse_linalg_metadata, pure Python over the linalg text): the fields a launcher reads
+    launch: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -176,6 +179,17 @@ def kernel_arch(cap: Captured, default: str | None) -> str:
     return default or getattr(cap.triton_meta.get("device"), "cc", None) or DEFAULT_ARCH
 
 
+LAUNCH_FIELDS = ("name", "kernel_name", "mix_mode", "parallel_mode", "shared", "tensor_kinds")
+
+
+def launch_metadata(linalg: str, arch: str) -> dict:
+    """The launch fields triton-ascend derives from the linalg module before compiling it."""
+    from triton.backends.ascend import compiler as ascend
+
+    _, md = ascend._parse_linalg_metadata(linalg, {})
+    return {**{k: md[k] for k in LAUNCH_FIELDS if k in md}, "arch": arch}
+
+
 def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None) -> str:
     """AST -> TTIR -> linalg for one config; returns the linalg module's text."""
     from triton._C.libtriton import ir
@@ -261,6 +275,7 @@ def check_kernel(path: Path, arch: str, which: str, dump: Path | None) -> Kernel
         try:
             with _deadline(TIMEOUT_S), contextlib.redirect_stdout(printed):
                 linalg = _lower(cap, config, kernel_arch(cap, arch), on_stage=lambda stage: setattr(cr, "stage", stage))
+                cr.launch = launch_metadata(linalg, kernel_arch(cap, arch))
             cr.ok, cr.stage = True, "done"
             if dump is not None:
                 dump.mkdir(parents=True, exist_ok=True)

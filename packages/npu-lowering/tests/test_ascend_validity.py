@@ -119,6 +119,26 @@ def test_generated_kernels_lower_to_linalg(case, lowered):
         assert all(c["ok"] and c["stage"] == "done" for c in res["configs"])
 
 
+@pytest.mark.feature("L04")
+def test_npu_launcher_takes_triton_ascends_launch_metadata(lowered):
+    """The launch fields triton-ascend derives for each lowered config (its
+    _parse_linalg_metadata, run by the checker) are ones npu-launcher launches: the entry is
+    the kernel, mix mode and parallel mode are supported (no SIMT, no workspace). They are also
+    the values npu-launcher's Ascend stand-in (tests/fake_triton_ascend.py) gives its kernels."""
+    from npu_launcher.from_triton import ascend_launch
+
+    by_case, _ = lowered
+    seen = set()
+    for results in by_case.values():
+        for res in results:
+            for c in res["configs"]:
+                md = c["launch"]
+                entry, extra = ascend_launch(md, md["name"], md["arch"])  # UnsupportedKernel if not
+                assert entry == md["kernel_name"] == res["name"] and extra["mix_mode"] == md["mix_mode"]
+                seen.add((md["mix_mode"], md["parallel_mode"], md["shared"]))
+    assert seen == {("aiv", "simd", 1)}, seen  # vector-core kernels, as the stand-in's defaults
+
+
 # --- the checker can fail ---------------------------------------------------------------
 
 HEADER = '''

@@ -102,10 +102,7 @@ def descriptor_from_compiled(kernel, *, grid: GridRule | tuple | None = None) ->
             trailing += 1
     elif backend == "npu":
         binary = kernel.asm["npubin"]
-        # triton-ascend names the entry "<kernel_name> <mix_mode>"
-        entry, _, mix = fields["name"].partition(" ")
-        fields["name"] = entry
-        extra = _ascend_extra(md, mix or "aiv", str(arch))
+        fields["name"], extra = ascend_launch(md, fields["name"], str(arch))
     else:
         raise UnsupportedKernel(f"no npu-launcher driver for Triton backend {backend!r}")
     if grid is not None and not isinstance(grid, GridRule):
@@ -125,6 +122,14 @@ def descriptor_from_compiled(kernel, *, grid: GridRule | tuple | None = None) ->
         extra=extra,
         metadata_source=fields["metadata_source"],
     )
+
+
+def ascend_launch(md, name: str, arch: str) -> tuple[str, dict]:
+    """(entry name, descriptor extras) from triton-ascend's launch metadata (a CompiledKernel's
+    metadata, or the dict its ``_parse_linalg_metadata`` fills): triton-ascend names the
+    entry "<kernel_name> <mix_mode>". UnsupportedKernel for what the launcher cannot launch."""
+    entry, _, mix = name.partition(" ")
+    return entry, _ascend_extra(md, mix or "aiv", arch)
 
 
 def _ascend_extra(md, mix_mode: str, arch: str) -> dict:
