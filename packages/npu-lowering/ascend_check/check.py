@@ -31,6 +31,7 @@ lowered, 1 when any failed (their names are printed last), 2 when no kernel was 
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import io
 import json
@@ -363,10 +364,14 @@ def main(argv=None) -> int:
             print(head if c.ok else f"{head} [{c.stage}] {summary(c.error)}", flush=True)
     failed = [r for r in results if not r.ok]
     n_cfg = sum(len(r.configs) for r in results)
+    # how triton-ascend would launch them (npu-launcher's Ascend route reads these fields)
+    modes = collections.Counter(f"{c.launch.get('mix_mode')}/{c.launch.get('parallel_mode')}"
+                                for r in results for c in r.configs if c.launch)
     elapsed = time.monotonic() - t0
     report = {
         "triton_ascend": version, "arch": args.arch or "per kernel", "configs_checked": args.configs,
         "kernels": len(results), "kernel_configs": n_cfg, "failed": [r.name for r in failed],
+        "launch_modes": dict(modes),
         "seconds": round(elapsed, 1),
         "results": [{**{k: v for k, v in vars(r).items() if k != "configs"},
                      "configs": [vars(c) for c in r.configs]} for r in results],
@@ -375,7 +380,8 @@ def main(argv=None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1, default=str))
     print(f"ascend_check: {len(results) - len(failed)}/{len(results)} kernels ({n_cfg} configs) lowered "
-          f"TTIR -> linalg with triton-ascend {version} in {elapsed:.1f}s", flush=True)
+          f"TTIR -> linalg with triton-ascend {version} in {elapsed:.1f}s; launch modes "
+          f"(mix/parallel): {', '.join(f'{k} {v}' for k, v in sorted(modes.items())) or 'none'}", flush=True)
     if not results:
         print("ascend_check: FAILED: no kernels to check", flush=True)
         return 2
