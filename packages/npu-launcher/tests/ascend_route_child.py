@@ -2,11 +2,13 @@
 flavour "ascend", triton-ascend-shaped compiles from fake_triton_ascend, CANN's runtime from
 NPU_LAUNCHER_CANN_LIBS when set) and prints one JSON line with what happened.
 
-    python ascend_route_child.py [--static-off] [--strict]
+    python ascend_route_child.py [--static-off] [--strict] [--user-kernel | --user-kernels-off]
 
 It compiles a small model (a pointwise kernel, a GEMM template, a reduction kernel) and
 runs it three times, with use_static_triton_launcher on unless --static-off, strict with
---strict, and keep_static_cubin_raw on (so an FX cache entry carries the descriptors).
+--strict, and keep_static_cubin_raw on (so an FX cache entry carries the descriptors);
+--user-kernel adds a user @triton.jit kernel (static_launch_user_defined_triton_kernels on;
+off with --user-kernels-off).
 """
 
 from __future__ import annotations
@@ -24,6 +26,32 @@ import fake_triton_ascend  # noqa: E402
 
 def model(x, w):
     return torch.softmax((x * 2).sin() @ w, -1) + 1
+
+
+def user_kernel_model(x, w):
+    # a user @triton.jit kernel in the compiled graph, after Inductor's kernels
+    import triton
+
+    y = model(x, w)
+    out = torch.empty_like(y)
+    add_scaled[(triton.cdiv(y.numel(), 64),)](y, out, y.numel(), 3.0, BLOCK=64)
+    return out
+
+
+def _user_kernel():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def add_scaled(x, out, n, alpha, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out + offs, tl.load(x + offs, mask=m) * alpha, mask=m)
+
+    return add_scaled
+
+
+add_scaled = _user_kernel()
 
 
 def descriptor_arg_types() -> dict:
@@ -58,15 +86,18 @@ def main() -> None:
     cfg.use_static_triton_launcher = "--static-off" not in flags
     cfg.strict_static_triton_launcher = "--strict" in flags
     cfg.keep_static_cubin_raw = True
+    cfg.static_launch_user_defined_triton_kernels = "--user-kernels-off" not in flags
+    chosen = user_kernel_model if "--user-kernel" in flags or "--user-kernels-off" in flags else model
     torch.manual_seed(0)
     x, w = torch.randn(4, 32, device="npu"), torch.randn(32, 16, device="npu")
     out = {"x_ptr": x.data_ptr()}
     try:
-        fn = torch.compile(model)
+        fn = torch.compile(chosen)
         for _ in range(3):
             y = fn(x, w)
         out["y_ptr"] = y.data_ptr()
-        out["max_error"] = float((y.cpu() - model(x.cpu(), w.cpu())).abs().max())
+        ref = model(x.cpu(), w.cpu()) * (3.0 if chosen is user_kernel_model else 1.0)
+        out["max_error"] = float((y.cpu() - ref).abs().max())
     except Exception as exc:  # strict mode's error, reported to the test
         import traceback
 

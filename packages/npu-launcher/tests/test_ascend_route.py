@@ -96,7 +96,7 @@ def unpack(args: bytes, types: list[str]) -> tuple[list, tuple]:
     offsets, grid_offset, size = _native.ascend_layout([KINDS["*" if t.startswith("*") else t] for t in types],
                                                        True, False)
     assert size == len(args)
-    fmt = {"i32": "<i", "i64": "<q", "fp32": "<f", "i1": "<i"}
+    fmt = {"i32": "<i", "i64": "<q", "fp32": "<f", "fp64": "<d", "i1": "<i"}
     fields = [struct.unpack_from("<Q" if t.startswith("*") else fmt[t], args, off)[0]
               for t, off in zip(types, offsets)]
     return fields, struct.unpack_from("<3i", args, grid_offset)
@@ -135,6 +135,18 @@ def test_a_kernel_the_launcher_cannot_describe_keeps_tritons_launcher(tmp_path, 
     assert out["max_error"] < 1e-4 and not registered(log) and not out["arg_types"]
     out, _ = run_child(tmp_path, "--strict", cann=fake_cann, cache=tmp_path / "strict", **simt)
     assert "cannot be launched statically" in out["error"] and "SIMT" in out["error"], out
+
+
+@pytest.mark.feature("L08")
+def test_user_triton_kernels_launch_through_cann_when_allowed(tmp_path, fake_cann):
+    out, log = run_child(tmp_path, "--user-kernel", cann=fake_cann)
+    assert "error" not in out, out["error"]
+    assert "add_scaled" in registered(log) and launches(log, "add_scaled")
+    fields, grid = unpack(launches(log, "add_scaled")[-1][2], out["arg_types"]["add_scaled"])
+    assert fields[2:] == [4 * 16, 3.0] and grid == (1, 1, 1)  # n, alpha; cdiv(64, 64) programs
+    out, log = run_child(tmp_path, "--user-kernels-off", cann=fake_cann, cache=tmp_path / "off")
+    assert "error" not in out, out["error"]
+    assert "add_scaled" not in registered(log) and registered(log)  # Inductor's kernels still do
 
 
 @pytest.mark.feature("C04")

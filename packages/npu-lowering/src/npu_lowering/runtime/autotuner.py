@@ -231,11 +231,14 @@ class NpuCachingAutotuner(CachingAutotuner):
 
         try:
             self._check_user_kernel_allowed()
+        except RuntimeError as exc:
+            self._refuse_static(exc, "keeps Triton's launcher")
+            return super()._precompile_config(cfg)
+        try:  # a compile error is the compile's, raised as upstream raises it
             desc = self._fetch_or_compile(compile_fn, cfg, f"npu/ascend/{self._soc()}")
-        except (_NotDescribed, RuntimeError) as exc:
-            reason = exc.__cause__ if isinstance(exc, _NotDescribed) else exc
-            self._refuse_static(reason, "keeps Triton's launcher")
-            return compiled[-1] if compiled else super()._precompile_config(cfg)
+        except _NotDescribed as exc:
+            self._refuse_static(exc.__cause__, "keeps Triton's launcher")
+            return compiled[-1]
         fn = self.fn
         kernel = NpuStaticKernel(desc.name, desc.to_bytes(), self._device_index(), native=True,
                                  arg_names=fn.arg_names,
