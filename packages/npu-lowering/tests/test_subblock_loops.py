@@ -146,7 +146,7 @@ def test_without_subblock_loops_the_grid_exceeds_the_cores(small_device, monkeyp
 
 
 def _grid(grid_cls, cores, meta, **numels):
-    expr = grid_cls(inductor_meta={npu_grid.CORES_KEY: cores})
+    expr = grid_cls(inductor_meta={npu_grid.FACTS_KEY: {"ub_bytes": 192 * 1024, "vector_cores": cores}})
     expr.generate(meta)
     return expr.eval_slow({**meta, **numels})
 
@@ -168,12 +168,12 @@ def test_grid_outer_axes_take_the_cores_first():
 
 
 def test_grid_without_core_count_is_an_error():
-    with pytest.raises(ValueError, match="npu_vector_cores"):
+    with pytest.raises(ValueError, match="npu_device_facts"):
         npu_grid.NpuGrid1D(inductor_meta={"kernel_name": "k"}).generate({"XBLOCK": 8})
 
 
 def test_cpp_grid_expressions():
-    expr = npu_grid.NpuGrid2D(inductor_meta={npu_grid.CORES_KEY: 48}, mode="cpp")
+    expr = npu_grid.NpuGrid2D(inductor_meta={npu_grid.FACTS_KEY: {"ub_bytes": 192 * 1024, "vector_cores": 48}}, mode="cpp")
     expr.generate({"XBLOCK": 64, "YBLOCK": 8})
     text = "\n".join([*expr.prefix, str(expr.x_grid), str(expr.y_grid)])
     assert "uint32_t y_subblocks_" in text and "std::max((long)" in text and "//" not in text

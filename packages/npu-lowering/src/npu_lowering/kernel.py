@@ -131,9 +131,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         meta = super().inductor_meta_per_kernel()
         facts = tiling.device(V.graph.get_current_device_or_throw().index or 0)
         # read where the kernel is tuned, which may be a compile worker with no device open
+        # (also the grid's core count: runtime/grid.py)
         meta[tiling.FACTS_KEY] = {"ub_bytes": facts.ub_bytes, "vector_cores": facts.vector_cores}
-        if self._npu_loop_axes:
-            meta[npu_grid.CORES_KEY] = facts.vector_cores
         if hinted := self._hint_size_hints():
             meta[HINT_SIZE_HINTS_KEY] = hinted
         return meta
