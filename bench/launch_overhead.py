@@ -151,6 +151,10 @@ def cuda_rows(iters):
             _native.disable_tensor_fast_path()
         launch = bind(d, device=torch.cuda.current_device())
         rows[f"npu_launcher_{mode}_path"] = per_call_us(launch, (1, 1, 1, stream, x, y, o, n), iters, sync=sync)
+        if mode == "fast":  # what a promoted direct-launch slot calls: the grid bound once
+            rows["npu_launcher_grid_slot"] = per_call_us(launch.at(1, 1, 1), (stream, x, y, o, n), iters, sync=sync)
+            rows["npu_launcher_grid_slot_ignoring_3"] = per_call_us(launch.at(1, 1, 1, 3), (stream, x, y, o, n, 1, 1, 1),
+                                                                    iters, sync=sync)
         # grid (0, 1, 1): every argument validated, cuLaunchKernel skipped: our own share
         rows[f"npu_launcher_{mode}_path_no_driver_call"] = per_call_us(launch, (0, 1, 1, stream, x, y, o, n), iters)
         o.zero_()
@@ -186,6 +190,17 @@ def _host_rows(rows, iters):
             _native.disable_tensor_fast_path()
         launch = bind(d)
         rows[f"sim_noop_{mode}_path"] = per_call_us(launch, (1, 1, 1, None, x, y, o, 1024), iters)
+        if mode == "fast":  # direct-launch slots: native grid slot vs what it replaced
+            import functools
+
+            from npu_lowering.runtime.direct_launch import _DropTrailing
+
+            rows["sim_noop_grid_slot"] = per_call_us(launch.at(1, 1, 1), (None, x, y, o, 1024), iters)
+            rows["sim_noop_partial"] = per_call_us(functools.partial(launch, 1, 1, 1), (None, x, y, o, 1024), iters)
+            trailing = (None, x, y, o, 1024, 1, 1, 1)
+            rows["sim_noop_grid_slot_ignoring_3"] = per_call_us(launch.at(1, 1, 1, 3), trailing, iters)
+            rows["sim_noop_partial_drop_trailing"] = per_call_us(_DropTrailing(functools.partial(launch, 1, 1, 1), 4),
+                                                                 trailing, iters)
     _tensor_abi.calibrate.cache_clear()
     _tensor_abi.calibrate()
     f32 = torch.float32

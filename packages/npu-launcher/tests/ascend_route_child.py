@@ -105,8 +105,8 @@ def main() -> None:
         out["error"] = f"{type(exc).__name__}: {exc}"
     out["compiled"] = list(fake_triton_ascend.COMPILES)
     out["arg_types"] = descriptor_arg_types()
-    out["promoted"] = [name for name, _grid, _launch in direct_launch.PROMOTED]
-    out["launch_types"] = sorted({type(launch).__module__ for _n, _g, launch in direct_launch.PROMOTED})
+    out["promoted"] = [name for name, _grid, _launch, _slot in direct_launch.PROMOTED]
+    out["launch_types"] = sorted({type(launch).__module__ for _n, _g, launch, _s in direct_launch.PROMOTED})
     print(json.dumps(out))
 
 

@@ -57,6 +57,37 @@ def test_keywords_are_refused(launch):
         launch(1, 1, 1, None, X, Y, OUT, 64, stream=0)
 
 
+SLOT_CASES = [  # slot = launch.at(1, 1, 1, 2): stream, the 4 kernel arguments, 2 ignored
+    ((None, X, Y, OUT, 64), KernelArgumentTypeError,
+     r"kernel 'add_kernel' takes \(at its fixed grid\) stream and 4 kernel arguments \(x, y, out, n\) "
+     r"then 2 ignored; got 5"),
+    ((None, X, Y, OUT, 64, 1, 2, 3), KernelArgumentTypeError, "got 8 arguments"),
+    (("s", X, Y, OUT, 64, 1, 2), KernelArgumentTypeError, "stream must be an int handle or None"),
+    ((None, X, Y, OUT.double(), 64, 1, 2), KernelArgumentError, r"argument 'out' \(#2\): tensor dtype"),
+]
+
+
+@pytest.mark.parametrize("args, error, message", SLOT_CASES, ids=[c[2][:40] for c in SLOT_CASES])
+def test_bad_grid_slot_call_names_kernel_and_argument(launch, fake_sim, args, error, message):
+    slot = launch.at(1, 1, 1, 2)
+    with pytest.raises(error, match=message):
+        slot(*args)
+    assert fake_sim == []
+    slot(None, X, Y, OUT, 64, "grid", "literals")  # a good call: the trailing two are ignored
+    assert len(fake_sim) == 1
+
+
+@pytest.mark.parametrize("at_args, error, message", [
+    ((1, 1), TypeError, "takes 3 or 4 arguments, got 2"),
+    ((1, -1, 1), KernelArgumentError, "grid_y must be in"),
+    ((1.0, 1, 1), KernelArgumentTypeError, "grid_x must be an int, got float"),
+    ((1, 1, 1, -1), KernelArgumentError, "ignore_trailing must be in"),
+])
+def test_bad_grid_slot_is_refused_when_made(launch, at_args, error, message):
+    with pytest.raises(error, match=message):
+        launch.at(*at_args)
+
+
 def test_good_arguments_after_bad_ones_still_launch(launch, fake_sim):
     for args, error, _ in CASES:
         with pytest.raises(error):

@@ -57,12 +57,33 @@ def test_wrapper_calls_launch_objects_directly_after_the_first_run(state):
     _check(out, _fn, x)
     assert "_npu_dl[0](" in code and ".run(" not in code  # the wrapper calls the slot
     assert len(autotuner.LAUNCHES) == 1  # first call: through run (precompile, autotune)
-    (name, grid, launch), = promoted
+    (name, grid, launch, slot), = promoted
     assert launch is next(iter(autotuner._static_launches.values()))  # the kernel's launch object
+    # the slot is npu-launcher's native grid slot over it: the grid validated once, one C call
+    assert type(slot).__name__ == "GridSlot" and slot.launch is launch and slot.grid == grid
+    assert slot.ignore_trailing == 0
     for _ in range(3):
         y = torch.randn(16, 48, device="npu")
         _check(compiled(y), _fn, y)  # new inputs: the launch object really ran the kernel
     assert len(autotuner.LAUNCHES) == 1  # no call went through run again
+
+
+@pytest.mark.feature("L02")
+def test_gemm_template_slots_drop_the_grid_arguments_natively(state):
+    # a small GEMM lowers to a template (npu's default); its call passes the fixed grid as
+    # trailing literals, which the native slot ignores instead of a Python frame
+    autotuner, promoted = state
+    fn = lambda a, b: torch.relu(a @ b) + 1  # noqa: E731
+    a, b = torch.randn(32, 48, device="npu"), torch.randn(48, 16, device="npu")
+    compiled = torch.compile(fn)
+    torch.testing.assert_close(compiled(a, b).cpu(), fn(a.cpu(), b.cpu()), atol=1e-4, rtol=1e-4)
+    templates = [p for p in promoted if "_tem_" in p[0]]
+    assert templates, promoted
+    for _name, _grid, launch, slot in templates:
+        assert type(slot).__name__ == "GridSlot" and slot.launch is launch and slot.ignore_trailing >= 1
+    for _ in range(2):  # later calls: through the slots, on new inputs
+        a, b = torch.randn(32, 48, device="npu"), torch.randn(48, 16, device="npu")
+        torch.testing.assert_close(compiled(a, b).cpu(), fn(a.cpu(), b.cpu()), atol=1e-4, rtol=1e-4)
 
 
 def test_use_fast_triton_launcher_off_keeps_run(state):

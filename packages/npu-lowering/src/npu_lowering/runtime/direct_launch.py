@@ -30,7 +30,7 @@ except ImportError:  # torch without DebugMode
     def get_active_debug_mode():
         return None
 
-# (kernel name, grid, launch object) of every slot promoted, for tests and benchmarks
+# (kernel name, grid, launch object, slot) of every slot promoted, for tests and benchmarks
 PROMOTED: list = []
 
 
@@ -107,8 +107,12 @@ class DirectLaunchSites:
             self.fast[index] = self.slow[index]  # the launcher rearranges arguments: keep run
             return
         gx, gy, gz = (*tuple(grid), 1, 1)[:3]
-        slot = functools.partial(launch, gx, gy, gz)
         # templates (FixedGrid) pass their grid as trailing literal arguments, which run
         # consumes; the slot drops them (literals: the grid is fixed with them)
-        self.fast[index] = slot if n == len(args) else _DropTrailing(slot, n)
-        PROMOTED.append((self.slow[index].name, (gx, gy, gz), launch))
+        at = getattr(launch, "at", None)  # npu-launcher's native grid slot: one C call
+        if at is not None:
+            self.fast[index] = at(gx, gy, gz, len(args) - n)
+        else:
+            slot = functools.partial(launch, gx, gy, gz)
+            self.fast[index] = slot if n == len(args) else _DropTrailing(slot, n)
+        PROMOTED.append((self.slow[index].name, (gx, gy, gz), launch, self.fast[index]))
