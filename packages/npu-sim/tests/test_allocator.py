@@ -39,6 +39,29 @@ def test_allocated_reserved_peak_and_empty_cache():
     assert torch.npu.memory_reserved() == base_res
 
 
+def test_torch_accelerator_memory_api_reads_the_same_allocator():
+    # the allocator is a c10::DeviceAllocator, as torch_npu's: torch.accelerator's memory
+    # functions (which upstream Inductor calls, e.g. empty_cache after combo benchmarks) work
+    acc = torch.accelerator
+    torch.npu.empty_cache()
+    acc.reset_peak_memory_stats()
+    base = acc.memory_allocated()
+    x = torch.empty(4096, dtype=torch.uint8, device="npu")
+    assert acc.memory_allocated() == torch.npu.memory_allocated() == base + 4096
+    stats = acc.memory_stats()
+    assert stats["allocated_bytes.all.peak"] >= base + 4096
+    assert stats["allocation.all.current"] == torch.npu.memory_stats()["active.all.current"] >= 1
+    reserved = acc.memory_reserved()
+    del x
+    assert acc.memory_allocated() == base and acc.memory_reserved() == reserved  # cached
+    acc.empty_cache()
+    assert acc.memory_reserved() == torch.npu.memory_reserved() < reserved
+    acc.reset_peak_memory_stats()
+    assert acc.max_memory_allocated() == base
+    free, total = acc.get_memory_info() if hasattr(acc, "get_memory_info") else (1, 1)
+    assert 0 < free <= total
+
+
 def test_allocation_sizes_round_to_512_bytes():
     before = torch.npu.memory_allocated()
     x = torch.empty(1, dtype=torch.uint8, device="npu")

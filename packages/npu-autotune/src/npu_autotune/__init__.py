@@ -13,7 +13,6 @@ def register() -> None:
 
     ensure_registered()
     _register_gemm_templates()
-    _compat.accelerator_empty_cache_on_sim()  # A14 on npu-sim (see _compat)
     _compat.record_real_inputs_of_npu_compiles()  # A54 (see sample_inputs)
     _compat.collect_sample_inputs_before_npu_codegen()
     _compat.python_wrapper_names_autotuning_inputs()

@@ -49,34 +49,6 @@ def register_npu_benchmarker(device: str, fn) -> None:
     benchmarking.Benchmarker.benchmark = benchmark
 
 
-def accelerator_empty_cache_on_sim() -> None:
-    """``torch.accelerator.empty_cache()`` asserts that the accelerator's allocator is a c10
-    ``DeviceAllocator``; npu-sim's is a plain ``c10::Allocator`` (torch_npu's is a
-    DeviceAllocator), and upstream's ``TritonScheduling.benchmark_combo_kernel`` calls it
-    after each combo benchmark (benchmark_combo_kernel, A14). Torch 2.10-2.13: where the
-    original raises that assertion for device npu, the npu device module's own
-    ``empty_cache`` runs instead; every other call is upstream's, unchanged. Removed when
-    npu-sim's allocator derives from ``c10::CachingDeviceAllocator::DeviceAllocator``."""
-    import torch.accelerator as acc
-
-    original = acc.empty_cache
-    if getattr(original, "_npu_autotune", False):
-        return
-
-    @functools.wraps(original)
-    def empty_cache() -> None:
-        try:
-            return original()
-        except RuntimeError as exc:
-            current = torch.accelerator.current_accelerator()
-            if current is None or current.type != "npu" or "is not a DeviceAllocator" not in str(exc):
-                raise
-            torch.npu.empty_cache()
-
-    empty_cache._npu_autotune = True
-    acc.empty_cache = empty_cache
-
-
 _mix_order_check = threading.local()
 
 

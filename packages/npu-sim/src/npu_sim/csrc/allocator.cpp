@@ -1,11 +1,15 @@
-// Caching allocator over host memory, with private pools as graph trees need them.
+// Caching allocator over host memory, with private pools as graph trees need them. It is a
+// c10::DeviceAllocator (as torch_npu's is), so torch.accelerator's memory API
+// (empty_cache, memory_stats, memory_allocated, reset_peak_memory_stats) works on npu.
 // Blocks are rounded to 512 bytes and kept per (device, pool) after free for reuse.
 // Memory handed out while the calling thread captures a graph is poisoned (all bytes 0xFF:
 // NaN in every floating dtype, -1 in signed integers) so reading it before replay shows.
 #include "sim.h"
 
+#include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/StorageImpl.h>
 #include <c10/util/Exception.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +53,8 @@ thread_local std::map<int, PoolId> t_pool_of_device;  // begin_allocate_to_pool
 void free_block_memory_locked(Block* b) {
   auto& st = g_devices[b->device].stats;
   st.reserved -= static_cast<int64_t>(b->size);
+  st.released_total += static_cast<int64_t>(b->size);
+  st.num_device_frees += 1;
   g_blocks.erase(b->ptr);
   std::free(reinterpret_cast<void*>(b->ptr));
   delete b;
@@ -76,6 +82,7 @@ void raw_free(void* ctx) {
   dev.stats.allocated -= static_cast<int64_t>(b->size);
   dev.stats.active_blocks -= 1;
   dev.stats.num_frees += 1;
+  dev.stats.freed_total += static_cast<int64_t>(b->size);
   auto& pool = dev.pools[b->pool];
   pool.live -= 1;
   pool.free.emplace(b->size, b);
@@ -84,8 +91,52 @@ void raw_free(void* ctx) {
 
 void noop_free(void*) {}
 
-class SimAllocator final : public c10::Allocator {
+void trim_pool_all_devices(PoolId pool) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (int d = 0; d < kMaxDevices; ++d) trim_pool_locked(d, pool);
+}
+
+void set_stat(c10::CachingAllocator::StatArray& a, int64_t current, int64_t peak, int64_t allocated,
+              int64_t freed) {
+  // one pool kind on npu-sim: the aggregate is all there is
+  auto& st = a[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+  st.current = current;
+  st.peak = peak;
+  st.allocated = allocated;
+  st.freed = freed;
+}
+
+class SimAllocator final : public c10::DeviceAllocator {
  public:
+  bool initialized() override { return true; }
+  // {0, 0}: the default pools; a private pool's cached blocks otherwise
+  void emptyCache(c10::MempoolId_t pool) override { trim_pool_all_devices(PoolId{pool.first, pool.second}); }
+  // one host memory and in-order streams: a block is never reused while a stream still reads it
+  void recordStream(const c10::DataPtr&, c10::Stream) override {}
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
+    MemoryStats m = memory_stats(device);
+    c10::CachingDeviceAllocator::DeviceStats s;
+    set_stat(s.allocated_bytes, m.allocated, m.allocated_peak, m.allocated_total, m.freed_total);
+    set_stat(s.active_bytes, m.allocated, m.allocated_peak, m.allocated_total, m.freed_total);
+    set_stat(s.requested_bytes, m.allocated, m.allocated_peak, m.allocated_total, m.freed_total);
+    set_stat(s.reserved_bytes, m.reserved, m.reserved_peak, m.reserved_total, m.released_total);
+    set_stat(s.allocation, m.active_blocks, m.active_blocks_peak, m.num_allocs, m.num_frees);
+    set_stat(s.active, m.active_blocks, m.active_blocks_peak, m.num_allocs, m.num_frees);
+    s.num_device_alloc = m.num_device_allocs;
+    s.num_device_free = m.num_device_frees;
+    return s;
+  }
+  void resetAccumulatedStats(c10::DeviceIndex device) override { reset_accumulated_stats(device); }
+  void resetPeakStats(c10::DeviceIndex device) override { reset_peak_stats(device); }
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+    // the device's memory is the host's: (free, total) as torch.npu.mem_get_info reports them
+    check_device_index(device);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t total = (size_t)sysconf(_SC_PHYS_PAGES) * page;
+    size_t avail = (size_t)sysconf(_SC_AVPHYS_PAGES) * page;
+    return {avail, total};
+  }
+
   c10::DataPtr allocate(size_t nbytes) override {
     int device = current_device();
     if (nbytes == 0) return c10::DataPtr(nullptr, c10::Device(kNpu, device));
@@ -114,13 +165,17 @@ class SimAllocator final : public c10::Allocator {
         g_blocks.emplace(b->ptr, b);
         dev.stats.reserved += static_cast<int64_t>(size);
         dev.stats.reserved_peak = std::max(dev.stats.reserved_peak, dev.stats.reserved);
+        dev.stats.reserved_total += static_cast<int64_t>(size);
+        dev.stats.num_device_allocs += 1;
       }
       b->allocated = true;
       pool.live += 1;
       dev.stats.allocated += static_cast<int64_t>(size);
       dev.stats.allocated_peak = std::max(dev.stats.allocated_peak, dev.stats.allocated);
       dev.stats.active_blocks += 1;
+      dev.stats.active_blocks_peak = std::max(dev.stats.active_blocks_peak, dev.stats.active_blocks);
       dev.stats.num_allocs += 1;
+      dev.stats.allocated_total += static_cast<int64_t>(size);
     }
     if (is_capturing()) std::memset(reinterpret_cast<void*>(b->ptr), 0xFF, b->size);
     void* p = reinterpret_cast<void*>(b->ptr);
@@ -154,6 +209,16 @@ void reset_peak_stats(int device) {
   auto& st = g_devices[device].stats;
   st.allocated_peak = st.allocated;
   st.reserved_peak = st.reserved;
+  st.active_blocks_peak = st.active_blocks;
+}
+
+void reset_accumulated_stats(int device) {
+  check_device_index(device);
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto& st = g_devices[device].stats;
+  st.num_allocs = st.num_frees = st.num_cache_hits = 0;
+  st.allocated_total = st.freed_total = st.reserved_total = st.released_total = 0;
+  st.num_device_allocs = st.num_device_frees = 0;
 }
 
 void empty_cache() {

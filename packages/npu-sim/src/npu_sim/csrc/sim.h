@@ -40,9 +40,14 @@ void register_allocator();  // the PrivateUse1 allocator torch's storage constru
 struct MemoryStats {
   int64_t allocated = 0, allocated_peak = 0, reserved = 0, reserved_peak = 0;
   int64_t num_allocs = 0, num_frees = 0, num_cache_hits = 0, active_blocks = 0;
+  // accumulated (reset by reset_accumulated_stats) and the block-count peak, for
+  // c10::DeviceAllocator::getDeviceStats (torch.accelerator.memory_stats)
+  int64_t active_blocks_peak = 0, allocated_total = 0, freed_total = 0;
+  int64_t reserved_total = 0, released_total = 0, num_device_allocs = 0, num_device_frees = 0;
 };
 MemoryStats memory_stats(int device);
 void reset_peak_stats(int device);
+void reset_accumulated_stats(int device);
 void empty_cache();
 // Route allocations of the calling thread on `device` to `pool` until end_allocate_to_pool.
 void begin_allocate_to_pool(int device, PoolId pool);
