@@ -84,6 +84,16 @@ constexpr int kMaxArgs = 256;
 // launch_object.cpp
 PyTypeObject *launch_object_type();
 PyObject *make_launch_object(Kernel *kernel);  // takes ownership of kernel
+// call checks (a false return has set the Python error, naming the kernel) and the launch
+// itself, shared by the launch object and its grid slots
+bool read_grid(const Kernel *k, PyObject *obj, const char *which, uint32_t *out);
+bool read_stream(const Kernel *k, PyObject *obj, uint64_t *out);
+bool no_keywords(const Kernel *k, PyObject *kwnames);
+bool count_error(const Kernel *k, const char *before, Py_ssize_t extra, Py_ssize_t got);
+PyObject *launch_args(Kernel *k, uint32_t grid[3], uint64_t stream, PyObject *const *kargs);
+
+// grid_slot.cpp: the launch object's at() method
+PyObject *launch_at(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 // errors.cpp: exception classes defined in Python (npu_launcher.errors)
 extern PyObject *ErrArgument;      // KernelArgumentError (ValueError)
