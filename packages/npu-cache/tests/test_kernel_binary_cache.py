@@ -123,12 +123,15 @@ def test_the_codec_loads_once_for_threads_compiling_at_once(monkeypatch):
     import threading
     import time
 
+    from importlib.metadata import EntryPoint
+
     slow_calls = []
 
-    def slow_entry_points(group):
+    def slow_entry_points(group):  # a slow lookup of a codec (stand-ins: no npu-launcher needed)
         slow_calls.append(group)
         time.sleep(0.2)
-        return entry_points(group=group)
+        return [EntryPoint("descriptor_to_bytes", "json:dumps", group),
+                EntryPoint("descriptor_from_bytes", "json:loads", group)]
 
     monkeypatch.setattr("npu_cache.kernel_binary.entry_points", slow_entry_points)
     codec, answers = _Codec(), []
