@@ -39,7 +39,10 @@ def fake_cann(tmp_path_factory) -> Path:
 
 def run_child(tmp_path: Path, *flags, cann: Path | None, cache: Path | None = None, **env) -> tuple[dict, list]:
     log = tmp_path / f"cann-{len(list(tmp_path.glob('cann-*')))}.log"
-    child_env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache or tmp_path / "inductor"),
+    inductor = cache or tmp_path / "inductor"
+    # Triton's cache dir inside the Inductor one (whatever the suite's environment says), so a
+    # test can delete the binaries' files
+    child_env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor), "TRITON_CACHE_DIR": str(inductor / "triton"),
                  "FAKE_CANN_LOG": str(log), **env}
     child_env.pop("NPU_LAUNCHER_CANN_LIBS", None)
     if cann is not None:
