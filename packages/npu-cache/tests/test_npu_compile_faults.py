@@ -102,36 +102,31 @@ def test_redis_killed_mid_run_and_restarted(compile_on_npu, redis_server):
 
 @pytest.mark.feature("X03")
 def test_redis_slowed_by_injected_latency(compile_on_npu, redis_url, port_of, delay_proxy, monkeypatch):
-    # each Redis lookup is timed by itself (a whole compile's time varies more than the
-    # timeout on a loaded machine)
+    # which Redis calls reached the server: the breaker lets a call through to _connect, an
+    # open circuit answers without it (counts, not times: a compile's time varies with load)
     from npu_cache.redis_store import RedisStore
 
-    reads = []
-    real_read = RedisStore.read
+    contacts = []
+    real_connect = RedisStore._connect
 
-    def timed_read(self, location):
-        started = time.perf_counter()
-        try:
-            return real_read(self, location)
-        finally:
-            reads.append(time.perf_counter() - started)
+    def counting_connect(self):
+        contacts.append(1)
+        return real_connect(self)
 
-    monkeypatch.setattr(RedisStore, "read", timed_read)
+    monkeypatch.setattr(RedisStore, "_connect", counting_connect)
     proxy = delay_proxy(port_of(redis_url), delay=0.0)
     compile_on_npu.use_redis(proxy.url)
     compile_on_npu(4)
     assert flush(5)
     proxy.delay = 3 * TIMEOUT  # every reply now arrives after the command timeout
-    reads.clear()
     compile_on_npu(4)  # the lookup times out: compiled locally, correct
-    timed_out = list(reads)
     s = compile_on_npu.stats()
     assert s["get_timeout"] == 1 and s["circuit"] == "open" and s.get("hit_remote", 0) == 0
-    assert max(timed_out) >= 0.9 * TIMEOUT  # the lookup waited for the timeout
-    reads.clear()
+    contacts.clear()
     compile_on_npu(4)  # circuit open: Redis not even asked
+    assert flush(5)
     assert compile_on_npu.stats()["get_skipped"] >= 1
-    assert reads and max(reads) < TIMEOUT / 2  # the open circuit saved the timeout
+    assert not contacts  # the open circuit saved the timeout: nothing waited on the server
     proxy.delay = 0.0
     time.sleep(COOLDOWN + 0.05)
     compile_on_npu(4)

@@ -38,6 +38,11 @@ class AscendRouteMixin:
         describe = compiled_describer()
         if not inductor_config.use_static_triton_launcher or describe is None or native_launcher() is None:
             return super()._precompile_config(cfg)
+        try:
+            self._check_user_kernel_allowed()
+        except RuntimeError as exc:
+            self._refuse_static(exc, "keeps Triton's launcher")
+            return super()._precompile_config(cfg)
         compiled = []
 
         def compile_fn():
@@ -47,11 +52,6 @@ class AscendRouteMixin:
             except Exception as exc:
                 raise _NotDescribed(exc) from exc
 
-        try:
-            self._check_user_kernel_allowed()
-        except RuntimeError as exc:
-            self._refuse_static(exc, "keeps Triton's launcher")
-            return super()._precompile_config(cfg)
         try:  # a compile error is the compile's, raised as upstream raises it
             desc = self._fetch_or_compile(compile_fn, cfg, f"npu/ascend/{self._soc()}")
         except _NotDescribed as exc:

@@ -4,8 +4,9 @@ The wrapper calls kernel ``i`` as ``_npu_dl[i](stream, *args)``, where ``_npu_dl
 table ``DirectLaunchSites.table()`` returns at the top of each call. A site's first calls go
 through the kernel object's ``run`` (which precompiles and autotunes as upstream's does); once
 the kernel object says it has settled on one launch object and the grid it runs this site
-with, the site's slot becomes ``functools.partial(launch, gx, gy, gz)``: later calls are one
-C call, with no ``run``, launcher frame, grid code or keyword arguments. Sites are only
+with, the site's slot becomes ``launch.at(gx, gy, gz, ignored)``, npu-launcher's native grid
+slot: later calls are one C call, with no ``run``, launcher frame, grid code or keyword
+arguments. Sites are only
 generated where every scalar argument is a literal, so the grid of a site is fixed.
 
 The probe is the kernel object's ``npu_direct_launch(args, stream)`` (npu kernel objects), or
@@ -19,8 +20,6 @@ upstream records them.
 """
 
 from __future__ import annotations
-
-import functools
 
 from torch.autograd import profiler as _profiler
 
@@ -62,18 +61,6 @@ class _PendingSite(_RunSite):
         return result
 
 
-class _DropTrailing:
-    """A promoted slot for a site whose last arguments are the grid (GEMM templates)."""
-
-    __slots__ = ("launch", "n")
-
-    def __init__(self, launch, n: int):
-        self.launch, self.n = launch, n
-
-    def __call__(self, stream, *args):
-        return self.launch(stream, *args[: self.n])
-
-
 class DirectLaunchSites:
     def __init__(self, module_globals: dict, kernel_names: list[str]):
         self._globals = module_globals  # the wrapper module's: kernel objects appear after wait()
@@ -107,12 +94,8 @@ class DirectLaunchSites:
             self.fast[index] = self.slow[index]  # the launcher rearranges arguments: keep run
             return
         gx, gy, gz = (*tuple(grid), 1, 1)[:3]
-        # templates (FixedGrid) pass their grid as trailing literal arguments, which run
-        # consumes; the slot drops them (literals: the grid is fixed with them)
-        at = getattr(launch, "at", None)  # npu-launcher's native grid slot: one C call
-        if at is not None:
-            self.fast[index] = at(gx, gy, gz, len(args) - n)
-        else:
-            slot = functools.partial(launch, gx, gy, gz)
-            self.fast[index] = slot if n == len(args) else _DropTrailing(slot, n)
+        # npu-launcher's native grid slot: one C call. Templates (FixedGrid) pass their grid as
+        # trailing literal arguments, which run consumes; the slot drops them (literals: the
+        # grid is fixed with them)
+        self.fast[index] = launch.at(gx, gy, gz, len(args) - n)
         PROMOTED.append((self.slow[index].name, (gx, gy, gz), launch, self.fast[index]))
