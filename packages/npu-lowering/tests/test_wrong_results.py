@@ -3,6 +3,8 @@
 - Bessel functions and erfcx: Inductor's kernels call ``libdevice.j0/j1/y0/y1``,
   ``cyl_bessel_i0/i1`` and ``erfcx``, which our portable libdevice lacked (the kernel failed
   to build on npu-sim and Ascend).
+- baddbmm (and every GEMM template) in bfloat16: npu-sim's interpreter multiplied bf16 bit
+  patterns in tl.dot.
 """
 
 import pytest
@@ -29,3 +31,24 @@ def test_special_functions_from_our_libdevice(name):
     out, codes = run_and_get_code(torch.compile(lambda v: fn(v) * 1.0), x.to("npu"))
     assert "libdevice." in codes[0]
     torch.testing.assert_close(out.cpu(), fn(x), atol=2e-5, rtol=2e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_low_precision_baddbmm_template(dtype):
+    # cause: Triton's interpreter multiplied tl.dot's bfloat16 operands as their uint16 bit
+    # patterns (npu-sim's interpret_bf16_dot widens them by value), so every bf16 GEMM
+    # template (default-mode small GEMMs) was wrong by orders of magnitude
+    pytest.importorskip("npu_autotune.gemm_templates")  # the template candidates
+    from torch._inductor.utils import fresh_cache
+
+    torch.manual_seed(0)
+    i, x, y = torch.randn(2, 3, 4).to(dtype), torch.randn(2, 3, 5).to(dtype), torch.randn(2, 5, 4).to(dtype)
+
+    def fn(i, x, y):
+        return torch.baddbmm(i, x, y, beta=0.5, alpha=2.0)
+
+    with fresh_cache():
+        torch._dynamo.reset()
+        out, codes = run_and_get_code(torch.compile(fn), *(t.to("npu") for t in (i, x, y)))
+    assert "tl.dot(" in codes[0]
+    torch.testing.assert_close(out.cpu().float(), fn(i, x, y).float(), atol=5e-2, rtol=2e-2)
