@@ -5,6 +5,8 @@
   to build on npu-sim and Ascend).
 - baddbmm (and every GEMM template) in bfloat16: npu-sim's interpreter multiplied bf16 bit
   patterns in tl.dot.
+- scatter of a scalar with reduce="add": the interpreter's atomic read a broadcast value as
+  contiguous memory.
 """
 
 import pytest
@@ -52,3 +54,21 @@ def test_low_precision_baddbmm_template(dtype):
         out, codes = run_and_get_code(torch.compile(fn), *(t.to("npu") for t in (i, x, y)))
     assert "tl.dot(" in codes[0]
     torch.testing.assert_close(out.cpu().float(), fn(i, x, y).float(), atol=5e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_scatter_of_a_scalar_with_a_reduce(reduce):
+    # cause: Inductor's kernel atomically adds a value broadcast to the pointers' shape (a
+    # stride-0 numpy view in Triton's interpreter), which the interpreter's C++ atomic read as
+    # a contiguous buffer: garbage was added (npu-sim's interpret_atomics passes copies)
+    a = torch.randn(3, 5)
+    i = torch.tensor([[0, 0, 1, 1], [2, 2, 2, 3], [4, 0, 4, 4]])  # repeated: accumulates
+
+    def fn(a, i):
+        return a.scatter(1, i, 2.0, reduce=reduce) + 1
+
+    torch._dynamo.reset()
+    out, codes = run_and_get_code(torch.compile(fn), a.to("npu"), i.to("npu"))
+    if reduce == "add":
+        assert "tl.atomic_add(" in codes[0]
+    torch.testing.assert_close(out.cpu(), fn(a, i))

@@ -99,14 +99,20 @@ def interpret_bf16_casts() -> None:
     InterpreterBuilder.cast_impl = cast_impl
 
 
-def interpret_bf16_atomics() -> None:
-    """Triton's interpreter runs atomic add/max/min/xchg in C++ for numpy dtypes only and
-    raises "Unsupported data type" for bfloat16 (a uint16 pattern there), so every bf16
-    scatter_add / index_put(accumulate) failed on npu-sim; triton-ascend lowers bf16
-    atomic_add/max/min. The interpreter runs one program at a time, so we apply the update
-    element by element in order (each step rounded to bfloat16, as an atomic does) and return
-    each element's old value. Triton 3.6-3.8 (InterpreterBuilder.create_atomic_rmw); removed
-    when the interpreter's atomics take bfloat16."""
+def interpret_atomics() -> None:
+    """Two gaps of Triton's interpreter's atomic read-modify-write (C++ over the numpy
+    buffers):
+    - it reads the value operand's buffer as contiguous, but a value broadcast to the pointers'
+      shape (``tl.atomic_add(ptrs, tl.full([1], 2.0, ...))``: Inductor's scatter of a scalar
+      with reduce="add") is a numpy view with stride 0, so it added garbage; we pass
+      contiguous copies;
+    - it takes numpy dtypes only and raises "Unsupported data type" for bfloat16 (a uint16
+      pattern there), so every bf16 scatter_add / index_put(accumulate) failed on npu-sim
+      (triton-ascend lowers bf16 atomic_add/max/min). The interpreter runs one program at a
+      time, so we apply a bf16 update element by element in order (each step rounded to
+      bfloat16, as an atomic does) and return each element's old value.
+    Triton 3.6-3.8 (InterpreterBuilder.create_atomic_rmw); removed when the interpreter's
+    atomics take strided values and bfloat16."""
     import numpy as np
     import triton.language as tl
     from triton._C.libtriton import interpreter as _interpreter
@@ -125,6 +131,7 @@ def interpret_bf16_atomics() -> None:
 
     def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
         if val.dtype.scalar != tl.bfloat16 or rmwOp not in combine:
+            ptr, val, mask = (TensorHandle(np.ascontiguousarray(a.data), a.dtype.scalar) for a in (ptr, val, mask))
             return upstream(self, rmwOp, ptr, val, mask, sem, scope)
         ptrs, vals, masks = (np.ascontiguousarray(a.data).reshape(-1) for a in (ptr, val, mask))
         olds = np.zeros(vals.shape, np.uint16)

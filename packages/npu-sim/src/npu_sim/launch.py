@@ -25,7 +25,7 @@ def _interpreted(fn: Any):
 
     _compat.interpret_nested_jit_calls()
     _compat.interpret_bf16_casts()
-    _compat.interpret_bf16_atomics()
+    _compat.interpret_atomics()
     _compat.interpret_bf16_dot()
     if isinstance(fn, InterpretedFunction):
         return fn
