@@ -91,6 +91,18 @@ def _components() -> dict:
     return info
 
 
+def _reports() -> dict:
+    """What components report about past compiles (entry points ``npu_inductor.doctor_reports``:
+    a callable returning a dict with ``summary``, optional ``rows`` and ``status``)."""
+    out = {}
+    for ep in metadata.entry_points(group="npu_inductor.doctor_reports"):
+        try:
+            out[ep.name] = dict(ep.load()())
+        except Exception as exc:
+            out[ep.name] = {"status": ERROR, "summary": f"{ep.value} failed: {exc}"}
+    return {"reports": out, "status": ERROR if any(r.get("status") == ERROR for r in out.values()) else OK}
+
+
 def _ub_bytes(props, soc_version) -> int | None:
     ub = getattr(props, "ub_size", None)
     if ub:
@@ -182,6 +194,7 @@ def _run(args: argparse.Namespace):
     if data["torch"]["status"] == OK:
         data["components"] = _components()
         data["device"] = _device()
+        data["compiles"] = _reports()
     data["groups"], data["results"] = _groups()
 
     failed = [k for k, v in data.items() if isinstance(v, dict) and v.get("status") == ERROR]
@@ -214,6 +227,9 @@ def _text(d: dict, failed: list[str]) -> str:
             f"{c['name']} {c['version']}" for c in comp["installed"]) if comp["installed"] else "components    none installed")
         lines.append(f"registered    {', '.join(comp['registered']) or '-'}"
                      f"{'  [error] ' + comp['detail'] if comp['status'] == ERROR else ''}")
+    for name, rep in d.get("compiles", {}).get("reports", {}).items():
+        lines.append(f"{name:<13} {rep.get('summary', '')}{'  [error]' if rep.get('status') == ERROR else ''}")
+        lines += [f"              {row}" for row in rep.get("rows", [])]
     lines += ["", f"catalogue (results: {d['results'] or 'none; run the test command'}):"]
     lines += render(
         ("group", "rows", "verified", "n/a", "owner", "not verified"),

@@ -9,16 +9,37 @@ stride, which triton-ascend's ``triton-adapter-opt`` refuses ("strides must not 
 Here such a load keeps its natural shape (``[1, BLOCK_N]`` for a bias) with the bounds of
 only the indices it uses as its mask; Triton's broadcasting in the epilogue's arithmetic does
 the rest, and the store stays fully masked. Loads that use every index are upstream's.
+
+A template input that is a dtype view of another buffer (``x.view(torch.bfloat16)`` of a
+float16 tensor: a ReinterpretView whose dtype differs from its storage's) is loaded through
+the storage's pointer, so upstream's load gives the storage's dtype and ``tl.dot`` refuses the
+operands ("Both operands must be same dtype", "Unsupported lhs dtype int16"). As upstream's
+ReinterpretView loader does for pointwise kernels, the loaded value is bitcast to the view's
+dtype (the default-mode small-GEMM templates reach this where upstream would call ATen).
 """
 
 from __future__ import annotations
 
+from torch._inductor.utils import triton_type
 from torch._inductor.select_algorithm import TritonTemplateKernel
+from torch._inductor.virtualized import V
 
 from .kernel import NpuRuntimeMixin
 
 
 class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
+    def load_input(self, input_name, output_name, indices, mask=None, other=0.0, indent_width=4,
+                   index_shape=None):
+        key = super().load_input(input_name, output_name, indices, mask, other, indent_width, index_shape)
+        node = self.named_input_nodes[input_name]
+        viewed, stored = node.get_dtype(), V.graph.get_dtype(node.get_name())
+        if viewed != stored and key in self.render_hooks:
+            upstream = self.render_hooks[key]
+            cast = f"{output_name} = {output_name}.to({triton_type(viewed)}, bitcast=True)"
+            # the hook's text is stripped, its later lines indented by indent_width
+            self.render_hooks[key] = lambda: f"{upstream()}\n{' ' * indent_width}{cast}"
+        return key
+
     def _setup_contiguous_index_state(self, indices, index_symbols, lengths, mask, *args, **kwargs):
         # remember each template index's bound, for masks of loads that use only some of them
         self._npu_index_bounds = {name: length for name, length in zip(indices, lengths)}

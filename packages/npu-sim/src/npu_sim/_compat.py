@@ -53,3 +53,118 @@ class interpreting:
     def __exit__(self, *exc):
         _interpreting.active = self.prev
         return False
+
+
+def _bf16_to_f32(bits):
+    import numpy as np
+
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def _f32_to_bf16(values):
+    """Round to nearest even, as Ascend's (and CUDA's) float32 -> bfloat16 conversion."""
+    import numpy as np
+
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = ((bits + np.uint32(0x7FFF) + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    quiet_nan = ((bits >> 16) | 0x40).astype(np.uint16)
+    return np.where(np.isnan(values.astype(np.float32)), quiet_nan, rounded)
+
+
+def interpret_bf16_casts() -> None:
+    """Triton's interpreter stores bfloat16 as uint16 bit patterns. Its casts convert
+    float32 -> bfloat16 by truncation (Ascend and CUDA round to nearest even: results one ulp
+    off eager's) and any other type to or from bfloat16 with numpy's astype on those bits
+    (int16 / float16 -> bfloat16 gave garbage). We convert through float32 with round to
+    nearest even. Triton 3.6-3.8 (InterpreterBuilder.cast_impl); removed when the interpreter
+    converts bfloat16 by value."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpreterBuilder, TensorHandle, _get_np_dtype
+
+    upstream = InterpreterBuilder.cast_impl
+    if getattr(upstream, "_npu_sim", False):
+        return
+
+    def cast_impl(self, src, dst_type):
+        src_ty, dst_ty = src.dtype.scalar, dst_type.scalar
+        if (src_ty == tl.bfloat16) == (dst_ty == tl.bfloat16):
+            return upstream(self, src, dst_type)
+        data = _bf16_to_f32(src.data) if src_ty == tl.bfloat16 else src.data.astype(np.float32)
+        if dst_ty == tl.bfloat16:
+            return TensorHandle(_f32_to_bf16(data), dst_ty)
+        return TensorHandle(data.astype(_get_np_dtype(dst_type)), dst_ty)
+
+    cast_impl._npu_sim = True
+    InterpreterBuilder.cast_impl = cast_impl
+
+
+def interpret_atomics() -> None:
+    """Two gaps of Triton's interpreter's atomic read-modify-write (C++ over the numpy
+    buffers):
+    - it reads the value operand's buffer as contiguous, but a value broadcast to the pointers'
+      shape (``tl.atomic_add(ptrs, tl.full([1], 2.0, ...))``: Inductor's scatter of a scalar
+      with reduce="add") is a numpy view with stride 0, so it added garbage; we pass
+      contiguous copies;
+    - it takes numpy dtypes only and raises "Unsupported data type" for bfloat16 (a uint16
+      pattern there), so every bf16 scatter_add / index_put(accumulate) failed on npu-sim
+      (triton-ascend lowers bf16 atomic_add/max/min). The interpreter runs one program at a
+      time, so we apply a bf16 update element by element in order (each step rounded to
+      bfloat16, as an atomic does) and return each element's old value.
+    Triton 3.6-3.8 (InterpreterBuilder.create_atomic_rmw); removed when the interpreter's
+    atomics take strided values and bfloat16."""
+    import numpy as np
+    import triton.language as tl
+    from triton._C.libtriton import interpreter as _interpreter
+    from triton._C.libtriton import ir as _ir
+    from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
+
+    upstream = InterpreterBuilder.create_atomic_rmw
+    if getattr(upstream, "_npu_sim", False):
+        return
+    combine = {
+        _ir.ATOMIC_OP.FADD: lambda old, val: old + val,
+        _ir.ATOMIC_OP.MAX: np.fmax,
+        _ir.ATOMIC_OP.MIN: np.fmin,
+        _ir.ATOMIC_OP.XCHG: lambda old, val: val,
+    }
+
+    def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
+        if val.dtype.scalar != tl.bfloat16 or rmwOp not in combine:
+            ptr, val, mask = (TensorHandle(np.ascontiguousarray(a.data), a.dtype.scalar) for a in (ptr, val, mask))
+            return upstream(self, rmwOp, ptr, val, mask, sem, scope)
+        ptrs, vals, masks = (np.ascontiguousarray(a.data).reshape(-1) for a in (ptr, val, mask))
+        olds = np.zeros(vals.shape, np.uint16)
+        one, bits = np.ones(1, bool), np.dtype(np.uint16)
+        for i in np.flatnonzero(masks):
+            p = ptrs[i:i + 1]
+            old = _interpreter.load(p, one, np.zeros(1, np.uint16), bits)
+            new = combine[rmwOp](_bf16_to_f32(old), _bf16_to_f32(vals[i:i + 1]))
+            _interpreter.store(p, _f32_to_bf16(new), one)
+            olds[i] = old[0]
+        return TensorHandle(olds.reshape(np.shape(val.data)), tl.bfloat16)
+
+    create_atomic_rmw._npu_sim = True
+    InterpreterBuilder.create_atomic_rmw = create_atomic_rmw
+
+
+def interpret_bf16_dot() -> None:
+    """Triton's interpreter multiplies tl.dot operands as stored; bfloat16 is stored as uint16
+    bit patterns, so a bf16 GEMM (every bf16 matmul template) multiplied the integers. We
+    widen bfloat16 operands to float32 by value first. Triton 3.6-3.8
+    (InterpreterBuilder.create_dot); removed when the interpreter's dot reads bfloat16."""
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
+
+    upstream = InterpreterBuilder.create_dot
+    if getattr(upstream, "_npu_sim", False):
+        return
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        def widened(x):
+            return TensorHandle(_bf16_to_f32(x.data), tl.float32) if x.dtype.scalar == tl.bfloat16 else x
+
+        return upstream(self, widened(a), widened(b), d, input_precision, max_num_imprecise_acc)
+
+    create_dot._npu_sim = True
+    InterpreterBuilder.create_dot = create_dot

@@ -1,0 +1,180 @@
+"""What happens to a graph node whose dtype npu kernels do not take: the one place that decides.
+
+Ascend's vector cores compute bool, 8/16/32-bit integers, int64, float16, bfloat16 and float32
+(``KERNEL_DTYPES``). A node that reads or writes an npu tensor of any other dtype (float64,
+complex, float8, uint16/32/64, ...) is lowered to the device's ATen op instead of a Triton
+kernel, as upstream falls back for ops it cannot lower: the post-grad pass marks the node
+with upstream's per-node hook ``node.meta["should_fallback"]`` and
+``GraphLowering.call_function`` builds a ``FallbackKernel`` for it. The rest of the graph is
+lowered and fused as usual. Each fallback is logged once per (op, dtype) in a process and
+counted (in this process: ``counts()``; across processes, for ``npu-inductor doctor``: a small
+JSON file in Inductor's cache dir, ``doctor_report``).
+
+Policy (``NPU_LOWERING_DTYPE_POLICY``): ``fallback`` (default) or ``error`` (raise
+``UnsupportedDtype`` naming the op and dtype, for users who want no ATen fallback). The
+numerics issue's opt-in downcast joins here as another policy. ``settings_key()`` enters the
+FX graph cache key (``NpuPostGradPass.uuid``), so a changed policy never serves stale code.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+
+import torch
+
+log = logging.getLogger(__name__)
+
+KERNEL_DTYPES = frozenset({
+    torch.bool, torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64,
+    torch.float16, torch.bfloat16, torch.float32,
+})
+# why a dtype is not in KERNEL_DTYPES, for messages; anything else: "not an npu kernel dtype"
+WHY = {
+    torch.float64: "Ascend vector cores have no float64",
+    torch.complex64: "npu kernels have no complex arithmetic",
+    torch.complex128: "npu kernels have no complex arithmetic",
+    torch.complex32: "npu kernels have no complex arithmetic",
+    torch.float8_e4m3fn: "float8 needs the cube unit's GEMM path, not vector kernels",
+    torch.float8_e5m2: "float8 needs the cube unit's GEMM path, not vector kernels",
+}
+POLICIES = ("fallback", "error")
+ENV = "NPU_LOWERING_DTYPE_POLICY"
+COUNTS_FILE = "npu_lowering_dtype_fallbacks.json"
+
+
+class UnsupportedDtype(TypeError):
+    pass
+
+
+def policy() -> str:
+    value = os.environ.get(ENV, "fallback").strip().lower() or "fallback"
+    if value not in POLICIES:
+        raise ValueError(f"{ENV}={value!r}: expected one of {', '.join(POLICIES)}")
+    return value
+
+
+def settings_key() -> str:
+    """Everything that changes the decisions, for the FX graph cache key."""
+    dtypes = ",".join(sorted(str(d).removeprefix("torch.") for d in KERNEL_DTYPES))
+    return f"dtype-policy={policy()}[{dtypes}]"
+
+
+def _npu_tensors(value):
+    for leaf in torch.utils._pytree.tree_leaves(value):
+        if isinstance(leaf, torch.Tensor) and leaf.device.type == "npu":
+            yield leaf
+
+
+def foreign_dtype(node: torch.fx.Node) -> torch.dtype | None:
+    """The first dtype among the node's npu outputs and inputs that npu kernels do not take."""
+    values = [node.meta.get("val")]
+    values += [a.meta.get("val") for a in node.all_input_nodes]
+    for value in values:
+        for t in _npu_tensors(value):
+            if t.dtype not in KERNEL_DTYPES:
+                return t.dtype
+    return None
+
+
+def op_name(target) -> str:
+    return str(target) if isinstance(target, torch._ops.OpOverload) else getattr(target, "__name__", str(target))
+
+
+# (op, dtype) -> nodes lowered as fallbacks in this process
+_counts: collections.Counter = collections.Counter()
+_lock = threading.Lock()
+
+
+def counts() -> dict[tuple[str, str], int]:
+    with _lock:
+        return dict(_counts)
+
+
+def apply(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
+    """Mark each node of ``gm`` that npu kernels cannot compute for ATen fallback (or raise
+    under the ``error`` policy); returns the (op, dtype) of each marked node."""
+    mode = policy()
+    marked = []
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        dtype = foreign_dtype(node)
+        if dtype is None:
+            continue
+        name, why = op_name(node.target), WHY.get(dtype, "not a dtype npu kernels take")
+        if mode == "error":
+            raise UnsupportedDtype(f"npu-lowering: {name} computes {dtype} on npu ({why}) and "
+                                   f"{ENV}=error forbids the ATen fallback")
+        # upstream's per-node hook (GraphLowering.call_function): lowered as a FallbackKernel;
+        # only ATen/prims ops can be; anything else keeps its own lowering
+        if isinstance(node.target, torch._ops.OpOverload):
+            node.meta["should_fallback"] = True
+            marked.append((name, str(dtype).removeprefix("torch.")))
+    if marked:
+        _record(marked)
+    return marked
+
+
+def _record(marked: list[tuple[str, str]]) -> None:
+    with _lock:
+        new = [key for key in dict.fromkeys(marked) if key not in _counts]
+        _counts.update(marked)
+    for name, dtype in new:
+        log.warning("npu-lowering: %s on %s falls back to the device's ATen op (npu kernels take no %s; "
+                    "npu-inductor doctor counts these)", name, dtype, dtype)
+    try:
+        _persist(marked)
+    except OSError as exc:  # the count is a diagnostic: never fail a compile for it
+        log.debug("npu-lowering: dtype fallback counts not saved: %s", exc)
+
+
+def counts_path() -> Path:
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    return Path(os.environ.get("TORCHINDUCTOR_CACHE_DIR") or default_cache_dir()) / COUNTS_FILE
+
+
+def _persist(marked: list[tuple[str, str]]) -> None:
+    from filelock import FileLock
+
+    path = counts_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock", timeout=10):
+        saved = _load(path)
+        for name, dtype in marked:
+            key = f"{name} {dtype}"
+            saved[key] = saved.get(key, 0) + 1
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(saved, indent=1, sort_keys=True))
+        os.replace(tmp, path)
+
+
+def _load(path: Path) -> dict[str, int]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): int(v) for k, v in data.items() if isinstance(v, int)} if isinstance(data, dict) else {}
+
+
+def doctor_report(shown: int = 12) -> dict:
+    """For ``npu-inductor doctor`` (entry point ``npu_inductor.doctor_reports``): the dtype
+    policy and the nodes compiled as ATen fallbacks (by every process using this cache dir)."""
+    path = counts_path()
+    saved = _load(path)
+    ranked = sorted(saved.items(), key=lambda kv: (-kv[1], kv[0]))
+    rows = [f"{key}: {n}" for key, n in ranked[:shown]]
+    if len(ranked) > shown:
+        rows.append(f"... {len(ranked) - shown} more (--json lists all)")
+    try:
+        mode, status = policy(), "ok"
+    except ValueError as exc:
+        mode, status = str(exc), "error"
+    return {"status": status, "policy": mode, "path": str(path), "counts": saved, "rows": rows,
+            "summary": (f"dtype policy {mode}; {sum(saved.values())} node(s) of {len(saved)} op/dtype "
+                        f"pair(s) compiled as ATen fallbacks ({path})")}
