@@ -12,7 +12,7 @@ import triton.language as tl
 # would stay interpreter functions for every later test of the session
 from torch._inductor.runtime import triton_heuristics
 
-from npu_launcher import DescriptorError, KernelDescriptor, bind, sim_descriptor
+from npu_launcher import DescriptorError, KernelDescriptor, bind, descriptor_from_compiled, sim_descriptor
 from npu_launcher.descriptor import ArgSpec, SpecializedArg, Target
 from npu_launcher.errors import KernelArgumentError, KernelArgumentTypeError
 from npu_launcher.inductor import upstream_shaped_launcher
@@ -193,3 +193,20 @@ def test_user_kernel_with_an_int_argument_equal_to_1():
         torch.testing.assert_close(out.cpu(), x.cpu() * 2.5 + 1)
         binds = [lo for k, lo in autotuner._static_launches.items() if "_scale_rows" in str(k.fn)]
     assert binds and binds[0] is not None and binds[0].specialized == ((2, "rows", 1),)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_cuda_binary_with_n_specialized_to_1_launches_with_the_full_call(kernels):
+    """Triton's own JIT specializes n == 1: its binary takes x, y, out only. The launch object
+    takes the call Triton's launcher takes (n included) and passes the binary its three."""
+    x, y = torch.randn(1, device="cuda"), torch.randn(1, device="cuda")
+    compiled = kernels.add_kernel[(1,)](x, y, torch.empty_like(x), 1, BLOCK=1024)
+    d = descriptor_from_compiled(compiled)
+    assert [a.name for a in d.args] == ["x", "y", "out"] and d.specialized == (SpecializedArg(3, "n", 1, True),)
+    launch = bind(KernelDescriptor.from_bytes(d.to_bytes()), device=0)
+    out = torch.zeros_like(x)
+    launch(1, 1, 1, torch.cuda.current_stream().cuda_stream, x, y, out, 1)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, x + y)
+    with pytest.raises(KernelArgumentError, match="was specialized to 1"):
+        launch(1, 1, 1, None, x, y, out, 2)
