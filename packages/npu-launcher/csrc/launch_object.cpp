@@ -215,7 +215,7 @@ bool gather_runtime(const Kernel *k, PyObject *const *kargs, PyObject **out) {
     }
     const SpecializedArg &s = k->specialized[-1 - p];
     PyObject *v = kargs[j];
-    if (!s.value || v == s.value || specialized_matches(s.value, v)) continue;
+    if (!s.check || v == s.value || specialized_matches(s.value, v)) continue;
     PyErr_Format(err_or(ErrArgument, PyExc_ValueError),
                  "npu_launcher: kernel '%s': argument '%s' (#%zd) was specialized to %R when the "
                  "kernel was compiled (Triton makes an int equal to 1, or None, a constant); got "

@@ -28,11 +28,13 @@ struct ArgSpec {
 
 // A kernel parameter the call passes but the binary does not take: Triton specialized it into
 // a constant when compiling (an int equal to 1, None, ...). Like Triton's own launcher, a
-// launch drops it; where the compiled value is known (``value`` set) it is also checked, since
-// a static launch cannot switch to another specialization as Triton's JIT would.
+// launch drops it; with ``check`` the passed value must equal ``value``, since a static launch
+// cannot switch to another specialization as Triton's JIT would (not for None: Inductor
+// passes a dummy for it). The sim driver hands the interpreter ``value`` where it is known.
 struct SpecializedArg {
   Py_ssize_t position;   // among the call's kernel arguments
-  PyObject *value;       // owned; null: dropped without a check
+  PyObject *value;       // owned; null: not known exactly (e.g. a dtype recorded by name)
+  bool check;
   std::string name;
 };
 

@@ -15,7 +15,7 @@ namespace {
 
 // Builds the driver-independent part of a Kernel from Python's bind() arguments:
 // args = [(kind, align, dtype_code, dtype_obj | None, name, type), ...],
-// specialized = [(call position, name, value, checked), ...]
+// specialized = [(call position, name, value, checked, exact), ...]
 Kernel *make_kernel(const std::string &name, nb::list args, nb::list specialized, int driver,
                     int device_type, int device_index, const std::string &device_label,
                     const std::string &device_type_name) {
@@ -55,7 +55,9 @@ Kernel *make_kernel(const std::string &name, nb::list args, nb::list specialized
       SpecializedArg s;
       s.position = nb::cast<Py_ssize_t>(t[0]);
       s.name = nb::cast<std::string>(t[1]);
-      s.value = nb::cast<bool>(t[3]) ? t[2].inc_ref().ptr() : nullptr;
+      s.check = nb::cast<bool>(t[3]);
+      s.value = nb::cast<bool>(t[4]) ? t[2].inc_ref().ptr() : nullptr;
+      if (!s.value) s.check = false;
       bool bad = s.position < 0 || (size_t)s.position >= n || taken[s.position];
       if (!bad) {
         taken[s.position] = true;

@@ -158,22 +158,26 @@ def test_inductors_launcher_code_passes_the_call_through(fake_sim, monkeypatch):
 
 
 @triton.jit
-def _scale_rows(x, out, rows, alpha, cols, BLOCK: tl.constexpr):
+def _scale_rows(x, out, rows, bias, alpha, cols, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     m = offs < rows * cols
-    tl.store(out + offs, tl.load(x + offs, mask=m) * alpha, mask=m)
+    v = tl.load(x + offs, mask=m) * alpha
+    if bias is not None:
+        v += tl.load(bias + offs, mask=m)
+    tl.store(out + offs, v, mask=m)
 
 
-def _user(x):
+def _user(x, bias):
     out = torch.empty_like(x)
-    _scale_rows[(1,)](x, out, x.shape[0], 2.5, x.shape[1], BLOCK=16)
+    _scale_rows[(1,)](x, out, x.shape[0], bias, 2.5, x.shape[1], BLOCK=16)
     return out + 1
 
 
 @pytest.mark.feature("L08")
-def test_user_kernel_with_an_int_argument_equal_to_1():
-    """A user @triton.jit kernel called with rows == 1 (Inductor's equal_to_1 constant, in
-    the middle of the call) launches statically and still gets every other argument."""
+def test_user_kernel_with_an_int_argument_equal_to_1_and_a_none():
+    """A user @triton.jit kernel called with rows == 1 (Inductor's equal_to_1 constant) and
+    bias=None, both mid-call, launches statically: the launch object drops both, checks
+    rows, and the interpreter gets None for bias (Inductor's call holds a dummy -1 there)."""
     pytest.importorskip("npu_sim")
     pytest.importorskip("npu_lowering")
     import npu_inductor
@@ -187,12 +191,25 @@ def test_user_kernel_with_an_int_argument_equal_to_1():
     torch._dynamo.reset()
     autotuner._static_launches.clear()
     with fresh_cache(), config.patch(static_launch_user_defined_triton_kernels=True):
-        x = torch.randn(1, 6, device="npu")
-        for _ in range(2):
-            out = torch.compile(_user)(x)
-        torch.testing.assert_close(out.cpu(), x.cpu() * 2.5 + 1)
+        x, b = torch.randn(1, 6, device="npu"), torch.randn(1, 6, device="npu")
+        for bias in (None, b):
+            torch._dynamo.reset()
+            for _ in range(2):
+                out = torch.compile(_user)(x, bias)
+            torch.testing.assert_close(out.cpu(), x.cpu() * 2.5 + 1 + (0 if bias is None else b.cpu()))
         binds = [lo for k, lo in autotuner._static_launches.items() if "_scale_rows" in str(k.fn)]
-    assert binds and binds[0] is not None and binds[0].specialized == ((2, "rows", 1),)
+    assert len(binds) == 2 and None not in binds
+    assert {lo.specialized for lo in binds} == {((2, "rows", 1), (3, "bias", None)), ((2, "rows", 1),)}
+
+
+def test_the_interpreter_gets_the_specialized_value_not_the_calls_dummy(fake_sim):
+    d = sim_descriptor(_scale_rows, {"x": "*fp32", "out": "*fp32", "alpha": "fp32", "cols": "i32"}, {"BLOCK": 16},
+                       device_type="cpu", specialized={"rows": 1, "bias": None})
+    assert [(s.name, s.checked) for s in d.specialized] == [("rows", True), ("bias", False)]
+    x, out = torch.arange(6.0), torch.zeros(6)
+    bind(d)(1, 1, 1, None, x, out, 1, -1, 2.0, 6)  # -1: what Inductor passes for a None
+    assert fake_sim[-1][2][3] is None
+    torch.testing.assert_close(out, x * 2)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

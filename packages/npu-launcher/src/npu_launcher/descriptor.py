@@ -72,7 +72,8 @@ class SpecializedArg:
     constexpr. ``index`` is its position among the call's kernel arguments (after grid and
     stream); ``value`` what it was compiled with. Like Triton's own launcher the launch drops
     it; with ``checked`` it also compares the passed value with ``value`` (a static launch
-    cannot switch to another specialization as Triton's JIT does)."""
+    cannot switch to another specialization as Triton's JIT does; never for None, whose place
+    in Inductor's call holds a dummy -1)."""
 
     index: int
     name: str

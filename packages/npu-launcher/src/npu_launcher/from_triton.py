@@ -53,10 +53,12 @@ def runtime_args(src) -> tuple[tuple[ArgSpec, ...], dict[str, Any], tuple[Specia
 
 
 def specialized_arg(position: int, name: str, value) -> SpecializedArg:
-    """A specialized call argument; its value is checked at launch when it is a plain value
-    (the ints and None Triton specializes), only dropped otherwise (as Triton's launcher)."""
+    """A specialized call argument; its value is checked at launch when it is a plain number
+    (the ints equal to 1 Triton and Inductor specialize), only dropped otherwise, as Triton's
+    launcher drops it: a None's place in Inductor's call holds a dummy (-1), and a value
+    that is no plain number (a dtype) is recorded by name only."""
     plain = _plain(value)
-    checked = plain is None or (type(plain) in (bool, int, float) and plain == getattr(value, "value", value))
+    checked = type(plain) in (bool, int, float) and plain == getattr(value, "value", value)
     return SpecializedArg(position, name, plain, checked)
 
 

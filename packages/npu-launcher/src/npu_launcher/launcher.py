@@ -37,9 +37,12 @@ def arg_table(desc: KernelDescriptor) -> list[tuple]:
 
 
 def specialized_table(desc: KernelDescriptor) -> list[tuple]:
-    """(call position, name, value, checked) of each argument the call passes but the binary
-    does not take; the native side decides at bind which call position feeds which argument."""
-    return [(s.index, s.name, s.value, bool(s.checked)) for s in desc.specialized]
+    """(call position, name, value, checked, exact) of each argument the call passes but the
+    binary does not take; the native side decides at bind which call position feeds which
+    argument. ``exact``: the value is the constant itself (None, a bool, int or float), not a
+    name recorded for it (a dtype's), so the sim driver can hand it to the interpreter."""
+    return [(s.index, s.name, s.value, bool(s.checked), s.value is None or type(s.value) in (bool, int, float))
+            for s in desc.specialized]
 
 
 def bind(desc, device: int | None = None, *, driver: str | None = None):
