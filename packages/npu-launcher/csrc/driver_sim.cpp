@@ -28,6 +28,15 @@ bool sim_launch(Kernel *k, uint32_t grid[3], PyObject *const *args, Py_ssize_t n
     Py_INCREF(args[i]);
     PyTuple_SET_ITEM(args_t, i, args[i]);
   }
+  // the interpreter runs the Python kernel, which takes specialized arguments too: it gets the
+  // value they were compiled with (Inductor's call passes a dummy -1 for a None)
+  for (const SpecializedArg &s : k->specialized) {
+    if (!s.value || s.position >= nargs) continue;
+    PyObject *old = PyTuple_GET_ITEM(args_t, s.position);
+    Py_INCREF(s.value);
+    PyTuple_SET_ITEM(args_t, s.position, s.value);
+    Py_DECREF(old);
+  }
   PyObject *call[4] = {k->sim.fn, grid_t, args_t, k->sim.constexprs};
   PyObject *r = PyObject_Vectorcall(k->sim.entry, call, 4, nullptr);
   Py_DECREF(grid_t);

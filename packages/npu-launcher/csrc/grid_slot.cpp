@@ -24,7 +24,7 @@ PyObject *slot_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, 
   Kernel *k = reinterpret_cast<LaunchObject *>(gs->launch)->kernel;
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (!no_keywords(k, kwnames)) return nullptr;
-  if (nargs != (Py_ssize_t)k->args.size() + 1 + gs->ignore_trailing) {
+  if (nargs != k->call_count() + 1 + gs->ignore_trailing) {
     count_error(k, "(at its fixed grid) stream", gs->ignore_trailing, nargs);
     return nullptr;
   }

@@ -165,18 +165,78 @@ bool read_stream(const Kernel *k, PyObject *obj, uint64_t *out) {
 
 bool count_error(const Kernel *k, const char *before, Py_ssize_t extra, Py_ssize_t got) {
   std::string names;
-  for (const ArgSpec &a : k->args) names += (names.empty() ? "" : ", ") + a.name;
+  Py_ssize_t n = k->call_count();
+  for (Py_ssize_t j = 0; j < n; ++j) {
+    names += j ? ", " : "";
+    int p = k->call_plan.empty() ? (int)j : k->call_plan[j];
+    if (p >= 0) {
+      names += k->args[p].name;
+      continue;
+    }
+    const SpecializedArg &s = k->specialized[-1 - p];
+    names += s.name + " (specialized";
+    if (s.value) {
+      PyObject *r = PyObject_Repr(s.value);
+      const char *t = r ? PyUnicode_AsUTF8(r) : nullptr;
+      if (t) names += std::string(" to ") + t;
+      Py_XDECREF(r);
+      PyErr_Clear();
+    }
+    names += ")";
+  }
   std::string ignored = extra ? " then " + std::to_string(extra) + " ignored" : "";
   PyErr_Format(err_or(ErrArgumentType, PyExc_TypeError),
                "npu_launcher: kernel '%s' takes %s and %zd kernel arguments (%s)%s; got %zd "
-               "arguments in all", k->name.c_str(), before, (Py_ssize_t)k->args.size(),
-               names.c_str(), ignored.c_str(), got);
+               "arguments in all", k->name.c_str(), before, n, names.c_str(), ignored.c_str(), got);
   return false;
 }
 
+namespace {
+
+// Triton's JIT would compile another specialization for another value; a static launch has
+// only this binary, so a different value is an error, never a silently wrong result.
+bool specialized_matches(PyObject *want, PyObject *got) {
+  if (want == Py_None || got == Py_None) return false;  // identity was checked first
+  if (PyBool_Check(want) != PyBool_Check(got)) return false;  // Triton types bools as i1
+  if (PyFloat_Check(got) != PyFloat_Check(want)) return false;  // and floats as fp32
+  int r = PyObject_RichCompareBool(got, want, Py_EQ);
+  if (r < 0) PyErr_Clear();
+  return r == 1;
+}
+
+// The binary's arguments out of the call's (specialized ones checked and dropped).
+bool gather_runtime(const Kernel *k, PyObject *const *kargs, PyObject **out) {
+  Py_ssize_t n = k->call_count();
+  for (Py_ssize_t j = 0; j < n; ++j) {
+    int p = k->call_plan[j];
+    if (p >= 0) {
+      out[p] = kargs[j];
+      continue;
+    }
+    const SpecializedArg &s = k->specialized[-1 - p];
+    PyObject *v = kargs[j];
+    if (!s.check || v == s.value || specialized_matches(s.value, v)) continue;
+    PyErr_Format(err_or(ErrArgument, PyExc_ValueError),
+                 "npu_launcher: kernel '%s': argument '%s' (#%zd) was specialized to %R when the "
+                 "kernel was compiled (Triton makes an int equal to 1, or None, a constant); got "
+                 "%R, which this binary cannot run: compile the kernel for that value",
+                 k->name.c_str(), s.name.c_str(), j, s.value, v);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 // Validates the kernel arguments and launches: the part every call path shares.
-PyObject *launch_args(Kernel *k, uint32_t grid[3], uint64_t stream, PyObject *const *kargs) {
+PyObject *launch_args(Kernel *k, uint32_t grid[3], uint64_t stream, PyObject *const *call) {
   Py_ssize_t n = (Py_ssize_t)k->args.size();
+  PyObject *const *kargs = call;
+  PyObject *gathered[kMaxArgs];
+  if (!k->call_plan.empty()) {  // decided at bind: kernels without specialized args skip this
+    if (!gather_runtime(k, call, gathered)) return nullptr;
+    kargs = gathered;
+  }
   Slot slots[kMaxArgs];
   for (Py_ssize_t i = 0; i < n; ++i) {
     const ArgSpec &a = k->args[i];
@@ -197,7 +257,7 @@ PyObject *launch_args(Kernel *k, uint32_t grid[3], uint64_t stream, PyObject *co
   switch (k->driver) {
     case D_CUDA: ok = cuda_launch(k, grid, stream, slots); break;
     case D_ASCEND: ok = ascend_launch(k, grid, stream, slots); break;
-    case D_SIM: ok = sim_launch(k, grid, kargs, n); break;
+    case D_SIM: ok = sim_launch(k, grid, call, k->call_count()); break;  // the Python kernel takes them all
   }
   if (!ok) return nullptr;
   Py_RETURN_NONE;
@@ -210,7 +270,7 @@ PyObject *launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf
   Kernel *k = reinterpret_cast<LaunchObject *>(self)->kernel;
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (!no_keywords(k, kwnames)) return nullptr;
-  if (nargs != (Py_ssize_t)k->args.size() + 4) {
+  if (nargs != k->call_count() + 4) {
     count_error(k, "grid_x, grid_y, grid_z, stream", 0, nargs);
     return nullptr;
   }
@@ -239,6 +299,7 @@ void launch_dealloc(PyObject *self) {
       case D_SIM: sim_release(k); break;
     }
     for (ArgSpec &a : k->args) Py_CLEAR(a.dtype_obj);
+    for (SpecializedArg &sa : k->specialized) Py_CLEAR(sa.value);
     delete k;
     lo->kernel = nullptr;
   }
@@ -275,6 +336,19 @@ PyObject *get_arg_names(PyObject *self, void *) {
   return t;
 }
 
+PyObject *get_specialized(PyObject *self, void *) {
+  Kernel *k = reinterpret_cast<LaunchObject *>(self)->kernel;
+  PyObject *t = PyTuple_New((Py_ssize_t)k->specialized.size());
+  if (!t) return nullptr;
+  for (size_t i = 0; i < k->specialized.size(); ++i) {
+    const SpecializedArg &s = k->specialized[i];
+    PyObject *item = Py_BuildValue("(nsO)", s.position, s.name.c_str(), s.value ? s.value : Py_None);
+    if (!item) { Py_DECREF(t); return nullptr; }
+    PyTuple_SET_ITEM(t, i, item);
+  }
+  return t;
+}
+
 PyObject *get_function(PyObject *self, void *) {
   Kernel *k = reinterpret_cast<LaunchObject *>(self)->kernel;
   void *h = k->driver == D_CUDA ? k->cuda.function : k->driver == D_ASCEND ? k->ascend.stub : nullptr;
@@ -284,7 +358,9 @@ PyObject *get_function(PyObject *self, void *) {
 PyGetSetDef getset[] = {
     {"name", get_name, nullptr, "kernel entry name", nullptr},
     {"driver", get_driver, nullptr, "cuda, ascend or sim", nullptr},
-    {"arg_names", get_arg_names, nullptr, "kernel arguments after grid and stream", nullptr},
+    {"arg_names", get_arg_names, nullptr, "the arguments the binary takes", nullptr},
+    {"specialized", get_specialized, nullptr,
+     "(position, name, value) of call arguments Triton specialized: dropped, value checked", nullptr},
     {"function", get_function, nullptr, "driver function handle (0 for sim)", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 

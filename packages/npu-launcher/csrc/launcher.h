@@ -26,6 +26,18 @@ struct ArgSpec {
   std::string type;      // Triton signature type, e.g. "*fp32", for messages
 };
 
+// A kernel parameter the call passes but the binary does not take: Triton specialized it into
+// a constant when compiling (an int equal to 1, None, ...). Like Triton's own launcher, a
+// launch drops it; with ``check`` the passed value must equal ``value``, since a static launch
+// cannot switch to another specialization as Triton's JIT would (not for None: Inductor
+// passes a dummy for it). The sim driver hands the interpreter ``value`` where it is known.
+struct SpecializedArg {
+  Py_ssize_t position;   // among the call's kernel arguments
+  PyObject *value;       // owned; null: not known exactly (e.g. a dtype recorded by name)
+  bool check;
+  std::string name;
+};
+
 enum DriverKind : int { D_CUDA = 0, D_ASCEND = 1, D_SIM = 2 };
 
 // Per-call argument values after validation: 8 bytes per argument.
@@ -61,7 +73,12 @@ struct SimBinding {
 
 struct Kernel {
   std::string name;
-  std::vector<ArgSpec> args;
+  std::vector<ArgSpec> args;              // what the binary takes, in order
+  std::vector<SpecializedArg> specialized;
+  // per call position: index into args (>= 0) or -1 - index into specialized; empty when
+  // nothing was specialized (the call's kernel arguments are args)
+  std::vector<int> call_plan;
+  Py_ssize_t call_count() const { return (Py_ssize_t)(args.size() + specialized.size()); }
   DriverKind driver;
   int device_type;   // c10::DeviceType code tensors must have
   int device_index;  // -1: any index
@@ -90,6 +107,7 @@ bool read_grid(const Kernel *k, PyObject *obj, const char *which, uint32_t *out)
 bool read_stream(const Kernel *k, PyObject *obj, uint64_t *out);
 bool no_keywords(const Kernel *k, PyObject *kwnames);
 bool count_error(const Kernel *k, const char *before, Py_ssize_t extra, Py_ssize_t got);
+// kargs: the call's k->call_count() kernel arguments (specialized ones included)
 PyObject *launch_args(Kernel *k, uint32_t grid[3], uint64_t stream, PyObject *const *kargs);
 
 // grid_slot.cpp: the launch object's at() method

@@ -14,11 +14,12 @@ using namespace npl;
 namespace {
 
 // Builds the driver-independent part of a Kernel from Python's bind() arguments:
-// args = [(kind, align, dtype_code, dtype_obj | None, name, type), ...]
-Kernel *make_kernel(const std::string &name, nb::list args, int driver, int device_type,
-                    int device_index, const std::string &device_label,
+// args = [(kind, align, dtype_code, dtype_obj | None, name, type), ...],
+// specialized = [(call position, name, value, checked, exact), ...]
+Kernel *make_kernel(const std::string &name, nb::list args, nb::list specialized, int driver,
+                    int device_type, int device_index, const std::string &device_label,
                     const std::string &device_type_name) {
-  if (nb::len(args) > (size_t)kMaxArgs)
+  if (nb::len(args) + nb::len(specialized) > (size_t)kMaxArgs)
     throw nb::value_error(("npu_launcher: kernel '" + name + "' has more than " +
                            std::to_string(kMaxArgs) + " arguments").c_str());
   Kernel *k = new Kernel();
@@ -43,6 +44,37 @@ Kernel *make_kernel(const std::string &name, nb::list args, int driver, int devi
     a.name = nb::cast<std::string>(t[4]);
     a.type = nb::cast<std::string>(t[5]);
     k->args.push_back(std::move(a));
+  }
+  if (nb::len(specialized)) {
+    // the call plan: which call position feeds which binary argument, decided once here
+    size_t n = k->args.size() + nb::len(specialized);
+    k->call_plan.assign(n, 0);
+    std::vector<bool> taken(n, false);
+    for (nb::handle item : specialized) {
+      nb::tuple t = nb::cast<nb::tuple>(item);
+      SpecializedArg s;
+      s.position = nb::cast<Py_ssize_t>(t[0]);
+      s.name = nb::cast<std::string>(t[1]);
+      s.check = nb::cast<bool>(t[3]);
+      s.value = nb::cast<bool>(t[4]) ? t[2].inc_ref().ptr() : nullptr;
+      if (!s.value) s.check = false;
+      bool bad = s.position < 0 || (size_t)s.position >= n || taken[s.position];
+      if (!bad) {
+        taken[s.position] = true;
+        k->call_plan[s.position] = -1 - (int)k->specialized.size();
+      }
+      k->specialized.push_back(std::move(s));
+      if (bad) {
+        for (SpecializedArg &sa : k->specialized) Py_CLEAR(sa.value);
+        for (ArgSpec &a : k->args) Py_CLEAR(a.dtype_obj);
+        delete k;
+        throw nb::value_error(("npu_launcher: kernel '" + name + "': specialized argument "
+                               "positions must be distinct and below the call's argument count").c_str());
+      }
+    }
+    int next = 0;
+    for (size_t j = 0; j < n; ++j)
+      if (!taken[j]) k->call_plan[j] = next++;
   }
   return k;
 }
@@ -87,8 +119,8 @@ NB_MODULE(_native, m) {
   m.def("bind_cuda", [](const std::string &name, nb::list args, int device_type,
                         int device_index, const std::string &device_label,
                         const std::string &device_type_name, nb::bytes cubin, int num_warps,
-                        int shared, int arch, int trailing_null_params) {
-    nb::object obj = wrap(make_kernel(name, args, D_CUDA, device_type, device_index,
+                        int shared, int arch, int trailing_null_params, nb::list specialized) {
+    nb::object obj = wrap(make_kernel(name, args, specialized, D_CUDA, device_type, device_index,
                                       device_label, device_type_name));
     Kernel *k = reinterpret_cast<LaunchObject *>(obj.ptr())->kernel;
     int n_regs = 0, n_spills = 0;
@@ -102,8 +134,8 @@ NB_MODULE(_native, m) {
                           int device_index, const std::string &device_label,
                           const std::string &device_type_name, nb::bytes binary,
                           const std::string &mix_mode, bool ffts, bool simt_only,
-                          const std::string &soc) {
-    nb::object obj = wrap(make_kernel(name, args, D_ASCEND, device_type, device_index,
+                          const std::string &soc, nb::list specialized) {
+    nb::object obj = wrap(make_kernel(name, args, specialized, D_ASCEND, device_type, device_index,
                                       device_label, device_type_name));
     Kernel *k = reinterpret_cast<LaunchObject *>(obj.ptr())->kernel;
     k->ascend.ffts = ffts;
@@ -116,8 +148,8 @@ NB_MODULE(_native, m) {
   m.def("bind_sim", [](const std::string &name, nb::list args, int device_type,
                        int device_index, const std::string &device_label,
                        const std::string &device_type_name, nb::handle entry, nb::handle fn,
-                       nb::handle constexprs) {
-    nb::object obj = wrap(make_kernel(name, args, D_SIM, device_type, device_index,
+                       nb::handle constexprs, nb::list specialized) {
+    nb::object obj = wrap(make_kernel(name, args, specialized, D_SIM, device_type, device_index,
                                       device_label, device_type_name));
     Kernel *k = reinterpret_cast<LaunchObject *>(obj.ptr())->kernel;
     if (!sim_bind(k, entry.ptr(), fn.ptr(), constexprs.ptr())) throw nb::python_error();

@@ -120,4 +120,4 @@ def test_descriptor_bytes_of_another_schema_version_are_refused():
 
     d = KernelDescriptor("k", Target("sim", device_type="cpu"), "triton-python", b"", (ArgSpec("n", "i32"),))
     with pytest.raises(DescriptorError, match="kernel 'k': descriptor schema version 7"):
-        bind(d.to_bytes().replace(b'"version":1', b'"version":7'))  # bind takes bytes too
+        bind(d.to_bytes().replace(b'"version":2', b'"version":7'))  # bind takes bytes too

@@ -57,9 +57,10 @@ def _desc(**kw):
 
 
 def test_other_schema_version_is_refused_by_name():
+    # version 1 (before specialized arguments were recorded) is another version too
     blob = bytearray(_desc().to_bytes())
-    blob[:] = bytes(blob).replace(b'"version":1', b'"version":2')
-    with pytest.raises(DescriptorError, match=r"kernel 'k': descriptor schema version 2; this npu-launcher reads version 1"):
+    blob[:] = bytes(blob).replace(b'"version":2', b'"version":1')
+    with pytest.raises(DescriptorError, match=r"kernel 'k': descriptor schema version 1; this npu-launcher reads version 2"):
         KernelDescriptor.from_bytes(bytes(blob))
 
 

@@ -110,6 +110,25 @@ def python_function(fn):
     return fn
 
 
+def declared_constexprs(fn) -> set[str]:
+    """Names of the parameters a @triton.jit function declares ``tl.constexpr`` (the ones no
+    launch passes). ``JITFunction.params`` (Triton 3.x, triton-ascend 3.2) where present; an
+    interpreter ``InterpretedFunction`` (TRITON_INTERPRET=1) has no ``params``, so its Python
+    function's annotations are read as Triton's ``KernelParam.is_constexpr`` reads them."""
+    params = getattr(fn, "params", None)
+    if params is not None:
+        return {p.name for p in params if p.is_constexpr}
+    out = set()
+    for name, p in inspect.signature(python_function(fn)).parameters.items():
+        ann = p.annotation
+        if ann is inspect.Parameter.empty:
+            continue
+        text = ann if isinstance(ann, str) else getattr(ann, "__name__", None) or repr(ann)
+        if "constexpr" in text:
+            out.add(name)
+    return out
+
+
 def tensor_base_type():
     """The C type every torch tensor instance is laid out as: ``torch._C.TensorBase``
     (torch >= 2.1; ``_TensorBase`` before)."""

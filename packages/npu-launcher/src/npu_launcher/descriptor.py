@@ -6,7 +6,8 @@ Wire format (version 1)::
     b"NPLKD1" | u32 little-endian header length | header (UTF-8 JSON) | binary
 
 The header holds the schema name and version, the binary's length and SHA-256, and the
-launch metadata. ``from_bytes`` refuses other magic, versions, or a binary that does not
+launch metadata. Version 2 added ``specialized``: the call's arguments Triton compiled into
+constants (version 1 descriptors could not say, so they are refused like any other version). ``from_bytes`` refuses other magic, versions, or a binary that does not
 match its hash, with ``DescriptorError``.
 """
 
@@ -23,7 +24,7 @@ from typing import Any, Mapping
 from .errors import DescriptorError
 
 SCHEMA = "npu-launcher/kernel-descriptor"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAGIC = b"NPLKD1"
 
 # Triton scalar / pointee types the launcher passes (pointer types are "*" + one of these).
@@ -64,6 +65,23 @@ class ArgSpec:
 
 
 @dataclass(frozen=True)
+class SpecializedArg:
+    """A kernel parameter the call passes but the binary does not take, because Triton
+    specialized it into a constant: an int equal to 1 or a None (Triton's JIT, and Inductor's
+    ``equal_1_arg_indices``), or any other runtime parameter the compile turned into a
+    constexpr. ``index`` is its position among the call's kernel arguments (after grid and
+    stream); ``value`` what it was compiled with. Like Triton's own launcher the launch drops
+    it; with ``checked`` it also compares the passed value with ``value`` (a static launch
+    cannot switch to another specialization as Triton's JIT does; never for None, whose place
+    in Inductor's call holds a dummy -1)."""
+
+    index: int
+    name: str
+    value: Any = None
+    checked: bool = True
+
+
+@dataclass(frozen=True)
 class GridRule:
     """How the launch grid follows from the arguments: three terms, each an int or
     ``("cdiv", arg_name, block)`` meaning ceil(arg / block)."""
@@ -97,7 +115,7 @@ class KernelDescriptor:
     target: Target
     binary_format: str           # "cubin", "npubin" or "triton-python"
     binary: bytes
-    args: tuple[ArgSpec, ...]    # runtime arguments in kernel order (constexprs excluded)
+    args: tuple[ArgSpec, ...]    # what the binary takes, in kernel order (constexprs excluded)
     constexprs: dict = field(default_factory=dict)
     grid: GridRule | None = None
     shared: int = 0              # shared memory (cuda) / UB bytes (npu) the kernel needs
@@ -106,9 +124,18 @@ class KernelDescriptor:
     trailing_null_params: int = 0  # Triton's scratch pointers appended to the cuda params
     extra: dict = field(default_factory=dict)  # backend details, e.g. Ascend mix_mode, ffts
     metadata_source: str = "legacy"  # "schema:<version>" or "legacy": where the fields came from
+    # call arguments Triton specialized into constants; the call passes args and these,
+    # interleaved by SpecializedArg.index
+    specialized: tuple[SpecializedArg, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "args", tuple(self.args))
+        object.__setattr__(self, "specialized", tuple(sorted(self.specialized, key=lambda s: s.index)))
+        positions = [s.index for s in self.specialized]
+        n = len(self.args) + len(positions)
+        if len(set(positions)) != len(positions) or any(not 0 <= i < n for i in positions):
+            raise DescriptorError(f"kernel {self.name!r}: specialized argument positions {positions} are "
+                                  f"not distinct positions among the call's {n} arguments")
         for a in self.args:
             base = a.type[1:] if a.is_pointer else a.type
             if base not in (POINTEE_TYPES if a.is_pointer else SCALAR_TYPES):
@@ -118,6 +145,13 @@ class KernelDescriptor:
         if expected != self.binary_format:
             raise DescriptorError(f"kernel {self.name!r}: target {self.target.backend!r} takes "
                                   f"{expected!r} binaries, not {self.binary_format!r}")
+
+    def call_arg_names(self) -> list[str]:
+        """The call's kernel arguments, in order: ``args`` with the specialized ones in place."""
+        names = [a.name for a in self.args]
+        for s in self.specialized:  # ascending index: each lands where the call has it
+            names.insert(s.index, s.name)
+        return names
 
     # -- serialisation -------------------------------------------------------------------
     def header(self) -> dict:
@@ -139,6 +173,8 @@ class KernelDescriptor:
             "trailing_null_params": self.trailing_null_params,
             "extra": _json_values(self.name, self.extra),
             "metadata_source": self.metadata_source,
+            "specialized": [[s.index, s.name, _json_value(self.name, s.name, s.value), bool(s.checked)]
+                            for s in self.specialized],
         }
 
     def to_bytes(self) -> bytes:
@@ -185,6 +221,8 @@ class KernelDescriptor:
                 trailing_null_params=int(head["trailing_null_params"]),
                 extra=_from_json_values(head["extra"]),
                 metadata_source=head["metadata_source"],
+                specialized=tuple(SpecializedArg(int(i), str(n_), _from_json_value(v), bool(c))
+                                  for i, n_, v, c in head["specialized"]),
             )
         except (KeyError, TypeError, ValueError) as e:
             if isinstance(e, DescriptorError):
@@ -193,22 +231,26 @@ class KernelDescriptor:
                                   f"field: {e!r}") from None
 
 
+def _json_value(kernel: str, k, v):
+    """Constexprs, specialized values and extras must be plain JSON values: refuse anything
+    else early."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else {"float": repr(v)}
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (bool, int, float, str)) for x in v):
+        return list(v)
+    raise DescriptorError(f"kernel {kernel!r}: value {k}={v!r} ({type(v).__name__}) cannot "
+                          "be stored in a descriptor")
+
+
 def _json_values(kernel: str, values: Mapping) -> dict:
-    """Constexprs and extras must be plain JSON values: refuse anything else early."""
-    out = {}
-    for k, v in values.items():
-        if v is None or isinstance(v, (bool, int, str)):
-            out[str(k)] = v
-        elif isinstance(v, float):
-            out[str(k)] = v if math.isfinite(v) else {"float": repr(v)}
-        elif isinstance(v, (list, tuple)) and all(isinstance(x, (bool, int, float, str)) for x in v):
-            out[str(k)] = list(v)
-        else:
-            raise DescriptorError(f"kernel {kernel!r}: value {k}={v!r} ({type(v).__name__}) cannot "
-                                  "be stored in a descriptor")
-    return out
+    return {str(k): _json_value(kernel, k, v) for k, v in values.items()}
+
+
+def _from_json_value(v):
+    return float(v["float"]) if isinstance(v, dict) and set(v) == {"float"} else v
 
 
 def _from_json_values(values: Mapping) -> dict:
-    return {k: float(v["float"]) if isinstance(v, dict) and set(v) == {"float"} else v
-            for k, v in values.items()}
+    return {k: _from_json_value(v) for k, v in values.items()}

@@ -15,31 +15,51 @@ import types
 from typing import Any, Mapping
 
 from . import _compat
-from .descriptor import ArgSpec, GridRule, KernelDescriptor, Target
+from .descriptor import ArgSpec, GridRule, KernelDescriptor, SpecializedArg, Target
 from .errors import UnsupportedKernel
 
 
-def runtime_args(src) -> tuple[tuple[ArgSpec, ...], dict[str, Any]]:
-    """(runtime arguments, constexprs) of an ASTSource-like object: signature entries that
-    are "constexpr" or specialised constants become constexprs, the rest are passed."""
+def runtime_args(src) -> tuple[tuple[ArgSpec, ...], dict[str, Any], tuple[SpecializedArg, ...]]:
+    """(runtime arguments, constexprs, specialized) of an ASTSource-like object. A launch
+    passes every parameter the function does not declare ``tl.constexpr`` (Triton's launcher
+    and Inductor's launcher code alike); of those, the ones the compile made constants
+    (Triton's equal-to-1 / None specialization, Inductor's ``constants``) are specialized:
+    in the call, not in the binary."""
     names = list(src.fn.arg_names)
     sig = _compat.signature_by_index(src)
     consts = _compat.constants_by_index(src)
     div = _compat.divisibility_by_index(src)
-    args, constexprs = [], {}
-    for i in sorted(sig):
-        ty = sig[i]
+    declared = _compat.declared_constexprs(src.fn)
+    args, constexprs, specialized = [], {}, []
+    for i, name in enumerate(names):
+        if names[i] in declared:
+            constexprs[name] = _plain(consts.get(i))
+            continue
+        if i not in sig and i not in consts:
+            continue  # not in this compile's signature (Triton 3.2 style): not passed
+        ty = sig.get(i, "constexpr")
         if not isinstance(ty, str):
-            raise UnsupportedKernel(f"argument {names[i]!r} is a tuple ({ty!r}); tuples are not "
+            raise UnsupportedKernel(f"argument {name!r} is a tuple ({ty!r}); tuples are not "
                                     "supported by the static launcher")
+        position = len(args) + len(specialized)
         if ty == "constexpr" or i in consts:
-            constexprs[names[i]] = _plain(consts.get(i))
+            specialized.append(specialized_arg(position, name, consts.get(i)))
             continue
         if ty.startswith("tensordesc") or ty == "nvTmaDesc":
-            raise UnsupportedKernel(f"argument {names[i]!r} is a tensor descriptor ({ty}); "
+            raise UnsupportedKernel(f"argument {name!r} is a tensor descriptor ({ty}); "
                                     "not supported by the static launcher")
-        args.append(ArgSpec(names[i], ty, div.get(i, 1)))
-    return tuple(args), constexprs
+        args.append(ArgSpec(name, ty, div.get(i, 1)))
+    return tuple(args), constexprs, tuple(specialized)
+
+
+def specialized_arg(position: int, name: str, value) -> SpecializedArg:
+    """A specialized call argument; its value is checked at launch when it is a plain number
+    (the ints equal to 1 Triton and Inductor specialize), only dropped otherwise, as Triton's
+    launcher drops it: a None's place in Inductor's call holds a dummy (-1), and a value
+    that is no plain number (a dtype) is recorded by name only."""
+    plain = _plain(value)
+    checked = type(plain) in (bool, int, float) and plain == getattr(value, "value", value)
+    return SpecializedArg(position, name, plain, checked)
 
 
 def _plain(value):
@@ -77,7 +97,7 @@ def descriptor_from_compiled(kernel, *, grid: GridRule | tuple | None = None) ->
     arch = getattr(target, "arch", None) if not isinstance(target, Mapping) else target["arch"]
     warp = getattr(target, "warp_size", 0) if not isinstance(target, Mapping) else target.get("warp_size", 0)
     fields = launch_fields(kernel)
-    args, constexprs = runtime_args(kernel.src)
+    args, constexprs, specialized = runtime_args(kernel.src)
     num_ctas = int(_compat.metadata_value(md, "num_ctas", 1) or 1)
     for flag in ("launch_cooperative_grid", "launch_pdl"):
         if _compat.metadata_value(md, flag, False):
@@ -121,6 +141,7 @@ def descriptor_from_compiled(kernel, *, grid: GridRule | tuple | None = None) ->
         trailing_null_params=trailing,
         extra=extra,
         metadata_source=fields["metadata_source"],
+        specialized=specialized,
     )
 
 
@@ -153,20 +174,27 @@ def _ascend_extra(md, mix_mode: str, arch: str) -> dict:
 
 def sim_descriptor(fn, signature: Mapping[str, str], constexprs: Mapping[str, Any] | None = None,
                    *, divisibility: Mapping[str, int] | None = None, grid=None,
-                   device_type: str = "npu", arch: str = "") -> KernelDescriptor:
+                   device_type: str = "npu", arch: str = "",
+                   specialized: Mapping[str, Any] | None = None) -> KernelDescriptor:
     """Descriptor for npu-sim: the binary is a self-contained Python module defining the
     kernel (its source plus the globals it uses), so a new process rebuilds it without the
-    original file. ``signature`` lists runtime arguments in order ({name: "*fp32"}); every
-    other parameter of ``fn`` must be in ``constexprs``."""
+    original file. ``signature`` lists runtime arguments ({name: "*fp32"}); ``specialized``
+    ({name: value}) the call's arguments compiled as constants (passed by the call, checked
+    at launch, then handed to the interpreter like the rest); every other parameter of ``fn``
+    must be in ``constexprs``. The call passes the parameters in ``signature`` and
+    ``specialized``, in the function's order."""
     py = _compat.python_function(fn)
     params = list(py.__code__.co_varnames[: py.__code__.co_argcount])
     constexprs = dict(constexprs or {})
+    specialized = dict(specialized or {})
     divisibility = dict(divisibility or {})
-    missing = [p for p in params if p not in signature and p not in constexprs]
+    missing = [p for p in params if p not in signature and p not in constexprs and p not in specialized]
     if missing:
         raise UnsupportedKernel(f"kernel {py.__name__!r}: parameters {missing} are neither in the "
                                 "signature nor constexprs")
-    args = tuple(ArgSpec(n, signature[n], int(divisibility.get(n, 1))) for n in params if n in signature)
+    call = [p for p in params if p in signature or p in specialized]
+    args = tuple(ArgSpec(n, signature[n], int(divisibility.get(n, 1))) for n in call if n not in specialized)
+    special = tuple(specialized_arg(i, n, specialized[n]) for i, n in enumerate(call) if n in specialized)
     if grid is not None and not isinstance(grid, GridRule):
         grid = GridRule(tuple(grid))
     return KernelDescriptor(
@@ -175,9 +203,10 @@ def sim_descriptor(fn, signature: Mapping[str, str], constexprs: Mapping[str, An
         binary_format="triton-python",
         binary=module_source(fn).encode(),
         args=args,
-        constexprs={k: _plain(v) for k, v in constexprs.items()},
+        constexprs={k: _plain(v) for k, v in constexprs.items() if k not in call},
         grid=grid,
         metadata_source="sim",
+        specialized=special,
     )
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from . import _compat
 from .descriptor import KernelDescriptor
 from .errors import UnsupportedKernel
 from .from_triton import sim_descriptor
@@ -43,10 +44,6 @@ def _divisibility(triton_meta: Mapping, names: list[str]) -> dict[str, int]:
     return out
 
 
-def _int_type(value: int) -> str:
-    return "i32" if -(2**31) <= int(value) < 2**31 else "i64"
-
-
 def describe_triton(fn: Any, triton_meta: Mapping, config_kwargs: Mapping[str, Any],
                     simulated: bool = True) -> KernelDescriptor:
     if not simulated:
@@ -55,16 +52,24 @@ def describe_triton(fn: Any, triton_meta: Mapping, config_kwargs: Mapping[str, A
     signature = dict(triton_meta["signature"])
     names = list(signature)
     constants = dict(triton_meta.get("constants") or {})
-    # Runtime arguments are the parameters the kernel does not annotate tl.constexpr, in order
-    # (what Inductor's launch passes): a specialized xnumel=1, typed "constexpr" in the
-    # signature, is still an argument of the call.
-    params = getattr(fn, "params", None)
-    declared = [p.name for p in params if not p.is_constexpr] if params else \
-        [n for n, t in signature.items() if t != "constexpr"]
-    runtime = {n: (signature[n] if signature.get(n, "constexpr") != "constexpr" else _int_type(constants.get(n, 0)))
-               for n in declared}
-    constexprs = {k: v for k, v in {**constants, **dict(config_kwargs)}.items() if k not in runtime}
-    return sim_descriptor(fn, runtime, constexprs, divisibility=_divisibility(triton_meta, names))
+    # The call (Inductor's run, the wrapper's direct-launch slots) passes the signature's
+    # parameters the kernel does not declare tl.constexpr, in order (upstream's
+    # _interpret_args_grid). Of those, the ones Inductor made constants (a size equal to 1:
+    # equal_1_arg_indices; a user kernel's None), typed "constexpr", are specialized: passed,
+    # checked, and the interpreter gets them like any argument. (Declared constexprs come from
+    # the function itself: an InterpretedFunction, TRITON_INTERPRET=1, has no ``params``.)
+    declared = _compat.declared_constexprs(fn)
+    runtime, specialized = {}, {}
+    for n in names:
+        if n in declared:
+            continue
+        if signature[n] == "constexpr" or n in constants:
+            specialized[n] = constants.get(n)
+        else:
+            runtime[n] = signature[n]
+    constexprs = {**constants, **dict(config_kwargs)}
+    return sim_descriptor(fn, runtime, constexprs, divisibility=_divisibility(triton_meta, names),
+                          specialized=specialized)
 
 
 def bind_triton(fn: Any, triton_meta: Mapping, config_kwargs: Mapping[str, Any], device: int = 0,
@@ -148,7 +153,12 @@ def upstream_shaped_launcher(result, desc: KernelDescriptor, launch, arg_names, 
     as upstream computes it, the runtime arguments are the descriptor's, in its order; the
     launcher also carries the direct-launch probe npu-lowering's wrapper slots ask."""
     _, def_args, _ = result._get_arg_lists(list(arg_names), list(declared_constexprs))
-    runner_args = ["grid_0", "grid_1", "grid_2", "stream", *[a.name for a in desc.args]]
+    # The runner takes the call's arguments, specialized ones in place (the launch object
+    # drops and checks them), so the direct-launch probe returns the wrapper's own arguments.
+    # One the launcher code does not take (a user kernel's None dropped by Inductor) is
+    # passed as the constant it was compiled with.
+    fixed = {s.name: repr(s.value) for s in desc.specialized if s.name not in def_args}
+    runner_args = ["grid_0", "grid_1", "grid_2", "stream", *[fixed.get(n, n) for n in desc.call_arg_names()]]
     launcher = result._gen_launcher_code({"runner": launch}, def_args, runner_args)
     launcher.npu_direct_launch = _direct_probe(result, def_args, runner_args, launch)
     launcher.config = result.config

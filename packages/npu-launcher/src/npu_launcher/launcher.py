@@ -3,6 +3,9 @@
     launch = bind(descriptor, device=0)
     launch(grid_x, grid_y, grid_z, stream, *kernel_args)   # one vectorcall, no parsing
 
+``kernel_args`` are the call's: the binary's arguments with, in place, those Triton
+specialized into constants (``descriptor.specialized``), which the launch drops (and checks).
+
 The driver follows the descriptor's target (cuda -> "cuda", npu -> "ascend", sim -> "sim").
 Everything that can be decided once (argument kinds, dtype codes, alignment, the driver's
 function handle) is decided here; the call only validates and launches.
@@ -33,6 +36,15 @@ def arg_table(desc: KernelDescriptor) -> list[tuple]:
     return rows
 
 
+def specialized_table(desc: KernelDescriptor) -> list[tuple]:
+    """(call position, name, value, checked, exact) of each argument the call passes but the
+    binary does not take; the native side decides at bind which call position feeds which
+    argument. ``exact``: the value is the constant itself (None, a bool, int or float), not a
+    name recorded for it (a dtype's), so the sim driver can hand it to the interpreter."""
+    return [(s.index, s.name, s.value, bool(s.checked), s.value is None or type(s.value) in (bool, int, float))
+            for s in desc.specialized]
+
+
 def bind(desc, device: int | None = None, *, driver: str | None = None):
     """Load ``desc`` (a KernelDescriptor or its bytes) on ``device`` and return its launch
     object. Raises DescriptorError for a descriptor of another schema or target,
@@ -47,6 +59,7 @@ def bind(desc, device: int | None = None, *, driver: str | None = None):
                                      f"({want} driver), not the {driver} driver")
     _tensor_abi.calibrate()
     rows = arg_table(desc)
+    special = specialized_table(desc)
     dev_type = desc.target.device_type
     code = _tensor_abi.DEVICE_TYPE_CODES.get(dev_type, 20)
     if want == "cuda":
@@ -56,7 +69,7 @@ def bind(desc, device: int | None = None, *, driver: str | None = None):
                                          "is not a compute capability")
         launch, _regs, _spills = _native.bind_cuda(
             desc.name, rows, code, index, f"cuda:{index}", dev_type, desc.binary,
-            desc.num_warps, desc.shared, int(desc.target.arch), desc.trailing_null_params)
+            desc.num_warps, desc.shared, int(desc.target.arch), desc.trailing_null_params, special)
         return launch
     if want == "ascend":
         index = 0 if device is None else int(device)
@@ -64,7 +77,7 @@ def bind(desc, device: int | None = None, *, driver: str | None = None):
         return _native.bind_ascend(
             desc.name, rows, code, index, f"npu:{index}", dev_type, desc.binary,
             str(extra.get("mix_mode", "aiv")), bool(extra.get("ffts", True)),
-            bool(extra.get("simt_only", False)), desc.target.arch)
+            bool(extra.get("simt_only", False)), desc.target.arch, special)
     from . import sim
 
     entry = sim.launch_entry()
@@ -72,7 +85,7 @@ def bind(desc, device: int | None = None, *, driver: str | None = None):
     index = -1 if device is None else int(device)
     label = dev_type if index < 0 else f"{dev_type}:{index}"
     return _native.bind_sim(desc.name, rows, code, index, label, dev_type, entry, fn,
-                            dict(desc.constexprs))
+                            dict(desc.constexprs), special)
 
 
 def _current_cuda_device() -> int:

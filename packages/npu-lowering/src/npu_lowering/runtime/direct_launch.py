@@ -12,7 +12,9 @@ generated where every scalar argument is a literal, so the grid of a site is fix
 The probe is the kernel object's ``npu_direct_launch(args, stream)`` (npu kernel objects), or
 its single launcher's (the cuda benchmark mode): it returns ``(launch, (gx, gy, gz),
 runtime_args)``, None when the kernel is not settled yet (ask again after the next call), or
-False when it never launches directly. The slot is promoted only when ``runtime_args`` are
+False when it never launches directly. ``runtime_args`` are the arguments the launch object
+takes: the call's, sizes Triton specialized to 1 included (the launch object drops and checks
+them, npu-launcher's ``descriptor.specialized``). The slot is promoted only when they are
 the site's arguments (same objects, same order), or their prefix when the rest are the grid
 a template (FixedGrid) passes as trailing literals. While the autograd profiler or a
 DebugMode is active, ``table()`` hands out the ``run`` path, so kernels are recorded as
