@@ -276,9 +276,6 @@ class NpuJobs:
                            NPU_CACHE_DIR=str(home / "npu-cache"))
             environ.pop("XDG_CONFIG_HOME", None), environ.pop("XDG_CACHE_HOME", None)
             environ.pop("NPU_LAUNCHER_CACHE_DIR", None), environ.pop("TRITON_HOME", None)
-            # npu-sim's C++ extension is the installed software, not a compile cache: the other
-            # machine has it built already (building it takes minutes)
-            environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.expanduser("~/.cache/torch_extensions"))
         if redis == "shared":
             environ["NPU_CACHE_REDIS_URL"] = self.redis_url
         elif redis:

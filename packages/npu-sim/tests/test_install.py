@@ -1,28 +1,61 @@
-"""npu-sim installs with pip into a fresh environment against the CI's torch, builds the
-device at first start (saying so), and caches the build."""
+"""npu-sim is installed with its C++ device built (pip install ran build_device.py): nothing is
+compiled at start, the distribution pins the torch series it was built against, and a missing,
+mismatched or stale build says how to rebuild. No test here builds the device."""
 
+import importlib.metadata
+import json
 import os
 import subprocess
-import venv
-from pathlib import Path
+import sys
 
-PACKAGE = Path(__file__).resolve().parents[1]
+import pytest
+import torch
+
+from npu_sim import _build
 
 
-def test_pip_install_into_a_fresh_venv_then_start(tmp_path):
-    env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    py = env_dir / "bin" / "python"
-    torch_pin = f"torch=={__import__('torch').__version__.split('+')[0]}"  # the local wheel: no other torch
-    proc = subprocess.run([py, "-m", "pip", "install", "-q", torch_pin, str(PACKAGE)],
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    check = ("import npu_sim, torch; npu_sim.start(); "
-             "print((torch.ones(3, device='npu') + 1).cpu().tolist())")
-    env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
-    first = subprocess.run([py, "-c", check], capture_output=True, text=True, timeout=900, env=env)
-    assert first.returncode == 0, first.stderr[-3000:]
-    assert first.stdout.strip() == "[2.0, 2.0, 2.0]"
-    assert "building the simulated device" in first.stderr
-    again = subprocess.run([py, "-c", check], capture_output=True, text=True, timeout=300, env=env)
-    assert again.returncode == 0 and "building" not in again.stderr  # cached
+def test_distribution_pins_the_torch_it_was_built_against():
+    record = json.loads(_build.INFO.read_text(encoding="utf-8"))
+    assert record["torch"] == torch.__version__
+    assert sorted(record["sources"]) == sorted(p.name for p in _build.CSRC.glob("*.cpp"))
+    requires = importlib.metadata.requires("npu-sim")
+    assert f"torch=={_build.series(torch.__version__)}.*" in requires, requires
+
+
+def test_start_in_a_fresh_process_compiles_nothing(tmp_path):
+    # a HOME and extension cache of its own: a JIT build would have to start from nothing
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}
+    env.pop("XDG_CACHE_HOME", None)
+    check = ("import json, sys, npu_sim, torch; npu_sim.start(); print(json.dumps(["
+             "(torch.ones(3, device='npu') + 1).cpu().tolist(), "
+             "'torch.utils.cpp_extension' in sys.modules, npu_sim._runtime._C.__file__]))")
+    proc = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    values, builder_imported, extension = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert values == [2.0, 2.0, 2.0]
+    assert not builder_imported  # cpp_extension, which JIT builds use, was not even imported
+    assert extension.startswith(str(_build.HERE)) and extension.endswith(".so")
+    assert not (tmp_path / "ext").exists() and not (tmp_path / "home" / ".cache" / "torch_extensions").exists()
+
+
+def test_another_torch_series_is_refused_with_the_rebuild_command():
+    _build.check("2.13.0+cpu", "2.13.1")  # the series the wheel pins: accepted
+    with pytest.raises(_build.ExtensionUnavailable, match=r"built against torch 2\.11\.0.*build_device\.py"):
+        _build.check("2.11.0", "2.13.0+cpu")
+
+
+def test_missing_build_says_how_to_build(monkeypatch, tmp_path):
+    monkeypatch.setattr(_build, "INFO", tmp_path / "_C_build.json")
+    with pytest.raises(_build.ExtensionUnavailable, match=r"not built.*build_device\.py"):
+        _build.load()
+
+
+def test_sources_changed_since_the_build_are_named(monkeypatch, tmp_path):
+    csrc = tmp_path / "csrc"
+    csrc.mkdir()
+    for name in ("a.cpp", "b.cpp", "new.cpp"):
+        (csrc / name).write_text("")
+    os.utime(csrc / "a.cpp", (0, 0))
+    monkeypatch.setattr(_build, "CSRC", csrc)
+    assert _build.stale_sources({"sources": ["a.cpp", "b.cpp", "gone.cpp"]}, built_at=1.0) == [
+        "gone.cpp", "new.cpp", "b.cpp"]
