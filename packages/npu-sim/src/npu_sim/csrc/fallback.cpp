@@ -212,7 +212,9 @@ void run_captured(const c10::OperatorHandle& op, Stack* stack, size_t first, con
       name.c_str());
 }
 
-void npu_fallback(const c10::OperatorHandle& op, Stack* stack) {
+}  // namespace
+
+void run_on_cpu(const c10::OperatorHandle& op, Stack* stack) {
   const auto& args = op.schema().arguments();
   const size_t first = stack->size() - args.size();
   bool any_npu = false;
@@ -224,8 +226,7 @@ void npu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   }
 }
 
-}  // namespace
 
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&npu_fallback>()); }
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>()); }
 
 }  // namespace npu_sim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/core/stack.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/Device.h>
 
@@ -97,6 +98,12 @@ struct TensorSpec {
 TensorSpec spec_of(const at::Tensor& npu);
 at::Tensor empty_npu(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype,
                      int device);
+
+// ---- fallback.cpp ------------------------------------------------------------------------
+// Runs `op`'s CPU kernel on CPU aliases of the npu tensors on `stack` (recorded instead while
+// capturing), as the boxed fallback does; ops torch routes differently for PrivateUse1 call it
+// with the CPU op they stand for.
+void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 // ---- generator.cpp -----------------------------------------------------------------------
 const at::Generator& default_generator(int device);
