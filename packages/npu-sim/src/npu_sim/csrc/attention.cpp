@@ -36,7 +36,7 @@ Tensor cpu_flash_lse(const Tensor& lse, const Tensor& q) {
   return out;
 }
 
-Tensor empty_long(const Tensor& q, c10::IntArrayRef size = {}) { return at::empty(size, q.options().dtype(at::kLong)); }
+Tensor zeros_long(const Tensor& q) { return at::zeros({}, q.options().dtype(at::kLong)); }
 
 // Gradient of the additive attention bias, which CPU flash attention does not compute:
 // dS = P * (dP - rowsum(dO * O)), P recomputed from the saved log-sum-exp.
@@ -71,7 +71,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> efficient_attention(const Tensor& q, 
   const int64_t lse_len = compute_log_sumexp ? (L + 31) / 32 * 32 : 0;
   auto lse_out = at::zeros({B, H, lse_len}, q.options().dtype(at::kFloat));
   if (compute_log_sumexp) lse_out.narrow(2, 0, L).copy_(lse);
-  return {out, lse_out, empty_long(q), empty_long(q)};
+  return {out, lse_out, zeros_long(q), zeros_long(q)};
 }
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> efficient_attention_backward(
@@ -105,8 +105,8 @@ FlashResult flash_like(const char* op, const Tensor& q, const Tensor& k, const T
   auto lse_out = at::empty({q.size(0), q.size(1), q.size(2)}, q.options().dtype(at::kFloat));
   lse_out.copy_(lse);
   // no dropout: the seed and offset are placeholders of the meta kernel's dtype and shape
-  auto seed = long_seed ? empty_long(q) : at::empty({2}, q.options().dtype(at::kUInt64));
-  auto offset = long_seed ? empty_long(q) : at::empty({}, q.options().dtype(at::kUInt64));
+  auto seed = long_seed ? zeros_long(q) : at::zeros({2}, q.options().dtype(at::kUInt64));
+  auto offset = long_seed ? zeros_long(q) : at::zeros({}, q.options().dtype(at::kUInt64));
   return {out, lse_out, Tensor(), Tensor(), c10::SymInt(q.size(2)), c10::SymInt(k.size(2)),
           seed, offset, at::empty({0}, q.options())};
 }

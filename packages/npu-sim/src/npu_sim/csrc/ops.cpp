@@ -134,4 +134,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
 }
 
+// A conjugated or negated npu tensor reaches _copy_from with its Conjugate/Negative bit set.
+// ATen's conj/neg fallbacks would resolve it with clone(), whose copy calls _copy_from again
+// on the same tensor: unbounded recursion, a stack overflow (fft.hfft on npu died so). Our
+// copy keeps the bits on its CPU aliases and the CPU copy resolves them, as cuda's copy does.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
 }  // namespace npu_sim
+
