@@ -47,6 +47,26 @@ CHILD = textwrap.dedent('''
                 torch.testing.assert_close(out.detach().cpu(), F.grid_sample(x, g, mode=mode, padding_mode=pad,
                                                                               align_corners=False))
 
+    @case("kernel_out_of_bounds_raises")  # the interpreter would read a wild address: SIGSEGV
+    def _():
+        import triton
+        import triton.language as tl
+        from npu_sim.launch import launch
+
+        @triton.jit
+        def read_past_the_end(x_ptr, out_ptr, BLOCK: tl.constexpr):
+            i = tl.arange(0, BLOCK)
+            tl.store(out_ptr + i, tl.load(x_ptr + i + (1 << 36)))
+
+        x, out = torch.ones(4, device="npu"), torch.zeros(4, device="npu")
+        try:
+            launch(read_past_the_end, (1,), (x, out), {"BLOCK": 4})
+        except Exception as e:
+            assert "read_past_the_end loads from address" in str(e), str(e)
+        else:
+            raise AssertionError("no error")
+        assert out.sum().item() == 0  # nothing was stored
+
     @case("missing_op_names_itself")  # a CUDA-only op: a Python error naming it, not a crash
     def _():
         try:
@@ -57,12 +77,15 @@ CHILD = textwrap.dedent('''
             raise AssertionError("no error")
 ''')
 
-CASES = ["hfft_conj_copy", "out_grows_into_strided_view", "grid_sampler_2d", "missing_op_names_itself"]
+CASES = ["hfft_conj_copy", "out_grows_into_strided_view", "grid_sampler_2d", "kernel_out_of_bounds_raises",
+         "missing_op_names_itself"]
 
 
 @pytest.fixture(scope="module")
-def outcomes():
-    proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=300)
+def outcomes(tmp_path_factory):
+    script = tmp_path_factory.mktemp("no_crash") / "cases.py"  # a file: @triton.jit reads its source
+    script.write_text(CHILD)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     results = {}
     for line in proc.stdout.splitlines():
         if line.startswith("CASE "):

@@ -96,6 +96,8 @@ c10::IValue to_cpu_scalar_arg(const c10::IValue& v, const c10::Argument& arg, bo
 // argument, a view of npu memory when it returned a view of one, else a fresh npu tensor.
 at::Tensor to_npu_result(const at::Tensor& r, Mapping& map, int device) {
   if (!r.defined() || r.device().type() != c10::kCPU) return r;
+  TORCH_CHECK_NOT_IMPLEMENTED(r.layout() == c10::kStrided, "npu-sim: ", map.op_name, " returned a ", r.layout(),
+                              " tensor: npu-sim has strided (dense) tensors only");
   auto it = map.npu_of.find(r.unsafeGetTensorImpl());
   if (it != map.npu_of.end()) return it->second;
   for (auto& kv : map.npu_of) {  // a view of an npu argument's memory
