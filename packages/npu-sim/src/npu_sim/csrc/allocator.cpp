@@ -6,6 +6,8 @@
 // NaN in every floating dtype, -1 in signed integers) so reading it before replay shows.
 #include "sim.h"
 
+#include <algorithm>
+
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/StorageImpl.h>
 #include <c10/util/Exception.h>
@@ -334,6 +336,29 @@ void restore_pool(const PoolCheckpoint& state, const std::vector<uintptr_t>& sta
     bool swapped = impl->_mutable_data_ptr_no_checks().compare_exchange_deleter(&noop_free, &raw_free);
     TORCH_CHECK(swapped, "npu-sim: storage already owns its block");
   }
+}
+
+int64_t first_outside_npu_memory(const uint64_t* ptrs, const bool* mask, size_t n, size_t itemsize) {
+  std::vector<std::pair<uintptr_t, uintptr_t>> blocks;  // [start, end), sorted
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    blocks.reserve(g_blocks.size());
+    for (auto& kv : g_blocks) blocks.emplace_back(kv.first, kv.first + kv.second->size);
+  }
+  std::sort(blocks.begin(), blocks.end());
+  uintptr_t lo = 1, hi = 0;  // the block of the previous lane: lanes are mostly in one block
+  for (size_t i = 0; i < n; ++i) {
+    if (mask && !mask[i]) continue;
+    const uintptr_t p = ptrs[i];
+    if (p >= lo && p + itemsize <= hi) continue;
+    auto it = std::upper_bound(blocks.begin(), blocks.end(), std::make_pair(p, UINTPTR_MAX));
+    if (it == blocks.begin()) return static_cast<int64_t>(i);
+    --it;
+    if (p + itemsize > it->second) return static_cast<int64_t>(i);
+    lo = it->first;
+    hi = it->second;
+  }
+  return -1;
 }
 
 bool is_sim_block(const void* ptr) {

@@ -48,6 +48,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("_reset_peak_memory_stats", &reset_peak_stats);
   m.def("_empty_cache", &empty_cache);
   m.def("_is_sim_block", [](uintptr_t p) { return is_sim_block(reinterpret_cast<void*>(p)); });
+  // (address of n uint64 pointers, address of n bools or 0, n, itemsize) -> first bad lane or -1
+  m.def("_first_outside_npu_memory", [](uintptr_t ptrs, uintptr_t mask, size_t n, size_t itemsize) {
+    return first_outside_npu_memory(reinterpret_cast<const uint64_t*>(ptrs), reinterpret_cast<const bool*>(mask), n,
+                                    itemsize);
+  });
 
   // private pools (torch_npu._C names)
   m.def("_graph_pool_handle", [] { return from_pool(new_pool_id()); });

@@ -7,6 +7,9 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
 #include <torch/library.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+
+#include <cstring>
 
 #include <unordered_map>
 
@@ -93,6 +96,8 @@ c10::IValue to_cpu_scalar_arg(const c10::IValue& v, const c10::Argument& arg, bo
 // argument, a view of npu memory when it returned a view of one, else a fresh npu tensor.
 at::Tensor to_npu_result(const at::Tensor& r, Mapping& map, int device) {
   if (!r.defined() || r.device().type() != c10::kCPU) return r;
+  TORCH_CHECK_NOT_IMPLEMENTED(r.layout() == c10::kStrided, "npu-sim: ", map.op_name, " returned a ", r.layout(),
+                              " tensor: npu-sim has strided (dense) tensors only");
   auto it = map.npu_of.find(r.unsafeGetTensorImpl());
   if (it != map.npu_of.end()) return it->second;
   for (auto& kv : map.npu_of) {  // a view of an npu argument's memory
@@ -112,16 +117,20 @@ at::Tensor to_npu_result(const at::Tensor& r, Mapping& map, int device) {
   return out;
 }
 
-// out= kernels may have resized an alias (its storage then lives in CPU memory): give the
-// npu tensor the new shape and the data.
+// out= kernels may have resized an alias (a grown one has its storage in CPU memory): give the
+// npu tensor the alias's geometry and, when it grew, a storage as large (grown in place, so
+// other views of it see the new memory, as a CPU resize does) holding the alias's bytes.
 void write_back_resized(Mapping& map) {
   for (auto& [alias_t, npu] : map.pairs) {
     if (alias_t.storage().data() == npu.storage().data() && alias_t.sizes() == npu.sizes() &&
-        alias_t.strides() == npu.strides())
+        alias_t.strides() == npu.strides() && alias_t.storage_offset() == npu.storage_offset())
       continue;
-    npu.resize_(alias_t.sizes());
-    if (npu.strides() != alias_t.strides()) npu.as_strided_(alias_t.sizes(), alias_t.strides());
-    cpu_alias(npu).copy_(alias_t);
+    if (alias_t.storage().data() != npu.storage().data()) {
+      const size_t nbytes = alias_t.storage().nbytes();
+      if (nbytes > npu.storage().nbytes()) at::detail::getPrivateUse1Hooks().resizePrivateUse1Bytes(npu.storage(), nbytes);
+      if (nbytes) std::memcpy(npu.storage().mutable_data(), alias_t.storage().data(), nbytes);
+    }
+    npu.unsafeGetTensorImpl()->set_sizes_and_strides(alias_t.sizes(), alias_t.strides(), alias_t.storage_offset());
   }
 }
 
@@ -212,7 +221,9 @@ void run_captured(const c10::OperatorHandle& op, Stack* stack, size_t first, con
       name.c_str());
 }
 
-void npu_fallback(const c10::OperatorHandle& op, Stack* stack) {
+}  // namespace
+
+void run_on_cpu(const c10::OperatorHandle& op, Stack* stack) {
   const auto& args = op.schema().arguments();
   const size_t first = stack->size() - args.size();
   bool any_npu = false;
@@ -224,8 +235,7 @@ void npu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   }
 }
 
-}  // namespace
 
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&npu_fallback>()); }
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>()); }
 
 }  // namespace npu_sim

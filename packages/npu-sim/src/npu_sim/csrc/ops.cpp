@@ -100,6 +100,20 @@ at::Tensor& set_empty(at::Tensor& self) {
 
 void record_stream(at::Tensor&, c10::Stream) {}  // single host timeline: nothing to track
 
+// Whether `self` may take `from`'s data in place (`param.data = t`, nn.Module._apply): dense
+// npu and dense CPU tensors are plain TensorImpls over a storage, as cuda's are, so a
+// Parameter moved with .to("npu") stays the same object and tied weights stay tied. c10's
+// TensorImpl::has_compatible_shallow_copy_type lists the dense backends without PrivateUse1;
+// the operator is dispatched so a backend can answer for its tensors.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  auto dense = [](const at::Tensor& t) {
+    return t.layout() == c10::kStrided && !t.is_nested() && !t.is_quantized() &&
+           (t.device().type() == kNpu || t.device().type() == c10::kCPU);
+  };
+  if (dense(self) && dense(from)) return true;
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -117,6 +131,21 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Tensor", set_tensor);
   m.impl("set_", set_empty);
   m.impl("record_stream", record_stream);
+  m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
+}
+
+// A conjugated or negated npu tensor reaches _copy_from with its Conjugate/Negative bit set.
+// ATen's conj/neg fallbacks would resolve it with clone(), whose copy calls _copy_from again
+// on the same tensor: unbounded recursion, a stack overflow (fft.hfft on npu died so). Our
+// copy keeps the bits on its CPU aliases and the CPU copy resolves them, as cuda's copy does.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace npu_sim
+

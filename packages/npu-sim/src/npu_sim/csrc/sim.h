@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/core/stack.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/Device.h>
 
@@ -70,6 +71,9 @@ std::shared_ptr<PoolCheckpoint> checkpoint_pool(int device, PoolId pool);
 void restore_pool(const PoolCheckpoint& state, const std::vector<uintptr_t>& stale,
                   const std::vector<uintptr_t>& add_deleters);
 bool is_sim_block(const void* ptr);
+// The first of `n` addresses (where `mask` is set; mask may be null) whose `itemsize` bytes are
+// not inside one npu block, or -1: the interpreter checks a kernel's loads and stores with it.
+int64_t first_outside_npu_memory(const uint64_t* ptrs, const bool* mask, size_t n, size_t itemsize);
 int device_of_ptr(const void* ptr);  // -1 when not ours
 // A storage over an existing block, owning nothing (graph trees rebuild outputs this way).
 c10::Storage storage_from_block(uintptr_t ptr, size_t nbytes, int device);
@@ -97,6 +101,12 @@ struct TensorSpec {
 TensorSpec spec_of(const at::Tensor& npu);
 at::Tensor empty_npu(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype,
                      int device);
+
+// ---- fallback.cpp ------------------------------------------------------------------------
+// Runs `op`'s CPU kernel on CPU aliases of the npu tensors on `stack` (recorded instead while
+// capturing), as the boxed fallback does; ops torch routes differently for PrivateUse1 call it
+// with the CPU op they stand for.
+void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 // ---- generator.cpp -----------------------------------------------------------------------
 const at::Generator& default_generator(int device);

@@ -17,6 +17,13 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     return True
 
 
+def get_amp_supported_dtype() -> list:
+    """The dtypes torch.autocast("npu") accepts (torch_npu's list); autocast requires this."""
+    import torch
+
+    return [torch.float16, torch.bfloat16]
+
+
 def _lazy_init() -> None:
     pass  # the device is up once this module is reachable as torch.npu
 
