@@ -89,6 +89,7 @@ class ConfigResult:
     # per target ("910B2", "950"): front end + bishengir outcome, UB bytes bishengir planned
     targets: dict = field(default_factory=dict)
     futures: dict = field(default_factory=dict)
+    dropped: bool = False  # a UB overflow, dropped from the candidates (--ub-overflow drop)
 
 
 @dataclass
@@ -221,6 +222,10 @@ def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None, target
     option_fields = set(ascend.NPUOptions.__dataclass_fields__)
     opts = {"num_warps": getattr(config, "num_warps", 1) or 1, "num_stages": getattr(config, "num_stages", 1) or 1,
             **(target_options or {})}
+    from npu_lowering.runtime import tiling
+
+    if hasattr(tiling, "compile_options"):  # what the compile path passes (runtime/ub_fit.py)
+        opts.update(tiling.compile_options(config))
     if "enable_fp_fusion" in meta:
         opts["enable_fp_fusion"] = bool(meta["enable_fp_fusion"])
     for k, v in dict(getattr(config, "kwargs", {})).items():
@@ -362,8 +367,11 @@ def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(
     return res
 
 
-def finish_kernel(res: KernelResult) -> KernelResult:
-    """Collect the bishengir results of a kernel's configs and decide its verdict."""
+def finish_kernel(res: KernelResult, ub_overflow: str = "fail") -> KernelResult:
+    """Collect the bishengir results of a kernel's configs and decide its verdict. With
+    ``ub_overflow="drop"`` a config bishengir rejects only for the UB counts as dropped (as the
+    compile path on Ascend drops it, runtime/ub_fit.py), and the kernel fails only when no
+    config is left."""
     for cr in res.configs:
         for key, fut in cr.futures.items():
             h = fut.result()
@@ -381,31 +389,35 @@ def finish_kernel(res: KernelResult) -> KernelResult:
             key, t = bad[0]
             cr.stage, cr.error = f"{key}:{t['stage']}", t.get("error", "")
         cr.ok = cr.stage == "done"
-    res.ok = bool(res.configs) and all(c.ok for c in res.configs)
+        cr.dropped = (not cr.ok and ub_overflow == "drop" and cr.stage.endswith(":hivm") and bool(bad)
+                      and all(t.get("ub_required_bytes") and "ub overflow" in t.get("error", "") for _, t in bad))
+    kept = [c for c in res.configs if not getattr(c, "dropped", False)]
+    res.ok = bool(kept) and all(c.ok for c in kept)
     if res.configs:
-        res.stage = "done" if res.ok else next(c.stage for c in res.configs if not c.ok)
+        res.stage = "done" if res.ok else next((c.stage for c in kept if not c.ok), "hivm")
     if not res.ok and res.configs:
-        res.error = next(c.error for c in res.configs if not c.ok)
+        res.error = next((c.error for c in kept if not c.ok), None) or "every config overflows the UB: " + next(
+            c.error for c in res.configs if not c.ok)
     return res
 
 
 def ub_model_of(cap) -> dict:
-    """What npu-lowering's UB model sees of the kernel (tiling.ub_estimate's inputs)."""
-    from npu_lowering.runtime import tiling
-
-    fn = getattr(tiling, "ub_profile", None)
-    return fn(cap.triton_meta, cap.inductor_meta) if fn else {}
+    """What npu-lowering's UB model sees of the kernel."""
+    sig = cap.triton_meta.get("signature", {})
+    return {"pointers": [str(t) for t in sig.values() if str(t).startswith("*")],
+            **{k: cap.inductor_meta.get(k) for k in ("num_load", "num_store", "num_reduction")}}
 
 
 def ub_estimate(cap, config) -> int | None:
     """npu-lowering's estimate of the config's UB bytes, with the multi-buffer setting it
-    compiles with on the 910B (triton-ascend's default: on)."""
+    compiles with (``tiling.compile_options``)."""
     from npu_lowering.runtime import tiling
 
     fn = getattr(tiling, "ub_estimate", None)
     if fn is None:
         return None
-    return fn(dict(config.kwargs), cap.triton_meta, cap.inductor_meta, cap.size_hints)
+    return fn(dict(config.kwargs), cap.triton_meta, cap.inductor_meta, cap.size_hints,
+              multibuffer=tiling.is_multibuffer(config))
 
 
 def _short(e: BaseException, limit: int = 4000) -> str:
@@ -454,7 +466,7 @@ def _config_line(r: KernelResult, c: ConfigResult) -> str:
     cfg = ",".join(f"{k}={v}" for k, v in c.kwargs.items()) + f",num_warps={c.num_warps}"
     if c.num_stages and c.num_stages != 1:
         cfg += f",num_stages={c.num_stages}"
-    head = f"{'ok  ' if c.ok else 'FAIL'} {r.name} {r.heuristic.lower()} cfg{c.index}/{r.configs_total} {cfg}"
+    head = f"{'ok  ' if c.ok else 'DROP' if c.dropped else 'FAIL'} {r.name} {r.heuristic.lower()} cfg{c.index}/{r.configs_total} {cfg}"
     ub = " ".join(f"{k}:ub={t.get('ub_bytes') or t.get('ub_required_bytes')}" for k, t in c.targets.items()
                   if t.get("ub_bytes") or t.get("ub_required_bytes"))
     if c.ok:
@@ -503,6 +515,9 @@ def main(argv=None) -> int:
                          "'none': stop at linalg)")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("NPU_ASCEND_CHECK_JOBS", "2")),
                     help="bishengir processes at once (default 2)")
+    ap.add_argument("--ub-overflow", choices=("fail", "drop"), default=os.environ.get("NPU_ASCEND_CHECK_UB_OVERFLOW", "fail"),
+                    help="a config bishengir rejects only for the UB: fails the run (default), or is counted as "
+                         "dropped, as the Ascend compile path drops it; a kernel with no config left fails either way")
     ap.add_argument("--keep-hivm", type=Path, help="keep bishengir's temps (module.hivm.opt.mlir ...) here")
     ap.add_argument("--dump-linalg", type=Path, help="write each lowered kernel's linalg here")
     args = ap.parse_args(argv)
@@ -519,7 +534,7 @@ def main(argv=None) -> int:
         for path in files:  # front ends here, bishengir runs in the pool meanwhile
             pending.append(check_kernel(path, args.arch, args.configs, args.dump_linalg, targets, pool, workroot))
             while pending and (len(pending) > 4 * max(1, args.jobs) or path == files[-1]):
-                r = finish_kernel(pending.popleft())
+                r = finish_kernel(pending.popleft(), args.ub_overflow)
                 results.append(r)
                 if not r.configs:
                     print(f"FAIL {r.name} [{r.stage}] {summary(r.error)}", flush=True)
@@ -545,16 +560,20 @@ def main(argv=None) -> int:
                      "configs": [{k: v for k, v in vars(c).items() if k != "futures"} for c in r.configs]}
                     for r in results],
     }
+    lowered = sum(1 for r in results for c in r.configs if c.launch)
+    dropped = [(r, c) for r in results for c in r.configs if c.dropped]
+    report["ub_overflow_dropped"] = [{"kernel": r.name, "config": c.index, "kwargs": c.kwargs} for r, c in dropped]
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1, default=str))
-    lowered = sum(1 for r in results for c in r.configs if c.launch)
+
     per_target = "; ".join(f"{t.arch}: {stages[t.name]['linalg']}/{stages[t.name]['configs']} linalg, "
                            f"{stages[t.name]['hivm']}/{stages[t.name]['configs']} HIVM ({t.compiler}, "
                            f"{stages[t.name]['hivm_cpu_seconds']} s CPU)" for t in targets)
     print(f"ascend_check: {len(results) - len(failed)}/{len(results)} kernels ({n_cfg} configs) pass; "
           f"TTIR -> linalg {lowered}/{n_cfg} with triton-ascend {version}"
           + (f"; {per_target}" if targets else "")
+          + (f"; {len(dropped)} configs dropped for a UB overflow" if dropped else "")
           + f"; in {elapsed:.1f}s; launch modes (mix/parallel): "
           f"{', '.join(f'{k} {v}' for k, v in sorted(modes.items())) or 'none'}", flush=True)
     if not results:
@@ -562,7 +581,8 @@ def main(argv=None) -> int:
         return 2
     if failed:
         for r in failed:
-            bad = next((c for c in r.configs if not c.ok), None)
+            bad = next((c for c in r.configs if not c.ok and not c.dropped), None) or next(
+                (c for c in r.configs if not c.ok), None)
             where = f" cfg{bad.index} {bad.kwargs}" if bad is not None else ""
             print(f"ascend_check: FAILED kernel {r.name}{where} ({r.path}) [{r.stage}]: {summary(r.error)}", flush=True)
         return 1

@@ -234,10 +234,9 @@ _CAST = re.compile(r"hivm\.hir\.pointer_cast\(([^)]*)\)[^:]*:\s*memref<(?:(\d+(?
 _ELEM_BITS = re.compile(r"^[a-z]+(\d+)$")
 
 
-def _elem_bytes(ty: str) -> int:
+def _elem_bits(ty: str) -> int:
     m = _ELEM_BITS.match(ty)
-    bits = int(m.group(1)) if m else 32
-    return max(1, bits // 8)
+    return int(m.group(1)) if m else 32
 
 
 def ub_layout(hivm_text: str) -> int:
@@ -251,11 +250,13 @@ def ub_layout(hivm_text: str) -> int:
             consts[m.group(1)] = int(m.group(2) if m.group(2) is not None else m.group(3))
         m = _CAST.search(line)
         if not m:
+            if "hivm.hir.pointer_cast" in line and "address_space<ub>" in line:
+                raise ValueError(f"UB buffer not understood: {line.strip()}")
             continue
         numel = 1
         for d in (m.group(2) or "").split("x"):
             numel *= int(d) if d else 1
-        size = numel * _elem_bytes(m.group(3))
+        size = -(-numel * _elem_bits(m.group(3)) // 8)  # i1 masks are bits (rows padded to 256)
         for off in (o.strip() for o in m.group(1).split(",") if o.strip()):
             if off not in consts:
                 raise ValueError(f"UB buffer at a non-constant offset {off}: {line.strip()}")
