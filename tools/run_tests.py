@@ -14,7 +14,10 @@ TTIR -> linalg with triton-ascend 3.2.0's front end, then linalg -> HIVM with bi
 (ascendnpu-ir 1.2.0) for a 910B2 and a 950 SoC (catalogue X07), two bishengir processes at
 once, in its own venv (.venv-ascend/, made by ascend_check/setup.py while pytest runs). The
 run fails when a config fails either stage for either SoC, naming kernel, config, SoC and
-the compiler's message, or when the full suite generated no kernel. Report (with our UB
+the compiler's message, or when the full suite generated no kernel. A config bishengir
+rejects only for a UB overflow is reported as dropped (as the Ascend compile path drops it,
+npu_lowering/runtime/ub_fit.py); a kernel left with no config fails. Known failures of
+Ascend's compiler (check.py's KNOWN_FAILURES) are reported as xfail. Report (with our UB
 estimate vs bishengir's per config): test-results/ascend-check.json, full output:
 test-results/ascend-check.log.
 """
@@ -117,7 +120,7 @@ def _ascend_check(setup: subprocess.Popen, require_kernels: bool) -> int:
         return 1
     python = out.strip().splitlines()[-1]
     cmd = [python, str(ASCEND_CHECK / "check.py"), str(KERNELS), "--json", str(RESULTS / "ascend-check.json"),
-           "--jobs", "2"]
+           "--jobs", "2", "--ub-overflow", "drop"]
     _log(" ".join(cmd))
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     (RESULTS / "ascend-check.log").write_text(proc.stdout)
