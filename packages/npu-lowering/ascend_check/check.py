@@ -307,7 +307,7 @@ def _front_end(cap, config, arch, target, printed):
 
 
 def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(), pool=None,
-                 workroot: Path | None = None) -> KernelResult:
+                 workroot: Path | None = None, only_config: dict | None = None) -> KernelResult:
     """Load the kernel and lower every chosen config; with ``targets`` (hivm.Target) also run
     each config's front end for each target and submit its bishengir run to ``pool`` (the
     futures are in ``ConfigResult.hivm``; ``finish_kernel`` collects them)."""
@@ -321,6 +321,10 @@ def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(
         res.error = _short(e)
         return res
     res.heuristic = cap.heuristic
+    if only_config is not None:  # one given config instead of the heuristics' (a compile stand-in's)
+        from triton import Config
+
+        cap.configs = [Config(dict(only_config["kwargs"]), num_warps=1, num_stages=only_config.get("num_stages", 1))]
     res.configs_total = len(cap.configs)
     res.ub_model = ub_model_of(cap)
     if not cap.configs:
@@ -520,9 +524,31 @@ def ub_comparison(results, target="910B2") -> list[dict]:
     return rows
 
 
+SERVE_MARK = "@@ascend-check@@ "  # answers start with it (anything else on stdout is not one)
+
+
+def serve(targets) -> int:
+    """``--serve``: one request per stdin line, ``{"path": KERNEL_FILE, "config": {"kwargs": ...,
+    "num_stages": n}}``, one JSON answer per stdout line after SERVE_MARK (the config's per-target results), so
+    a compile stand-in pays the imports once (tests/ub_fit_child.py)."""
+    _setup_imports()
+    with tempfile.TemporaryDirectory(prefix="npu-ascend-serve-") as root, \
+            concurrent.futures.ThreadPoolExecutor(1) as pool:
+        for n, line in enumerate(sys.stdin):
+            req = json.loads(line)
+            with contextlib.redirect_stdout(io.StringIO()):
+                r = finish_kernel(check_kernel(Path(req["path"]), None, "all", None, targets, pool,
+                                               Path(root) / str(n), req["config"]))
+            answer = {"ok": r.ok, "error": r.error,
+                      "targets": r.configs[0].targets if r.configs else {}}
+            print(SERVE_MARK + json.dumps(answer, default=str), flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("paths", nargs="+", help="kernel files or folders of npu_kernel_*.py")
+    ap.add_argument("paths", nargs="*", help="kernel files or folders of npu_kernel_*.py")
+    ap.add_argument("--serve", action="store_true", help="answer requests on stdin (see serve())")
     ap.add_argument("--json", type=Path, help="write the report here")
     ap.add_argument("--configs", choices=("all", "first"), default="all",
                     help="check every config the heuristics produce (default) or only the first")
@@ -538,10 +564,16 @@ def main(argv=None) -> int:
                     help="a config bishengir rejects only for the UB: fails the run (default), or is counted as "
                          "dropped, as the Ascend compile path drops it; a kernel with no config left fails either way")
     ap.add_argument("--keep-hivm", type=Path, help="keep bishengir's temps (module.hivm.opt.mlir ...) here")
+    ap.add_argument("--config", type=json.loads, default=None,
+                    help='check only this config: {"kwargs": {"XBLOCK": 1024}, "num_stages": 1}')
     ap.add_argument("--dump-linalg", type=Path, help="write each lowered kernel's linalg here")
     args = ap.parse_args(argv)
 
     targets = [] if args.targets in ("", "none") else [hivm.TARGETS[t] for t in args.targets.split(",")]
+    if args.serve:
+        return serve(targets)
+    if not args.paths:
+        ap.error("kernel files or folders are required")
     t0 = time.monotonic()
     version = _setup_imports()
     files = collect(args.paths)
@@ -551,7 +583,8 @@ def main(argv=None) -> int:
         pool = stack.enter_context(concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)))
         pending = collections.deque()
         for path in files:  # front ends here, bishengir runs in the pool meanwhile
-            pending.append(check_kernel(path, args.arch, args.configs, args.dump_linalg, targets, pool, workroot))
+            pending.append(check_kernel(path, args.arch, args.configs, args.dump_linalg, targets, pool, workroot,
+                                        args.config))
             while pending and (len(pending) > 4 * max(1, args.jobs) or path == files[-1]):
                 r = finish_kernel(pending.popleft(), args.ub_overflow)
                 results.append(r)

@@ -3,14 +3,17 @@ with the next one, a kernel with none left raises naming it), and each config co
 the multi-buffer setting it was tiled for (runtime/ub_fit.py, mixed into the npu kernel
 object through ascend_route.AscendRouteMixin). Upstream's own precompile loop runs here; the
 compile is a stand-in raising what triton-ascend's linalg_to_bin raises when bishengir fails
-(a CalledProcessError with bishengir's stderr). The real bishengir's verdicts on generated
-kernels are checked by test_ascend_validity.py (X07).
+(a CalledProcessError with bishengir's stderr). The last test runs the real bishengir behind npu-launcher's
+Ascend stand-in (ub_fit_child.py).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner, NoTritonConfigsError
@@ -105,3 +108,26 @@ def test_each_config_compiles_with_the_multibuffer_setting_it_was_tiled_for(stag
     assert options["multibuffer"] is multibuffer and options["num_stages"] == 1
     assert "multibuffer" not in _Kernel([], flavour="interpreter")._create_compile_options(cfg(256, stages), {})
     assert tiling.compile_options(cfg(256, stages)) == {"multibuffer": multibuffer, "num_stages": 1}
+
+
+def test_with_the_real_bishengir_the_overflowing_config_is_dropped_and_the_kernel_runs(tmp_path):
+    """A softmax over rows of 300 on a 910B: the first config (32 rows of 512 f32) overflows
+    the UB in bishengir (1837824 of 1572864 bits); it is dropped with a logged reason and the
+    kernel compiles and runs with the others (npu-sim runs what the stand-in compiled)."""
+    here = Path(__file__).resolve().parent
+    setup = subprocess.run([sys.executable, str(here.parent / "ascend_check" / "setup.py"), "--quiet"],
+                           capture_output=True, text=True, timeout=900)
+    assert setup.returncode == 0, setup.stderr
+    ascend_python = setup.stdout.strip().splitlines()[-1]
+    env = {**__import__("os").environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
+           "TRITON_CACHE_DIR": str(tmp_path / "triton")}
+    proc = subprocess.run([sys.executable, str(here / "ub_fit_child.py"), ascend_python], capture_output=True,
+                          text=True, timeout=900, env=env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "error" not in out, out["error"] + proc.stderr[-4000:]
+    assert out["max_error"] < 1e-5
+    rejected = {blocks["XBLOCK"] for blocks, _mb, ok in out["verdicts"] if not ok}
+    assert rejected == {32}, out["verdicts"]  # (single- and, with npu-autotune, multi-buffered)
+    assert any(ok for _b, _mb, ok in out["verdicts"])
+    assert any("dropped: ub overflow, requires 1837824 bits" in m and "XBLOCK: 32" in m for m in out["log"]), out["log"]
