@@ -122,6 +122,12 @@ def test_ub_overflow_message_parsing():
         1703936, 1572864)
     assert tiles.ub_overflow(RuntimeError("UB overflow requires 99 bits")) == (99, None)
     assert tiles.ub_overflow(RuntimeError("out of memory")) is None
+    # triton-ascend's linalg_to_bin: subprocess.run(check=True) of bishengir, the words in stderr
+    import subprocess
+
+    failed = subprocess.CalledProcessError(1, ["bishengir-compile"], stderr=b"error: ub overflow, requires 2097152 "
+                                           b"bits while 1572864 bits available! (possible reason: ...)")
+    assert tiles.ub_overflow(failed) == (2097152, 1572864)
 
 
 def test_kernels_carry_the_device_facts_a_compile_worker_tiles_for(fresh, kernels, monkeypatch):
@@ -141,3 +147,78 @@ def test_kernels_carry_the_device_facts_a_compile_worker_tiles_for(fresh, kernel
         assert k.inductor_meta[tiles.FACTS_KEY] == {"ub_bytes": 8 * 1024, "vector_cores": 4}
         assert k._npu_device() == tiles.Device(8 * 1024, 4)
         assert all(tiles.fits_ub(c, k.triton_meta, tiles.Device(8 * 1024, 4), None) for c in k.configs)
+
+
+# --- multi-buffer variants against Ascend's compiler (bishengir, in the Ascend check's venv) ---
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[3]
+ASCEND_CHECK = REPO / "packages" / "npu-lowering" / "ascend_check"
+X_PLUS_Y = '''
+import triton
+import triton.language as tl
+from npu_lowering.runtime import heuristics as triton_heuristics
+from torch._inductor.runtime.hints import DeviceProperties
+
+
+@triton_heuristics.fixed_config(
+    config=CONFIG, filename=__file__,
+    triton_meta={'signature': {'in_ptr0': '*fp32', 'in_ptr1': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32',
+                               'XBLOCK': 'constexpr'},
+                 'device': DeviceProperties(type='npu', index=0, multi_processor_count=48, cc='Ascend910B2', major=0,
+                                            regs_per_multiprocessor=None, max_threads_per_multi_processor=None,
+                                            max_threads_per_block=1024, warp_size=32),
+                 'constants': {}, 'configs': []},
+    inductor_meta={'grid_type': 'Grid1D', 'kernel_name': 'NAME', 'mutated_arg_names': []},
+)
+@triton.jit
+def NAME(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    xsubs = tl.cdiv(xnumel, XBLOCK)
+    xsubs_per_program = tl.cdiv(xsubs, tl.num_programs(0))
+    xsub_start = tl.program_id(0) * xsubs_per_program
+    for xsub in tl.range(xsub_start, tl.minimum(xsub_start + xsubs_per_program, xsubs)):
+        xindex = xsub * XBLOCK + tl.arange(0, XBLOCK)[:]
+        xmask = xindex < xnumel
+        tmp0 = tl.load(in_ptr0 + xindex, xmask)
+        tmp1 = tl.load(in_ptr1 + xindex, xmask)
+        tl.store(out_ptr0 + xindex, tmp0 + tmp1, xmask)
+'''
+
+
+def test_a_block_that_fits_only_single_buffered_is_emitted_single_buffered(tmp_path):
+    """The generator's largest block for x + y on a 910B (3 pointers: 16384 f32) comes only
+    single-buffered; its multi-buffer variants are half as large. bishengir agrees: 16384
+    compiles single-buffered and 8192 double-buffered, each with --enable-auto-multi-buffer set
+    to match (npu-lowering's compile options follow num_stages), while the reverse choice,
+    16384 double-buffered, does not fit (bishengir retries it single-buffered)."""
+    import json
+    import subprocess
+    import sys
+
+    dev = tiles.Device()
+    both = tiles.pointwise({"x": 1 << 20}, SIG3, dev, multibuffer=True)
+    single = max(c.kwargs["XBLOCK"] for c in both if not tiles.is_multibuffer(c))
+    double = max(c.kwargs["XBLOCK"] for c in both if tiles.is_multibuffer(c))
+    assert (single, double) == (16384, 8192)
+    assert not any(tiles.is_multibuffer(c) and c.kwargs["XBLOCK"] == single for c in both)  # never the reverse
+
+    setup = subprocess.run([sys.executable, str(ASCEND_CHECK / "setup.py"), "--quiet"], capture_output=True,
+                           text=True, timeout=900)
+    assert setup.returncode == 0, setup.stderr
+    python = setup.stdout.strip().splitlines()[-1]
+    cases = {"npu_kernel_sb_single": (single, 1), "npu_kernel_mb_double": (double, 2),
+             "npu_kernel_reverse": (single, 2)}
+    for name, (xblock, stages) in cases.items():
+        src = X_PLUS_Y.replace("NAME", name).replace("CONFIG", f"{{'XBLOCK': {xblock}, 'num_stages': {stages}}}")
+        (tmp_path / f"{name}.py").write_text(src)
+    proc = subprocess.run([python, str(ASCEND_CHECK / "check.py"), str(tmp_path), "--targets", "910B2",
+                           "--json", str(tmp_path / "r.json")], capture_output=True, text=True, timeout=600)
+    report = json.loads((tmp_path / "r.json").read_text())
+    got = {r["name"]: r["configs"][0]["targets"]["910B2"] for r in report["results"]}
+    for name, (xblock, stages) in cases.items():
+        t = got[name]
+        assert t["ok"], (name, t, proc.stdout)
+        assert f"--enable-auto-multi-buffer={stages == 2}" in t["command"], t["command"]
+    assert not got["npu_kernel_sb_single"]["retried_without_multibuffer"]
+    assert not got["npu_kernel_mb_double"]["retried_without_multibuffer"]
+    assert got["npu_kernel_mb_double"]["ub_bytes"] <= got["npu_kernel_mb_double"]["ub_available_bytes"]
+    assert got["npu_kernel_reverse"]["retried_without_multibuffer"]  # did not fit double-buffered

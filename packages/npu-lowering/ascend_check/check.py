@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import contextlib
 import io
 import json
@@ -40,6 +41,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 import types
@@ -48,6 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import hivm  # noqa: E402  (stage 2: linalg -> HIVM with bishengir)
 SRC = HERE.parent / "src"  # npu-lowering's source in this checkout
 KERNEL_GLOB = "npu_kernel_*.py"
 DEFAULT_ARCH = "Ascend910B2"
@@ -65,6 +69,7 @@ class Captured:
     triton_meta: dict
     heuristic: str
     inductor_meta: dict = field(default_factory=dict)
+    size_hints: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -79,6 +84,16 @@ class ConfigResult:
     # what triton-ascend's linalg -> binary step would put on the CompiledKernel (its
     # _parse_linalg_metadata, pure Python over the linalg text): the fields a launcher reads
     launch: dict = field(default_factory=dict)
+    num_stages: int | None = None
+    ub_ours: int | None = None  # npu-lowering's UB estimate (bytes)
+    # per target ("910B2", "950"): front end + bishengir outcome, UB bytes bishengir planned
+    targets: dict = field(default_factory=dict)
+    futures: dict = field(default_factory=dict)
+    dropped: bool = False  # a UB overflow, dropped from the candidates (--ub-overflow drop)
+
+    @property
+    def xfails(self) -> list[str]:
+        return [k for k, t in self.targets.items() if t.get("xfail")]
 
 
 @dataclass
@@ -91,6 +106,7 @@ class KernelResult:
     error: str = ""
     configs_total: int = 0
     configs: list = field(default_factory=list)
+    ub_model: dict = field(default_factory=dict)
 
 
 class _Timeout(Exception):
@@ -134,7 +150,7 @@ def _setup_imports():
     def capture(size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None, **_):
         def decorate(fn):
             return Captured(fn, list(configs or ()), dict(triton_meta or {}), str(getattr(heuristic_type, "name", heuristic_type)),
-                            dict(inductor_meta or {}))
+                            dict(inductor_meta or {}), dict(size_hints or {}))
 
         return decorate
 
@@ -191,8 +207,9 @@ def launch_metadata(linalg: str, arch: str) -> dict:
     return {**{k: md[k] for k in LAUNCH_FIELDS if k in md}, "arch": arch}
 
 
-def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None) -> str:
-    """AST -> TTIR -> linalg for one config; returns the linalg module's text."""
+def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None, target_options: dict | None = None):
+    """AST -> TTIR -> linalg for one config; returns the linalg module's text, the compile
+    metadata and the NPUOptions (what triton-ascend's linalg -> binary step reads)."""
     from triton._C.libtriton import ir
     from triton.backends.ascend import compiler as ascend
     from triton.backends.compiler import GPUTarget
@@ -207,7 +224,12 @@ def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None) -> str
     target = GPUTarget("npu", arch, 0)
     backend = make_backend(target)
     option_fields = set(ascend.NPUOptions.__dataclass_fields__)
-    opts = {"num_warps": getattr(config, "num_warps", 1) or 1, "num_stages": getattr(config, "num_stages", 1) or 1}
+    opts = {"num_warps": getattr(config, "num_warps", 1) or 1, "num_stages": getattr(config, "num_stages", 1) or 1,
+            **(target_options or {})}
+    from npu_lowering.runtime import tiling
+
+    if hasattr(tiling, "compile_options"):  # what the compile path passes (runtime/ub_fit.py)
+        opts.update(tiling.compile_options(config))
     if "enable_fp_fusion" in meta:
         opts["enable_fp_fusion"] = bool(meta["enable_fp_fusion"])
     for k, v in dict(getattr(config, "kwargs", {})).items():
@@ -249,10 +271,46 @@ def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None) -> str
     left = sorted(set(TT_OP.findall(linalg)))
     if left:
         raise RuntimeError(f"Triton ops left after lowering to linalg: {', '.join(left)}")
-    return linalg
+    return linalg, metadata, options
 
 
-def check_kernel(path: Path, arch: str, which: str, dump: Path | None) -> KernelResult:
+@contextlib.contextmanager
+def _front_end_for(target):
+    """triton-ascend's language modules branch on a build-time ``is_compile_on_910_95`` (fp8 /
+    fp64 casts): for the 950 the front end runs as a 950 build of triton-ascend would."""
+    if target is None or not target.compile_on_910_95:
+        yield
+        return
+    mods = [m for name, m in list(sys.modules.items())
+            if name.startswith("triton") and isinstance(getattr(m, "is_compile_on_910_95", None), bool)]
+    saved = [(m, m.is_compile_on_910_95) for m in mods]
+    try:
+        for m in mods:
+            m.is_compile_on_910_95 = True
+        yield
+    finally:
+        for m, v in saved:
+            m.is_compile_on_910_95 = v
+
+
+def _front_end(cap, config, arch, target, printed):
+    """(linalg, metadata, options) or raises; stage recorded in ``state['stage']``."""
+    state = {"stage": "ttir"}
+    opts = target.front_end_options() if target is not None else {}
+    with _deadline(TIMEOUT_S), contextlib.redirect_stdout(printed), _front_end_for(target):
+        try:
+            return (*_lower(cap, config, arch, on_stage=lambda stage: state.__setitem__("stage", stage),
+                            target_options=opts), state)
+        except BaseException as e:
+            e.stage = state["stage"]
+            raise
+
+
+def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(), pool=None,
+                 workroot: Path | None = None, only_config: dict | None = None) -> KernelResult:
+    """Load the kernel and lower every chosen config; with ``targets`` (hivm.Target) also run
+    each config's front end for each target and submit its bishengir run to ``pool`` (the
+    futures are in ``ConfigResult.hivm``; ``finish_kernel`` collects them)."""
     res = KernelResult(name=path.stem, path=str(path))
     try:
         with _deadline(TIMEOUT_S):
@@ -263,37 +321,125 @@ def check_kernel(path: Path, arch: str, which: str, dump: Path | None) -> Kernel
         res.error = _short(e)
         return res
     res.heuristic = cap.heuristic
+    if only_config is not None:  # one given config instead of the heuristics' (a compile stand-in's)
+        from triton import Config
+
+        cap.configs = [Config(dict(only_config["kwargs"]), num_warps=1, num_stages=only_config.get("num_stages", 1))]
     res.configs_total = len(cap.configs)
+    res.ub_model = ub_model_of(cap)
     if not cap.configs:
         res.error = "the heuristics produced no config"
         return res
     chosen = cap.configs if which == "all" else cap.configs[:1]
     for i, config in enumerate(chosen):
         t0 = time.monotonic()
-        printed = io.StringIO()
         cr = ConfigResult(index=i, kwargs=dict(config.kwargs), num_warps=getattr(config, "num_warps", None),
                           ok=False, stage="ttir")
-        try:
-            with _deadline(TIMEOUT_S), contextlib.redirect_stdout(printed):
-                linalg = _lower(cap, config, kernel_arch(cap, arch), on_stage=lambda stage: setattr(cr, "stage", stage))
-                cr.launch = launch_metadata(linalg, kernel_arch(cap, arch))
-            cr.ok, cr.stage = True, "done"
-            if dump is not None:
-                dump.mkdir(parents=True, exist_ok=True)
-                (dump / f"{path.stem}.cfg{i}.linalg.mlir").write_text(linalg)
-        except BaseException as e:  # noqa: BLE001
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            cr.error = _short(e)
-            if printed.getvalue().strip():  # triton's static_print output explains some failures
-                cr.error += "\n[printed while compiling] " + printed.getvalue().strip()[:2000]
+        cr.num_stages = getattr(config, "num_stages", None)
+        cr.ub_ours = ub_estimate(cap, config)
+        # stage 1 for the kernel's own SoC (as before), then per target: front end + bishengir
+        runs = [(None, kernel_arch(cap, arch))] + [(t, t.arch) for t in targets]
+        for target, t_arch in runs:
+            printed = io.StringIO()
+            key = target.name if target is not None else None
+            try:
+                linalg, metadata, options, _ = _front_end(cap, config, t_arch, target, printed)
+                if target is None:
+                    cr.launch = launch_metadata(linalg, t_arch)
+                    if dump is not None:
+                        dump.mkdir(parents=True, exist_ok=True)
+                        (dump / f"{path.stem}.cfg{i}.linalg.mlir").write_text(linalg)
+                else:
+                    cmd = hivm.derive_command(linalg, metadata, options, target)
+                    work = workroot / f"{path.stem}.cfg{i}.{target.name}"
+                    cr.targets[key] = {"stage": "hivm", "ok": False, "arch": t_arch,
+                                       "multibuffer": metadata.get("multibuffer"),
+                                       "enable_auto_bind_sub_block": metadata.get("enable_auto_bind_sub_block")}
+                    cr.futures[key] = pool.submit(hivm.run, cmd, linalg, work)
+            except BaseException as e:  # noqa: BLE001
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                err = _short(e)
+                if printed.getvalue().strip():  # triton's static_print output explains some failures
+                    err += "\n[printed while compiling] " + printed.getvalue().strip()[:2000]
+                stage = getattr(e, "stage", "hivm")
+                if target is None:
+                    cr.error, cr.stage = err, stage
+                    break  # the kernel's own front end failed: no target can do better
+                cr.targets[key] = {"stage": stage, "ok": False, "arch": t_arch, "error": err}
+            else:
+                if target is None:
+                    cr.stage = "done"
         cr.seconds = round(time.monotonic() - t0, 3)
         res.configs.append(cr)
-    res.ok = all(c.ok for c in res.configs)
-    res.stage = "done" if res.ok else next(c.stage for c in res.configs if not c.ok)
-    if not res.ok:
-        res.error = next(c.error for c in res.configs if not c.ok)
     return res
+
+
+# failures of Ascend's compiler itself, known and reported (an "xfail" per config, counted on
+# the summary line and in the report), which do not fail the run: (target, error pattern, why)
+KNOWN_FAILURES = (
+    ("950", re.compile(r"failed to legalize operation 'linalg\.reduce' that was explicitly marked illegal"),
+     "bishengir-compile-a5 (ascendnpu-ir 1.2.0) cannot lower a reduce with index (argmax/argmin: "
+     "a two-operand linalg.reduce) for the 950; the 910B's bishengir-compile does"),
+)
+
+
+def _known_failure(target: str, error: str) -> str | None:
+    return next((why for t, pattern, why in KNOWN_FAILURES if t == target and pattern.search(error or "")), None)
+
+
+def finish_kernel(res: KernelResult, ub_overflow: str = "fail") -> KernelResult:
+    """Collect the bishengir results of a kernel's configs and decide its verdict. With
+    ``ub_overflow="drop"`` a config bishengir rejects only for the UB counts as dropped (as the
+    compile path on Ascend drops it, runtime/ub_fit.py), and the kernel fails only when no
+    config is left."""
+    for cr in res.configs:
+        for key, fut in cr.futures.items():
+            h = fut.result()
+            t = cr.targets[key]
+            t.update(ok=h.ok, seconds=h.seconds, cpu_seconds=h.cpu_seconds, ub_bytes=h.ub_bytes, ub_available_bytes=h.ub_available_bytes,
+                     ub_required_bytes=h.ub_required_bytes, retried_without_multibuffer=h.retried_without_multibuffer,
+                     command=" ".join(h.command[1:]))
+            if h.ok:
+                t["stage"] = "done"
+            else:
+                t["error"] = h.error
+                t["xfail"] = _known_failure(key, h.error)
+        cr.futures = {}
+        bad = [(k, t) for k, t in cr.targets.items() if not t["ok"] and not t.get("xfail")]
+        if cr.stage == "done" and bad:
+            key, t = bad[0]
+            cr.stage, cr.error = f"{key}:{t['stage']}", t.get("error", "")
+        cr.ok = cr.stage == "done"
+        cr.dropped = (not cr.ok and ub_overflow == "drop" and cr.stage.endswith(":hivm") and bool(bad)
+                      and all(t.get("ub_required_bytes") and "ub overflow" in t.get("error", "") for _, t in bad))
+    kept = [c for c in res.configs if not getattr(c, "dropped", False)]
+    res.ok = bool(kept) and all(c.ok for c in kept)
+    if res.configs:
+        res.stage = "done" if res.ok else next((c.stage for c in kept if not c.ok), "hivm")
+    if not res.ok and res.configs:
+        res.error = next((c.error for c in kept if not c.ok), None) or "every config overflows the UB: " + next(
+            c.error for c in res.configs if not c.ok)
+    return res
+
+
+def ub_model_of(cap) -> dict:
+    """What npu-lowering's UB model sees of the kernel."""
+    sig = cap.triton_meta.get("signature", {})
+    return {"pointers": [str(t) for t in sig.values() if str(t).startswith("*")],
+            **{k: cap.inductor_meta.get(k) for k in ("num_load", "num_store", "num_reduction")}}
+
+
+def ub_estimate(cap, config) -> int | None:
+    """npu-lowering's estimate of the config's UB bytes, with the multi-buffer setting it
+    compiles with (``tiling.compile_options``)."""
+    from npu_lowering.runtime import tiling
+
+    fn = getattr(tiling, "ub_estimate", None)
+    if fn is None:
+        return None
+    return fn(dict(config.kwargs), cap.triton_meta, cap.inductor_meta, cap.size_hints,
+              multibuffer=tiling.is_multibuffer(config))
 
 
 def _short(e: BaseException, limit: int = 4000) -> str:
@@ -338,58 +484,174 @@ def collect(paths: list[str]) -> list[Path]:
     return out
 
 
+def _config_line(r: KernelResult, c: ConfigResult) -> str:
+    cfg = ",".join(f"{k}={v}" for k, v in c.kwargs.items()) + f",num_warps={c.num_warps}"
+    if c.num_stages and c.num_stages != 1:
+        cfg += f",num_stages={c.num_stages}"
+    head = f"{'ok  ' if c.ok else 'DROP' if c.dropped else 'FAIL'} {r.name} {r.heuristic.lower()} cfg{c.index}/{r.configs_total} {cfg}"
+    ub = " ".join(f"{k}:ub={t.get('ub_bytes') or t.get('ub_required_bytes')}" for k, t in c.targets.items()
+                  if t.get("ub_bytes") or t.get("ub_required_bytes"))
+    if c.ok:
+        xf = "".join(f" [xfail {k}: {summary(c.targets[k]['error'])}]" for k in c.xfails)
+        return f"{head} {ub}{xf}".rstrip()
+    return f"{head} [{c.stage}] {summary(c.error)}"
+
+
+def _stage_counts(results, targets) -> dict:
+    """Per target: configs through linalg, configs through HIVM (of those checked)."""
+    out = {}
+    for t in targets:
+        cfgs = [c.targets.get(t.name) for r in results for c in r.configs]
+        linalg = sum(1 for x in cfgs if x and x["stage"] in ("hivm", "done"))
+        done = sum(1 for x in cfgs if x and x["stage"] == "done")
+        out[t.name] = {"configs": len(cfgs), "linalg": linalg, "hivm": done,
+                       "hivm_seconds": round(sum(x.get("seconds", 0) for x in cfgs if x), 1),
+                       "hivm_cpu_seconds": round(sum(x.get("cpu_seconds", 0) for x in cfgs if x), 1)}
+    return out
+
+
+def ub_comparison(results, target="910B2") -> list[dict]:
+    """Per kernel and config: our UB estimate vs the bytes bishengir planned (or required)."""
+    rows = []
+    for r in results:
+        for c in r.configs:
+            t = c.targets.get(target) or {}
+            theirs = t.get("ub_required_bytes") or t.get("ub_bytes")
+            rows.append({"kernel": r.name, "config": c.index, "kwargs": c.kwargs, "ours": c.ub_ours,
+                         "bishengir": theirs, "available": t.get("ub_available_bytes"),
+                         "fits": bool(t.get("ok")) and not t.get("retried_without_multibuffer"),
+                         "retried_without_multibuffer": t.get("retried_without_multibuffer")})
+    return rows
+
+
+SERVE_MARK = "@@ascend-check@@ "  # answers start with it (anything else on stdout is not one)
+
+
+def serve(targets) -> int:
+    """``--serve``: one request per stdin line, ``{"path": KERNEL_FILE, "config": {"kwargs": ...,
+    "num_stages": n}}``, one JSON answer per stdout line after SERVE_MARK (the config's per-target results), so
+    a compile stand-in pays the imports once (tests/ub_fit_child.py)."""
+    _setup_imports()
+    with tempfile.TemporaryDirectory(prefix="npu-ascend-serve-") as root, \
+            concurrent.futures.ThreadPoolExecutor(1) as pool:
+        for n, line in enumerate(sys.stdin):
+            req = json.loads(line)
+            with contextlib.redirect_stdout(io.StringIO()):
+                r = finish_kernel(check_kernel(Path(req["path"]), None, "all", None, targets, pool,
+                                               Path(root) / str(n), req["config"]))
+            answer = {"ok": r.ok, "error": r.error,
+                      "targets": r.configs[0].targets if r.configs else {}}
+            print(SERVE_MARK + json.dumps(answer, default=str), flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("paths", nargs="+", help="kernel files or folders of npu_kernel_*.py")
+    ap.add_argument("paths", nargs="*", help="kernel files or folders of npu_kernel_*.py")
+    ap.add_argument("--serve", action="store_true", help="answer requests on stdin (see serve())")
     ap.add_argument("--json", type=Path, help="write the report here")
     ap.add_argument("--configs", choices=("all", "first"), default="all",
                     help="check every config the heuristics produce (default) or only the first")
     ap.add_argument("--arch", default=os.environ.get("NPU_ASCEND_CHECK_ARCH") or None,
-                    help=f"target SoC (default: the kernel's triton_meta device, else {DEFAULT_ARCH})")
+                    help=f"SoC of the TTIR -> linalg stage and launch fields (default: the kernel's triton_meta "
+                         f"device, else {DEFAULT_ARCH})")
+    ap.add_argument("--targets", default=os.environ.get("NPU_ASCEND_CHECK_TARGETS", ",".join(hivm.TARGETS)),
+                    help=f"SoCs for front end + bishengir (comma-separated of {', '.join(hivm.TARGETS)}; "
+                         "'none': stop at linalg)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("NPU_ASCEND_CHECK_JOBS", "2")),
+                    help="bishengir processes at once (default 2)")
+    ap.add_argument("--ub-overflow", choices=("fail", "drop"), default=os.environ.get("NPU_ASCEND_CHECK_UB_OVERFLOW", "fail"),
+                    help="a config bishengir rejects only for the UB: fails the run (default), or is counted as "
+                         "dropped, as the Ascend compile path drops it; a kernel with no config left fails either way")
+    ap.add_argument("--keep-hivm", type=Path, help="keep bishengir's temps (module.hivm.opt.mlir ...) here")
+    ap.add_argument("--config", type=json.loads, default=None,
+                    help='check only this config: {"kwargs": {"XBLOCK": 1024}, "num_stages": 1}')
     ap.add_argument("--dump-linalg", type=Path, help="write each lowered kernel's linalg here")
     args = ap.parse_args(argv)
 
+    targets = [] if args.targets in ("", "none") else [hivm.TARGETS[t] for t in args.targets.split(",")]
+    if args.serve:
+        return serve(targets)
+    if not args.paths:
+        ap.error("kernel files or folders are required")
     t0 = time.monotonic()
     version = _setup_imports()
     files = collect(args.paths)
     results = []
-    for path in files:
-        r = check_kernel(path, args.arch, args.configs, args.dump_linalg)
-        results.append(r)
-        if not r.configs:
-            print(f"FAIL {r.name} [{r.stage}] {summary(r.error)}", flush=True)
-        for c in r.configs:
-            cfg = ",".join(f"{k}={v}" for k, v in c.kwargs.items()) + f",num_warps={c.num_warps}"
-            head = f"{'ok  ' if c.ok else 'FAIL'} {r.name} {r.heuristic.lower()} cfg{c.index}/{r.configs_total} {cfg}"
-            print(head if c.ok else f"{head} [{c.stage}] {summary(c.error)}", flush=True)
+    with contextlib.ExitStack() as stack:
+        workroot = args.keep_hivm or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="npu-ascend-hivm-")))
+        pool = stack.enter_context(concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)))
+        pending = collections.deque()
+        for path in files:  # front ends here, bishengir runs in the pool meanwhile
+            pending.append(check_kernel(path, args.arch, args.configs, args.dump_linalg, targets, pool, workroot,
+                                        args.config))
+            while pending and (len(pending) > 4 * max(1, args.jobs) or path == files[-1]):
+                r = finish_kernel(pending.popleft(), args.ub_overflow)
+                results.append(r)
+                if not r.configs:
+                    print(f"FAIL {r.name} [{r.stage}] {summary(r.error)}", flush=True)
+                for c in r.configs:
+                    print(_config_line(r, c), flush=True)
     failed = [r for r in results if not r.ok]
     n_cfg = sum(len(r.configs) for r in results)
     # how triton-ascend would launch them (npu-launcher's Ascend route reads these fields)
     modes = collections.Counter(f"{c.launch.get('mix_mode')}/{c.launch.get('parallel_mode')}"
                                 for r in results for c in r.configs if c.launch)
+    stages = _stage_counts(results, targets)
     elapsed = time.monotonic() - t0
+    ub_rows = ub_comparison(results) if targets else []
     report = {
-        "triton_ascend": version, "arch": args.arch or "per kernel", "configs_checked": args.configs,
+        "triton_ascend": version, "ascendnpu_ir": _version("ascendnpu-ir") if targets else None,
+        "arch": args.arch or "per kernel", "configs_checked": args.configs,
+        "targets": {t.name: {"arch": t.arch, "compiler": t.compiler, **stages[t.name]} for t in targets},
         "kernels": len(results), "kernel_configs": n_cfg, "failed": [r.name for r in failed],
         "launch_modes": dict(modes),
+        "ub_comparison": ub_rows,
         "seconds": round(elapsed, 1),
         "results": [{**{k: v for k, v in vars(r).items() if k != "configs"},
-                     "configs": [vars(c) for c in r.configs]} for r in results],
+                     "configs": [{k: v for k, v in vars(c).items() if k != "futures"} for c in r.configs]}
+                    for r in results],
     }
+    lowered = sum(1 for r in results for c in r.configs if c.launch)
+    dropped = [(r, c) for r in results for c in r.configs if c.dropped]
+    xfails = [(r, c, k) for r, c in ((r, c) for r in results for c in r.configs) for k in c.xfails]
+    report["known_failures"] = [{"kernel": r.name, "config": c.index, "kwargs": c.kwargs, "target": k,
+                                 "why": c.targets[k]["xfail"]} for r, c, k in xfails]
+    report["ub_overflow_dropped"] = [{"kernel": r.name, "config": c.index, "kwargs": c.kwargs} for r, c in dropped]
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1, default=str))
-    print(f"ascend_check: {len(results) - len(failed)}/{len(results)} kernels ({n_cfg} configs) lowered "
-          f"TTIR -> linalg with triton-ascend {version} in {elapsed:.1f}s; launch modes "
-          f"(mix/parallel): {', '.join(f'{k} {v}' for k, v in sorted(modes.items())) or 'none'}", flush=True)
+
+    per_target = "; ".join(f"{t.arch}: {stages[t.name]['linalg']}/{stages[t.name]['configs']} linalg, "
+                           f"{stages[t.name]['hivm']}/{stages[t.name]['configs']} HIVM ({t.compiler}, "
+                           f"{stages[t.name]['hivm_cpu_seconds']} s CPU)" for t in targets)
+    print(f"ascend_check: {len(results) - len(failed)}/{len(results)} kernels ({n_cfg} configs) pass; "
+          f"TTIR -> linalg {lowered}/{n_cfg} with triton-ascend {version}"
+          + (f"; {per_target}" if targets else "")
+          + (f"; {len(dropped)} configs dropped for a UB overflow" if dropped else "")
+          + (f"; {len(xfails)} known compiler failures (xfail)" if xfails else "")
+          + f"; in {elapsed:.1f}s; launch modes (mix/parallel): "
+          f"{', '.join(f'{k} {v}' for k, v in sorted(modes.items())) or 'none'}", flush=True)
     if not results:
         print("ascend_check: FAILED: no kernels to check", flush=True)
         return 2
     if failed:
         for r in failed:
-            print(f"ascend_check: FAILED kernel {r.name} ({r.path}) [{r.stage}]: {summary(r.error)}", flush=True)
+            bad = next((c for c in r.configs if not c.ok and not c.dropped), None) or next(
+                (c for c in r.configs if not c.ok), None)
+            where = f" cfg{bad.index} {bad.kwargs}" if bad is not None else ""
+            print(f"ascend_check: FAILED kernel {r.name}{where} ({r.path}) [{r.stage}]: {summary(r.error)}", flush=True)
         return 1
     return 0
+
+
+def _version(dist: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 if __name__ == "__main__":

@@ -34,7 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_VENV = ROOT / ".venv-ascend"
-REQUIREMENTS = ("torch==2.13.0", "triton-ascend==3.2.0", "pybind11")
+# ascendnpu-ir: bishengir-compile/-opt (910B/910_93) and bishengir-compile-a5/-opt-a5 (950),
+# the linalg -> HIVM stage; pinned, it is a ~160 MB wheel (cp311 only)
+REQUIREMENTS = ("torch==2.13.0", "triton-ascend==3.2.0", "pybind11", "ascendnpu-ir==1.2.0")
 STAMP = "npu-ascend-check.json"
 PIP_ARGS_ENV = "NPU_ASCEND_CHECK_PIP_ARGS"
 # what the venv must be able to do; a CUDA torch build is refused (never download one)

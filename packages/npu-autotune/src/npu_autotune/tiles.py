@@ -167,9 +167,26 @@ def as_npu(cfg: Config) -> Config:
     return Config(dict(cfg.kwargs), num_warps=1, num_stages=1)
 
 
+def _error_texts(exc: BaseException):
+    """The exception's message and, for triton-ascend's failed bishengir run (a
+    CalledProcessError whose message is only the command), its stderr; then its causes."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield str(exc)
+        for attr in ("stderr", "output"):
+            v = getattr(exc, attr, None)
+            if isinstance(v, bytes):
+                v = v.decode("utf-8", "replace")
+            if isinstance(v, str) and v:
+                yield v
+        exc = exc.__cause__ or exc.__context__
+
+
 def ub_overflow(exc: BaseException) -> tuple[int, int | None] | None:
     """(required bits, available bits or None) when a compile error reports a UB overflow."""
-    m = UB_OVERFLOW.search(str(exc))
-    if not m:
-        return None
-    return int(m.group(1)), (int(m.group(2)) if m.group(2) else None)
+    for text in _error_texts(exc):
+        m = UB_OVERFLOW.search(text)
+        if m:
+            return int(m.group(1)), (int(m.group(2)) if m.group(2) else None)
+    return None

@@ -13,13 +13,14 @@ from torch._inductor import config as inductor_config
 from .entries import compiled_describer, native_launcher
 from .flavour import flavour
 from .static_result import NpuStaticCompileResult, NpuStaticKernel, _bound_native
+from .ub_fit import UbFitMixin  # UB overflows dropped, multi-buffer per config (ub_fit.py)
 
 
 class _NotDescribed(Exception):
     """A compiled kernel npu-launcher cannot describe (the compile itself succeeded)."""
 
 
-class AscendRouteMixin:
+class AscendRouteMixin(UbFitMixin):
     @property
     def _ascend(self) -> bool:
         return self.inductor_meta.get("npu_flavour", flavour()) == "ascend"

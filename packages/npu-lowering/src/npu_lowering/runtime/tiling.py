@@ -24,6 +24,12 @@ from triton import Config
 
 ALIGN_BYTES = 32
 DEFAULT_UB = 192 * 1024
+# the 950 family's UB as bishengir-compile-a5 plans it (UB_SIZE 2031616 bits in its HIVM
+# module's target spec): 248 KiB, not 256
+UB_950 = 248 * 1024
+# on Ascend a config with num_stages >= 2 is a multi-buffer (double-buffering) variant: it
+# compiles with triton-ascend's multibuffer=True, every other config with multibuffer=False
+MULTIBUFFER_STAGES = 2
 DEFAULT_VECTOR_CORES = 48
 
 
@@ -57,7 +63,7 @@ def device(index: int = 0) -> Device:
     ub = getattr(props, "ub_size", None)
     if not ub:
         soc_version = getattr(props, "soc_version", None)
-        ub = 256 * 1024 if soc_version is not None and soc_version >= 260 else DEFAULT_UB
+        ub = UB_950 if soc_version is not None and soc_version >= 260 else DEFAULT_UB
     return Device(int(ub), int(getattr(props, "vector_core_num", None) or DEFAULT_VECTOR_CORES))
 
 
@@ -140,3 +146,29 @@ def fits_ub(config_kwargs: dict, triton_meta: dict, dev: Device, persistent_rblo
     if persistent_rblock:
         numel *= persistent_rblock
     return numel <= element_budget(triton_meta, dev)
+
+
+def is_multibuffer(cfg) -> bool:
+    return (getattr(cfg, "num_stages", 1) or 1) >= MULTIBUFFER_STAGES
+
+
+def compile_options(cfg) -> dict:
+    """triton-ascend compile options that follow from a config: the multi-buffer setting it was
+    tiled for (triton-ascend's own default, on, is never left to apply), one stage."""
+    return {"multibuffer": is_multibuffer(cfg), "num_stages": 1}
+
+
+def ub_estimate(config_kwargs: dict, triton_meta: dict, inductor_meta: dict | None = None,
+                size_hints: dict | None = None, multibuffer: bool = False) -> int:
+    """This model's UB bytes for a config: a block of every tensor it budgets for
+    (``element_budget``: min(pointer args, 3) blocks of 4-byte elements), doubled when
+    multi-buffered. The Ascend check compares it with what bishengir planned (its JSON
+    report's ``ub_comparison``)."""
+    numel = 1
+    for k, v in config_kwargs.items():
+        if k.endswith("BLOCK") and isinstance(v, int):
+            numel *= v
+    if size_hints and "R0_BLOCK" not in config_kwargs and any(k.startswith("r") for k in size_hints):
+        numel *= next_power_of_2(max(1, int(size_hints.get("r0_", 1))))  # persistent: the whole row
+    pointers = sum(1 for ty in triton_meta.get("signature", {}).values() if str(ty).startswith("*"))
+    return numel * 4 * max(1, min(max(pointers, 1), 3)) * (2 if multibuffer else 1)
