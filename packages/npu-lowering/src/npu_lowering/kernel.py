@@ -127,6 +127,17 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
                                f"{[e.prefix for e in self._npu_loop_axes]}; upstream codegen changed")
         return npu_grid.GRID_TYPES[programs]
 
+    def max_block(self, prefix: str) -> int:
+        """The largest block any config can give this axis. Upstream answers TRITON_MAX_BLOCK
+        (4096 for x), and drops a mask when the numel is a multiple of it; our tiling sizes
+        blocks to the UB, up to one byte per element of it, so an x block of 16384 over
+        3 * 4096 elements read past the end (issue 16: grid_sampler_2d)."""
+        upstream = super().max_block(prefix)
+        if self.fixed_config:
+            return upstream
+        facts = tiling.device(V.graph.get_current_device_or_throw().index or 0)
+        return max(upstream, tiling.max_block_elements(facts))
+
     def inductor_meta_per_kernel(self):
         meta = super().inductor_meta_per_kernel()
         facts = tiling.device(V.graph.get_current_device_or_throw().index or 0)

@@ -71,6 +71,12 @@ def _floor_pow2(n: int) -> int:
     return 1 << (max(int(n), 1).bit_length() - 1)
 
 
+def max_block_elements(dev: Device) -> int:
+    """An upper bound on any block our tilings emit (npu-autotune's too): one buffer of
+    one-byte elements filling the UB."""
+    return _floor_pow2(dev.ub_bytes)
+
+
 def element_budget(triton_meta: dict, dev: Device, elem_bytes: int = 4) -> int:
     """Elements of one block that fit the UB alongside the blocks of the other tensors."""
     pointers = sum(1 for ty in triton_meta.get("signature", {}).values() if str(ty).startswith("*"))
