@@ -14,6 +14,10 @@ tuning runs; with TRITON not in max_autotune_gemm_backends, ATen. Ours:
 ``NPU_LOWERING_SMALL_GEMM_TEMPLATES`` (default 1; 0 = ATen as upstream) and
 ``NPU_LOWERING_SMALL_GEMM_MAX_MACS`` (default 2**24, e.g. 256 x 256 x 256). Both enter the
 FX graph cache key (``NpuPostGradPass.uuid``).
+
+Not for M=1 or N=1 (one token, a matrix-vector product): upstream's template indexes the
+operands by ``rm % M`` / ``rn % N``, a zero-stride pointer there that triton-ascend refuses;
+those stay ATen (K=1 is Inductor's pointwise decomposition, before any template).
 """
 
 from __future__ import annotations
@@ -71,6 +75,11 @@ def applies(mat1, mat2) -> bool:
         return False  # no template candidates for this device (npu-autotune not installed)
     a, b = _static_sizes(mat1), _static_sizes(mat2)
     if a is None or b is None or len(a) != len(b) or len(a) not in (2, 3) or a[-1] != b[-2]:
+        return False
+    if a[-2] == 1 or b[-1] == 1:
+        # M=1 or N=1 (a single token, mv-like): upstream's template indexes A by ``rm % M``
+        # (B by ``rn % N``), which folds to 0, a zero-stride pointer triton-ascend's
+        # triton-adapter-opt refuses ("strides must not be zero"); ATen, as upstream
         return False
     return 0 < math.prod(a[:-1]) * b[-1] * a[-1] <= max_macs()
 

@@ -8,7 +8,9 @@ depend on every output index (a bias, a per-row scale) then has a pointer tensor
 stride, which triton-ascend's ``triton-adapter-opt`` refuses ("strides must not be zero").
 Here such a load keeps its natural shape (``[1, BLOCK_N]`` for a bias) with the bounds of
 only the indices it uses as its mask; Triton's broadcasting in the epilogue's arithmetic does
-the rest, and the store stays fully masked. Loads that use every index are upstream's.
+the rest, and the store stays fully masked. Loads that use every index are upstream's, and
+so are stores: an output with a size-1 dim (mm / bmm with M=1 or N=1) has an index without
+that dim's template index, yet its pointer must stay the full tile the value has.
 
 A template input that is a dtype view of another buffer (``x.view(torch.bfloat16)`` of a
 float16 tensor: a ReinterpretView whose dtype differs from its storage's) is loaded through
@@ -50,7 +52,10 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
         bounds = getattr(self, "_npu_index_bounds", None)
         names = list(getattr(self, "template_indices", None) or ())
         tile = self.template_out_shape  # the output tile's dims, e.g. ("BLOCK_M", "BLOCK_N")
-        if (self.template_mask and bounds and names and set(names) <= set(bounds)
+        # stores (TritonKernel.store asks for dense indexing) keep upstream's full-tile pointer:
+        # an output with a size-1 dim (M=1: its index drops idx_m) is not a broadcast, and a
+        # [1, BLOCK_N] store pointer for a [BLOCK_M, BLOCK_N] value is an error
+        if (not dense_indexing and self.template_mask and bounds and names and set(names) <= set(bounds)
                 and isinstance(tile, (tuple, list)) and 0 < len(tile) <= len(names)):
             used = {s.name for s in self.prepare_indexing(index).free_symbols}
             dims = [n for n in names if n in used]
