@@ -8,6 +8,7 @@
 --ops REGEX     only ops whose name(.variant) matches
 --shuffle SEED  run the pairs in a seeded random order: a sweep cut short is then an unbiased sample
 --limit N       stop after N pairs
+--ci            only the CI subset (npu_inductor.conformance.opinfo.CI_SUBSET)
 --grad          also compare gradients of compiled vs eager (upstream does this on GPUs)
 --timeout S     per-pair limit (default 120 s; every kernel runs in Triton's interpreter)
 --write-expected [PATH]  write the expected-failures file from this run (default: the packaged one),
@@ -158,6 +159,7 @@ def main():
     ap.add_argument("--shuffle", type=int, default=None)
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--grad", action="store_true")
+    ap.add_argument("--ci", action="store_true")
     ap.add_argument("--json", default=None)
     ap.add_argument("--write-expected", nargs="?", const=str(O.EXPECTED_FAILURES), default=None)
     # worker-only
@@ -174,6 +176,9 @@ def main():
     if bad:
         ap.error(f"unknown dtypes {bad}; choose from {','.join(O.DTYPE_NAMES)}")
     cases = O.all_cases(dtype_names, args.ops)
+    if args.ci:
+        subset = set(O.ci_cases())
+        cases = [c for c in cases if c in subset]
     if args.shuffle is not None:
         random.Random(args.shuffle).shuffle(cases)
     if args.limit:
@@ -188,6 +193,9 @@ def main():
 
     print()
     print(O.format_table(data["summary"]))
+    eager_only = [] if args.eager else [r.case.id for r in results if r.status == "pass" and r.graphs == 0]
+    print(f"\npasses with nothing compiled (graph breaks on a data-dependent op, as upstream allows): "
+          f"{len(eager_only)}{': ' + ', '.join(eager_only[:12]) if eager_only else ''}")
     print("\ntop failure causes:")
     for c in data["top_causes"]:
         print(f"  {c['count']:>5}  {c['reason']}")
