@@ -152,9 +152,9 @@ KNOWN_CAUSES = [
     (r"libdevice|has no attribute '(i0|i1|j0|j1|y0|y1|erfcx)", "missing libdevice function on npu (issue 16 item 9)"),
     (r"GuardOnDataDependentSymNode|data-dependent expression",
      "data-dependent output shape (upstream Inductor lists it as an expected failure on cpu and cuda too)"),
-    (r"^timeout", "compile or run exceeds the per-case time limit in the interpreter (issue 16 item 9)"),
+    (r"^timeout|CaseTimeout", "compile or run exceeds the per-case time limit in the interpreter (issue 16 item 9)"),
     (r"^crash", "the process dies (issue 16 item 4)"),
-    (r"^mismatch", "wrong result compiled vs eager (issue 16 item 9: to investigate)"),
+    (r"^mismatch", "wrong result against the reference (issue 16 item 9: to investigate)"),
 ]
 
 
@@ -323,7 +323,7 @@ def run_case(case: Case, mode: str = "compile", grad: bool = False, timeout: flo
     except _Skip as exc:
         res.status, res.error = "skip", str(exc)[:300]
     except Exception as exc:  # noqa: BLE001 - every op failure is a result, not a harness crash
-        res.status = "error"
+        res.status = "timeout" if isinstance(_root(exc), CaseTimeout) else "error"  # dynamo wraps it
         res.error, res.detail = _describe(exc)
     res.seconds = round(time.perf_counter() - t0, 3)
     return res
