@@ -147,6 +147,9 @@ def reduction(size_hints: dict, triton_meta: dict, dev: Device, *, persistent: b
             for programs in program_targets(xnumel, dev, exhaustive):
                 xblock = max(1, min(max_x, next_power_of_2(-(-xnumel // programs))))
                 kwargs = {"XBLOCK": xblock} if rblock is None else {"XBLOCK": xblock, "R0_BLOCK": rblock}
+                if "y" in size_hints:  # a tiled reduction: y rows next to the x block
+                    room = max(1, max_x // xblock)
+                    kwargs["YBLOCK"] = min(next_power_of_2(max(1, int(size_hints["y"]))), 1 << (room.bit_length() - 1))
                 out.append(make(kwargs, mb))
     rn = rnumel if persistent else None
     return unique(c for c in out if fits_ub(c, triton_meta, dev, rn))

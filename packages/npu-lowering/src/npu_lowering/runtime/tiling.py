@@ -123,8 +123,16 @@ def reduction(size_hints: dict, triton_meta: dict, dev: Device, persistent: bool
     for programs in _program_targets(xnumel, dev):
         xblock = max(1, min(max_x, next_power_of_2(-(-xnumel // programs))))
         kwargs = {"XBLOCK": xblock} if persistent else {"XBLOCK": xblock, "R0_BLOCK": rblock}
-        out.append(make_config(kwargs))
+        out.append(make_config({**kwargs, **tiled_rows(size_hints, max_x // xblock)}))
     return unique(out)
+
+
+def tiled_rows(size_hints: dict, room: int) -> dict:
+    """A tiled reduction (rows over x and y: triton.tile_reductions, or Inductor's own 2-D
+    tiling choice) needs a YBLOCK too: the y rows that fit next to the x block (at least 1)."""
+    if "y" not in size_hints:
+        return {}
+    return {"YBLOCK": max(1, min(next_power_of_2(max(1, size_hints["y"])), _floor_pow2(max(1, room))))}
 
 
 def _program_targets(numel: int, dev: Device) -> list[int]:
