@@ -7,9 +7,8 @@ Per architecture:
   inference output), loss, every gradient and every updated parameter compiled vs eager;
 - dynamic lengths: inference under no_grad at two sequence lengths (batch sizes for vision
   models) through one ``dynamic=True`` compile, both against eager, with no recompile;
-and a training step at two lengths through one dynamic compile (GPT-2; xfail today, see there).
-Models that fail today because npu-sim eager has no convolution (ViT's patch embedding, ResNet)
-are xfail (strict=False): they pass once npu-sim gains convolution (issue 16 item 3).
+and a training step at two lengths through one dynamic compile (GPT-2; it found a tiled
+reduction launched without its YBLOCK: npu-lowering's test_tiled_reductions.py).
 """
 
 from __future__ import annotations
@@ -25,8 +24,7 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 from npu_inductor.conformance import models as M  # noqa: E402
 
-NO_CONV = "npu-sim eager has no convolution_overrideable yet (issue 16 item 3)"
-XFAIL = {"vit": NO_CONV, "resnet": NO_CONV}
+XFAIL: dict[str, str] = {}  # architecture -> reason, for a known failure (none today)
 ATOL, RTOL = 1e-4, 1e-4  # fp32; compiled kernels reassociate sums
 
 
@@ -117,6 +115,9 @@ def test_model_dynamic_lengths(npu, spec):
     graphs = []
     compiled = _counting_compile(model, graphs, dynamic=True)
     with torch.no_grad():
+        # an eager call first: transformers' loss sets config.problem_type on the first call with
+        # labels, and Dynamo guards on it (a recompile on cpu as well, not a shape one)
+        model(**M.to_device(spec.inputs(spec.lengths[0]), npu))
         for i, length in enumerate(spec.lengths):
             inputs = M.to_device(spec.inputs(length), npu)
             _close(M.logits(compiled(**inputs)), M.logits(model(**inputs)), f"{spec.name} logits, length {length}")
@@ -126,9 +127,6 @@ def test_model_dynamic_lengths(npu, spec):
     assert len(graphs) == first, f"{spec.name}: the second length recompiled ({len(graphs)} graphs)"
 
 
-@pytest.mark.xfail(reason="dynamic-shape backward: a 2-D reduction kernel (embedding_dense_backward + sum) is "
-                          "launched without its YBLOCK argument (TypeError in the launcher); found by this test",
-                   strict=False)
 def test_model_training_dynamic_lengths(npu):
     """A training step at two sequence lengths through one dynamic compile (GPT-2)."""
     spec = M.BY_NAME["gpt2"]
