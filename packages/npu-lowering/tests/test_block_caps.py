@@ -48,3 +48,18 @@ def test_grid_sample_matches_eager():
     torch._dynamo.reset()
     fn = lambda a, b: torch.nn.functional.grid_sample(a, b, align_corners=False)  # noqa: E731
     torch.testing.assert_close(torch.compile(fn)(x, g).cpu(), fn(x.cpu(), g.cpu()), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["index_add", "scatter_reduce"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+def test_atomic_into_a_zero_dim_tensor_adds_once(op, dtype):
+    # Inductor drops the mask of a one-element axis, so a block wider than 1 repeated the
+    # atomic add in every lane (OpInfo index_add / scatter_reduce.sum on 0-d inputs: 2 + 4 * 3)
+    x = torch.tensor(2, dtype=dtype, device="npu")
+    src = torch.tensor(3, dtype=dtype, device="npu")
+    idx = torch.tensor([0], device="npu")
+    fns = {"index_add": lambda a, i, s: a.index_add(0, i, s),
+           "scatter_reduce": lambda a, i, s: a.scatter_reduce(0, i.reshape(()), s, "sum")}
+    torch._dynamo.reset()
+    out = torch.compile(fns[op])(x, idx, src)
+    assert out.item() == 5

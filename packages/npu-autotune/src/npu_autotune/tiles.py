@@ -120,7 +120,8 @@ def pointwise(size_hints: dict, triton_meta: dict, dev: Device, *, exhaustive: b
             left = min(budget, max(_min_block(triton_meta), next_power_of_2(-(-numel // programs))))
             blocks = {}
             for i, d in enumerate(dims):
-                floor = _min_block(triton_meta) if i == 0 else 1
+                # a one-element axis has no mask: a block of 1 (npu-lowering's tiling says why)
+                floor = _min_block(triton_meta) if i == 0 and sizes[d] > 1 else 1
                 blocks[f"{d.upper()}BLOCK"] = b = max(floor, min(sizes[d], left))
                 left = max(1, left // b)
             out.append(make(dict(sorted(blocks.items())), mb))

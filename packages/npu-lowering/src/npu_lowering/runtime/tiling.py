@@ -104,7 +104,10 @@ def pointwise(size_hints: dict, triton_meta: dict, dev: Device) -> list[Config]:
         per_program = min(budget, max(_min_block(), next_power_of_2(-(-numel // programs))))
         blocks, left = {}, per_program
         for i, d in enumerate(dims):  # x, Inductor's innermost (contiguous) dimension, first
-            floor = _min_block() if i == 0 else 1  # 32-byte aligned rows, even if masked
+            # 32-byte aligned rows, even if masked; but a one-element axis gets a block of 1:
+            # Inductor drops its mask (numel 1), so every extra lane would repeat the element's
+            # store or atomic (index_add into a 0-d tensor added its source XBLOCK times)
+            floor = _min_block() if i == 0 and sizes[d] > 1 else 1
             blocks[f"{d.upper()}BLOCK"] = b = max(floor, min(sizes[d], left))
             left = max(1, left // b)
         out.append(make_config({k: blocks[k] for k in sorted(blocks)}))
