@@ -97,13 +97,31 @@ def held_pool(tmp_path_factory):
 
 @pytest.mark.feature("D02")
 @pytest.mark.parametrize("verbose", [True, False])
-def test_progress_line_names_pending_npu_kernels(held_pool, fresh, capsys, verbose):
+def test_progress_line_names_pending_npu_kernels(held_pool, fresh, capsys, monkeypatch, verbose):
+    import torch.hub
+
+    # our line stands in for upstream's bar where torch has no real tqdm (the dev environment
+    # has one: transformers brings it)
+    monkeypatch.setattr(torch.hub, "tqdm", torch.hub._Faketqdm)
     held_pool(0.6)
     _compile(fresh, 64 if verbose else 48, disable_progress=False, verbose_progress=verbose)
     err = capsys.readouterr().err
     assert re.search(r"Inductor Compilation \(npu\): 0/1 kernels", err), err
     assert "Inductor Compilation (npu): 1/1 kernels\n" in err
     assert bool(re.search(r"0/1 kernels pending: triton_poi_\w+", err)) is verbose
+
+
+def test_no_progress_line_of_ours_beside_a_real_tqdm_bar(held_pool, fresh, capsys):
+    pytest.importorskip("tqdm")
+    import torch.hub
+
+    if torch.hub.tqdm is torch.hub._Faketqdm:
+        pytest.skip("torch found no tqdm")
+    held_pool(0.3)
+    _compile(fresh, 40, disable_progress=False, verbose_progress=True)
+    err = capsys.readouterr().err
+    assert "Inductor Compilation (npu)" not in err
+    assert re.search(r"Inductor Compilation:.*triton_poi_\w+", err), err  # upstream's bar names it
 
 
 def test_no_progress_line_with_progress_disabled(held_pool, fresh, capsys):
