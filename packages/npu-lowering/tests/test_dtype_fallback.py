@@ -110,7 +110,9 @@ def test_dynamic_shapes():
     fn = torch.compile(lambda x: (x * 2).sum() + x.float().cos().sum(), dynamic=True)
     for n in (5, 7):
         x = torch.randn(n, dtype=torch.float64, device="npu")
-        torch.testing.assert_close(fn(x).cpu(), (x.cpu() * 2).sum() + x.cpu().float().cos().sum())
+        # the fp32 part is summed in another order than eager's: fp32 tolerance, in an fp64 result
+        torch.testing.assert_close(fn(x).cpu(), (x.cpu() * 2).sum() + x.cpu().float().cos().sum(),
+                                   atol=1e-5, rtol=1e-6)
 
 
 @pytest.fixture
