@@ -23,17 +23,6 @@ class UnexpectedPass(UserWarning):
     pass
 
 
-@pytest.fixture(scope="module")
-def npu():
-    import torch
-
-    from npu_inductor import enable
-
-    enable()
-    if torch._C._get_privateuse1_backend_name() != "npu":
-        pytest.skip("no device 'npu'")
-    return torch.device("npu")
-
 
 @pytest.fixture(scope="module")
 def expected():

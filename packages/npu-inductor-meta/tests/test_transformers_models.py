@@ -28,17 +28,6 @@ XFAIL: dict[str, str] = {}  # architecture -> reason, for a known failure (none 
 ATOL, RTOL = 1e-4, 1e-4  # fp32; compiled kernels reassociate sums
 
 
-@pytest.fixture(scope="module")
-def npu():
-    import torch
-
-    from npu_inductor import enable
-
-    enable()
-    if torch._C._get_privateuse1_backend_name() != "npu":
-        pytest.skip("no device 'npu'")
-    return torch.device("npu")
-
 
 def _params(spec):
     marks = [pytest.mark.xfail(reason=XFAIL[spec.name], strict=False)] if spec.name in XFAIL else []
