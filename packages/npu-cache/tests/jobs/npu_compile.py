@@ -5,6 +5,7 @@ SPEC: {"fn": name in FUNCTIONS, "inductor" / "dynamo" / "functorch": {flag: valu
 (written to the file "artifacts_file" names, if any; "load_artifacts" loads that file first),
 "cpu": also compile a cpu function under the same flags, "calls": [shapes...],
 "miscompile": every value a kernel stores is off by one (a faulty compiler's binary),
+"fixed_timings": autotuning benchmarks every choice but picks the first that ran,
 "ascend": kernels generated and compiled as on Ascend (npu-launcher's test stand-ins:
 triton-ascend-shaped compiles; CANN's runtime from NPU_LAUNCHER_CANN_LIBS)}.
 Prints one JSON line: results checked against eager, Inductor/Dynamo counters, upstream's
@@ -98,6 +99,7 @@ import triton  # noqa: E402
 import triton.compiler  # noqa: E402
 
 compiled_kernels = {"described": 0, "triton_compile": 0}
+described_names = []  # kernel name and config of each describe, for the tests' messages
 describe_ep = next(ep for ep in importlib.metadata.entry_points(group="npu_inductor.kernel_launcher")
                    if ep.name == "describe_triton")
 real_describe = describe_ep.load()
@@ -105,6 +107,7 @@ real_describe = describe_ep.load()
 
 def counting_describe(fn, triton_meta, config_kwargs, *a, **k):
     compiled_kernels["described"] += 1
+    described_names.append(f"{getattr(fn, '__name__', fn)} {config_kwargs}")
     desc = real_describe(fn, triton_meta, config_kwargs, *a, **k)
     if spec.get("miscompile"):  # every value the kernel stores is off by one
         source = re.sub(r"tl\.store\((.*), (tmp\d+), ", r"tl.store(\1, \2 + 1.0, ", desc.binary.decode())
@@ -132,6 +135,18 @@ if spec.get("ascend"):
     npu_lowering.kernel.flavour = lambda: "ascend"
     fake_triton_ascend.install_compile()  # wraps the counting compile
 
+if spec.get("fixed_timings"):
+    # every candidate is still compiled and benchmarked, but the winner is the first choice
+    # whatever the (noisy, interpreter-run) timings were: two machines then agree on it
+    from torch._inductor.select_algorithm import AlgorithmSelectorCache
+
+    real_benchmark_choices = AlgorithmSelectorCache.benchmark_choices.__func__
+
+    def fixed_benchmark_choices(cls, choices, *a, **k):
+        timings = real_benchmark_choices(cls, choices, *a, **k)
+        return {c: (1.0 + i if timings[c] != float("inf") else timings[c]) for i, c in enumerate(choices)}
+
+    AlgorithmSelectorCache.benchmark_choices = classmethod(fixed_benchmark_choices)
 fn = FUNCTIONS[spec.get("fn", "pointwise")]
 loaded = None
 if spec.get("load_artifacts"):  # what another machine saved: the user carries the bytes over
@@ -172,7 +187,7 @@ with config.patch(spec.get("inductor", {})), torch._dynamo.config.patch(spec.get
         results.append(bool(torch.allclose(torch.compile(lambda x: torch.cos(x) - 1)(xc), torch.cos(xc) - 1)))
 flushed = npu_cache.flush(10)
 print(json.dumps({
-    "ok": results, "error": error, "compiled_kernels": compiled_kernels,
+    "ok": results, "error": error, "compiled_kernels": compiled_kernels, "described_names": described_names,
     "ascend_compiles": sys.modules["fake_triton_ascend"].COMPILES if spec.get("ascend") else None, "saved": saved, "loaded": loaded, "flushed": flushed, "inner_calls": len(inner_calls), "graph_constants": inner_calls, "created": created,
     "inductor": dict(counters["inductor"]), "dynamo": {k: dict(v) for k, v in counters.items() if k != "inductor"},
     "cache_stats": {k: vars(v) for k, v in remote_cache.cache_stats._stats.items()},
