@@ -5,6 +5,8 @@ from __future__ import annotations
 from torch._inductor.codegen.triton import TritonScheduling
 from torch._inductor.select_algorithm import TritonTemplateKernel
 
+from torch._inductor.virtualized import V
+
 from .kernel import NpuTritonKernel, save_kernel
 
 
@@ -17,3 +19,19 @@ class NpuScheduling(TritonScheduling):
         if isinstance(kernel, TritonTemplateKernel):
             save_kernel(src_code)
         return super().define_kernel(src_code, node_schedule, kernel)
+
+    def create_kernel_choices(self, kernel_features, kernel_args, kernel_kwargs):
+        """A scan too long for one block (``ir.SplitScan``) is built as one looped scan per
+        row, never as upstream's split scan: that kernel passes chunk sums between programs
+        through a byte workspace cast to wider pointers, which triton-ascend 3.2.0's
+        triton-adapter-opt refuses ("Casting pointers with unmatched bitwidth!"), and its
+        look-back spins on other programs' flags. Upstream's looped scan carries the running
+        value across reduction-loop steps; other kernels are upstream's."""
+        if not (kernel_features.contains_op("scan")
+                and any(node.is_split_scan() for node in kernel_features.scheduler_nodes())):
+            return super().create_kernel_choices(kernel_features, kernel_args, kernel_kwargs)
+        kernel_kwargs["override_cooperative_reduction"] = False  # as upstream, for any scan
+        self.kernel_type.apply_feature_required_overrides(kernel_features, kernel_kwargs)
+        kernel_kwargs = V.choices.triton_kernel_kwargs(self.kernel_type, kernel_features, kernel_args, kernel_kwargs)
+        kernel = self.kernel_type(*kernel_args, **kernel_kwargs)
+        return self.add_multi_kernel_choices(kernel, kernel_args, kernel_kwargs)
