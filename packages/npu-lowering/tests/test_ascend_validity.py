@@ -75,6 +75,13 @@ CASES = {
     "scatter_add": (lambda a, i, v: torch.zeros(12, 20, device=a.device).scatter_add(1, i, v),
                     lambda: (r(12, 20), torch.randint(0, 20, (12, 5), device=D), r(12, 5)), {}),
     "dynamic_shapes": (lambda a: (a * 2).sum(0) + a.mean(), lambda: (r(7, 5),), {"dynamic": True}),
+    # ops.masked loads whose mask spans axes their index lacks (a ViT's class token + position
+    # embedding; a row shifted into a reduction): upstream's stride-0 broadcast pointer
+    "masked_loads": (lambda c, p, e, x, y: (
+        F.layer_norm(torch.cat([c.expand(p.shape[0], 1, -1), p], 1) + e, (32,)),
+        (torch.cat([x[:1], y], 0) * y.sum(-1, keepdim=True)[:1]).sum(-1)),
+        lambda: (r(1, 1, 32), r(3, 4, 32), r(1, 5, 32), r(3, 16), r(6, 16)), {}),
+    "long_scan": (lambda a: a.cumsum(-1), lambda: (r(20000, dtype=torch.float16),), {}),
     "libdevice_binary": (lambda v: (torch.atan2(v, v + 1), torch.fmod(v, 1.3), torch.copysign(v, -v), v.pow(2.5)),
                          lambda: (torch.rand(64, device=D) + 0.1,), {}),
 }

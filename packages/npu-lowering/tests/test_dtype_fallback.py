@@ -125,6 +125,20 @@ def fresh_counts(monkeypatch, tmp_path):
         yield
 
 
+def test_an_unspecialized_python_float_stays_out_of_npu_kernels():
+    # GPT-2's gelu under dynamic shapes: Dynamo passes math.pi as a float64 0-d CPU tensor and
+    # Inductor computes sqrt(2 / pi) inside the npu kernel, in float64 (Ascend check: "Expected
+    # dtype fp32 but got fp64" for sqrt; bishengir has no float64 vectors). The 0-d CPU scalar
+    # math falls back to ATen on the CPU; the kernel takes the float32 result.
+    import math
+
+    def gelu_new(x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+    code = compile_run(gelu_new, torch.randn(4, 8, device="npu"), dynamic=True)
+    assert kernels(code) == 1 and "tl.float64" not in code
+
+
 def test_each_fallback_is_logged_once_per_op_and_dtype_and_counted(fresh_counts, caplog):
     x = torch.randn(8, dtype=torch.float64, device="npu")
     with caplog.at_level(logging.WARNING, logger=dtype_policy.__name__):

@@ -7,6 +7,8 @@
   patterns in tl.dot.
 - scatter of a scalar with reduce="add": the interpreter's atomic read a broadcast value as
   contiguous memory.
+- loads inside ops.masked whose mask spans axes their index lacks (a ViT's embeddings):
+  see test_masked_loads_keep_the_index_shape.
 - a scan longer than one block (upstream's split scan, test_split_cumsum_low_prec): failed to
   build ("0 compatible backends for target (npu)"), see test_long_scans_are_looped.
 
@@ -150,3 +152,24 @@ def test_slice_scatter_into_a_cache_buffer():
         out = compiled(x.to("npu"), start)
         torch.testing.assert_close(out.cpu(), ref(x, start), atol=1e-4, rtol=1e-4)
         torch.testing.assert_close(mod.cache_k.cpu(), ref.cache_k, atol=1e-4, rtol=1e-4)
+
+
+def test_masked_loads_keep_the_index_shape():
+    # cause (Ascend check, "strides must not be zero"): upstream broadcasts such an index to the
+    # mask's block, a stride-0 pointer triton-ascend refuses; npu-lowering loads at the index's
+    # shape under the mask reduced over the missing axes (kernel.py, NpuTritonKernel.indexing)
+    import re
+
+    def fn(c, p, e, x, y):
+        emb = torch.nn.functional.layer_norm(torch.cat([c.expand(p.shape[0], 1, -1), p], 1) + e, (32,))
+        return emb, (torch.cat([x[:1], y], 0) * y.sum(-1, keepdim=True)[:1]).sum(-1)
+
+    torch.manual_seed(0)
+    args = (torch.randn(1, 1, 32), torch.randn(3, 4, 32), torch.randn(1, 5, 32), torch.randn(3, 16), torch.randn(6, 16))
+    torch._dynamo.reset()
+    out, codes = run_and_get_code(torch.compile(fn), *(t.to("npu") for t in args))
+    code = "\n".join(codes)
+    assert "keep_dims=True) != 0" in code  # the reduced masks
+    assert not re.findall(r"tl\.load\([^\n]*tl\.broadcast_to", code)
+    for o, ref in zip(out, fn(*args)):
+        torch.testing.assert_close(o.cpu(), ref, atol=1e-5, rtol=1e-5)

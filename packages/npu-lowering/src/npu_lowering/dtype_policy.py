@@ -3,7 +3,8 @@
 Ascend's vector cores compute bool, 8/16/32-bit integers, int64, float16, bfloat16 and float32
 (``KERNEL_DTYPES``). A node that reads or writes an npu tensor of any other dtype (float64,
 complex, float8, uint16/32/64, ...) is lowered to the device's ATen op instead of a Triton
-kernel, as upstream falls back for ops it cannot lower: the post-grad pass marks the node
+kernel (0-d CPU tensors too: Inductor computes them inside npu kernels), as upstream falls
+back for ops it cannot lower: the post-grad pass marks the node
 with upstream's per-node hook ``node.meta["should_fallback"]`` and
 ``GraphLowering.call_function`` builds a ``FallbackKernel`` for it. The rest of the graph is
 lowered and fused as usual. Each fallback is logged once per (op, dtype) in a process and
@@ -64,18 +65,24 @@ def settings_key() -> str:
     return f"dtype-policy={policy()}[{dtypes}]"
 
 
-def _npu_tensors(value):
+def _kernel_tensors(value):
+    """The tensors of ``value`` an npu kernel would compute on: npu tensors, and 0-d CPU
+    tensors, which Inductor inlines into device kernels as scalar arguments (a float Dynamo
+    did not specialize, e.g. ``math.pi`` in GPT-2's gelu under dynamic shapes, is a float64
+    0-d CPU tensor whose arithmetic would land in an npu kernel)."""
     for leaf in torch.utils._pytree.tree_leaves(value):
-        if isinstance(leaf, torch.Tensor) and leaf.device.type == "npu":
+        if isinstance(leaf, torch.Tensor) and (leaf.device.type == "npu"
+                                               or (leaf.device.type == "cpu" and leaf.dim() == 0)):
             yield leaf
 
 
 def foreign_dtype(node: torch.fx.Node) -> torch.dtype | None:
-    """The first dtype among the node's npu outputs and inputs that npu kernels do not take."""
+    """The first dtype among the node's npu (and 0-d CPU) outputs and inputs that npu kernels
+    do not take."""
     values = [node.meta.get("val")]
     values += [a.meta.get("val") for a in node.all_input_nodes]
     for value in values:
-        for t in _npu_tensors(value):
+        for t in _kernel_tensors(value):
             if t.dtype not in KERNEL_DTYPES:
                 return t.dtype
     return None

@@ -18,13 +18,16 @@ transfers long and sequential (a grid-stride loop would hop across the whole ten
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
 
-from torch._inductor.codegen.triton import TritonKernel
+import torch
+from torch._inductor.codegen.triton import IndexingOptions, TritonKernel
 from torch._inductor.utils import IndentedBuffer
+from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
 from .runtime import grid as npu_grid
@@ -38,6 +41,7 @@ NPU_HEURISTICS = ("from npu_lowering.runtime import helpers as triton_helpers\n"
 NPU_MATH = ("from npu_lowering.runtime.math import libdevice, math as tl_math\n"
             "from npu_lowering.runtime import grid as npu_grid  # defines the npu grid types")
 SET_GPU_DRIVER = "triton_helpers.set_driver_to_gpu()\n"
+BROADCAST = "tl.broadcast_to("  # how upstream's indexing() densifies an index
 SAVE_ENV = "NPU_LOWERING_SAVE_KERNELS"
 HINT_SIZE_HINTS_KEY = "npu_hint_size_hints"  # inductor_meta: {hint: size_hints} (multi_kernel_hints)
 # upstream's mix-order reduction loop (TritonKernel.codegen_body), rewritten for triton-ascend
@@ -137,6 +141,40 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             return upstream
         facts = tiling.device(V.graph.get_current_device_or_throw().index or 0)
         return max(upstream, tiling.max_block_elements(facts))
+
+    def indexing(self, index, **kwargs):
+        """A load inside ``ops.masked`` whose mask spans axes its index does not: upstream
+        broadcasts the index to the mask's full block (``tl.broadcast_to(r0_2, [XBLOCK,
+        R0_BLOCK])``), a pointer with stride 0 along those axes, which triton-ascend 3.2.0's
+        triton-adapter-opt refuses ("strides must not be zero"). Here the load keeps the
+        index's own shape and its mask is the full mask reduced (any) over those axes: an
+        address is read when some element of the block needs it, as upstream reads it.
+        ``ops.masked`` applies the full mask to the loaded value afterwards (its tl.where), so
+        the values are upstream's. Looped reductions whose index lacks the reduction axis keep
+        upstream's load (the value would be treated as invariant across the loop)."""
+        opts = super().indexing(index, **kwargs)
+        if (self._load_mask is None or self.is_native_matmul or not isinstance(opts, IndexingOptions)
+                or opts.expand_str is None or not opts.index_str.startswith(BROADCAST)):
+            return opts
+        suffix = f", {opts.expand_str})"
+        if not opts.index_str.endswith(suffix):
+            raise RuntimeError(f"npu-lowering: unexpected broadcast index {opts.index_str!r}; upstream codegen changed")
+        used = opts.index.free_symbols
+        missing = [tree for tree in self.active_range_trees()
+                   if tree.tensor_dim is not None and not used.intersection(tree.var_list)]
+        if not missing or any(tree.is_reduction and not self.persistent_reduction for tree in missing):
+            return opts
+        shape = list(self.dense_size_list())
+        mask = f"({opts.mask_str}).to(tl.int8)"
+        for tree in missing:
+            mask = f"tl.max({mask}, {tree.tensor_dim}, keep_dims=True)"
+            shape[tree.tensor_dim] = "1"
+        reduced = dataclasses.replace(opts, mask_vars=OrderedSet(), expand_shape=tuple(shape),
+                                      index_str=opts.index_str[len(BROADCAST):-len(suffix)],
+                                      expand_str="[" + ", ".join(shape) + "]")
+        var = self.cse.generate(self.get_load_buffer(opts), f"{mask} != 0", dtype=torch.bool, shape=tuple(shape))
+        reduced.mask_vars.add(var)
+        return reduced
 
     def inductor_meta_per_kernel(self):
         meta = super().inductor_meta_per_kernel()
