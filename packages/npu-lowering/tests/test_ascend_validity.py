@@ -81,6 +81,9 @@ CASES = {
         F.layer_norm(torch.cat([c.expand(p.shape[0], 1, -1), p], 1) + e, (32,)),
         (torch.cat([x[:1], y], 0) * y.sum(-1, keepdim=True)[:1]).sum(-1)),
         lambda: (r(1, 1, 32), r(3, 4, 32), r(1, 5, 32), r(3, 16), r(6, 16)), {}),
+    # NaN-aware argmax (max_pool2d's indices) orders bools (isnan(a) > isnan(b)): an unsigned
+    # i1 compare 910B's bishengir aborts on unless the kernel compares them as int8
+    "max_pool_indices": (lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True), lambda: (r(2, 4, 8, 8),), {}),
     "long_scan": (lambda a: a.cumsum(-1), lambda: (r(20000, dtype=torch.float16),), {}),
     "libdevice_binary": (lambda v: (torch.atan2(v, v + 1), torch.fmod(v, 1.3), torch.copysign(v, -v), v.pow(2.5)),
                          lambda: (torch.rand(64, device=D) + 0.1,), {}),

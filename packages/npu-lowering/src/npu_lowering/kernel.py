@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import torch
-from torch._inductor.codegen.triton import IndexingOptions, TritonKernel
+from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, TritonKernelOverrides
 from torch._inductor.utils import IndentedBuffer
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
@@ -89,7 +89,36 @@ class NpuRuntimeMixin:
         return {**super().inductor_meta_common(), "npu_flavour": flavour()}
 
 
+def _ordered_as_int8(a, b):
+    """Operands of an ordering comparison; two bools become int8. A bool ``>`` is an unsigned
+    i1 compare (``arith.cmpi ugt``), which bishengir's 910B HFusion -> HIVM lowering aborts on
+    ("mapCompareModeHFusionToHiVM: unsupported hfusion::CompareFn"); upstream emits it in the
+    NaN-aware argmax of max_pool2d_with_indices (``isnan(a) > isnan(b)``)."""
+    if getattr(a, "dtype", None) == torch.bool and getattr(b, "dtype", None) == torch.bool:
+        return f"{a}.to(tl.int8)", f"{b}.to(tl.int8)"
+    return a, b
+
+
+class NpuTritonKernelOverrides(TritonKernelOverrides):
+    @staticmethod
+    def lt(a, b):
+        return TritonKernelOverrides.lt(*_ordered_as_int8(a, b))
+
+    @staticmethod
+    def gt(a, b):
+        return TritonKernelOverrides.gt(*_ordered_as_int8(a, b))
+
+    @staticmethod
+    def le(a, b):
+        return TritonKernelOverrides.le(*_ordered_as_int8(a, b))
+
+    @staticmethod
+    def ge(a, b):
+        return TritonKernelOverrides.ge(*_ordered_as_int8(a, b))
+
+
 class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
+    overrides = NpuTritonKernelOverrides  # type: ignore[assignment]
     # Per-program sub-block loops with a grid capped at the vector cores. Off, kernels are
     # upstream's (one block per program, grid = block count); tests switch it off to show
     # that a capped grid without the loop computes a wrong result.
