@@ -11,8 +11,10 @@ saved ($NPU_LOWERING_SAVE_KERNELS=test-results/npu-kernels; Inductor's caches po
 fresh folder for the run, since a cache hit generates no kernel), then, whether pytest
 passed or not, packages/npu-lowering/ascend_check/check.py takes every config of each one
 TTIR -> linalg with triton-ascend 3.2.0's front end, then linalg -> HIVM with bishengir
-(ascendnpu-ir 1.2.0) for a 910B2 and a 950 SoC (catalogue X07), two bishengir processes at
-once, in its own venv (.venv-ascend/, made by ascend_check/setup.py while pytest runs). The
+(ascendnpu-ir 1.2.0) for a 910B2 and a 950 SoC (catalogue X07), in its own venv
+(.venv-ascend/, made by ascend_check/setup.py while pytest starts). The check follows the
+kernel folder while pytest runs (one bishengir process beside pytest; the suite's pytest
+leaves the second core mostly idle) and finishes with two processes once pytest is done. The
 run fails when a config fails either stage for either SoC, naming kernel, config, SoC and
 the compiler's message, or when the full suite generated no kernel. A config bishengir
 rejects only for a UB overflow is reported as dropped (as the Ascend compile path drops it,
@@ -30,6 +32,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,6 +43,7 @@ REDIS_ENV = "NPU_INDUCTOR_TEST_REDIS_URL"
 ASCEND_CHECK = ROOT / "packages" / "npu-lowering" / "ascend_check"
 KERNELS = RESULTS / "npu-kernels"
 SAVE_ENV = "NPU_LOWERING_SAVE_KERNELS"
+DONE = RESULTS / "pytest-done"  # written when pytest ends: the ascend check stops following
 
 
 def _log(msg: str) -> None:
@@ -103,43 +107,65 @@ def redis_server():
                 proc.kill()
 
 
-def _start_ascend_setup() -> subprocess.Popen:
-    """Create (or reuse) the triton-ascend venv in the background, while pytest runs."""
-    log = open(RESULTS / "ascend-setup.log", "w")
-    return subprocess.Popen([sys.executable, str(ASCEND_CHECK / "setup.py")], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=log, text=True)
+class _AscendCheck(threading.Thread):
+    """The triton-ascend venv is made (or reused) while pytest runs; then check.py --follow
+    checks each kernel as pytest writes it (one bishengir at a time beside pytest), and
+    finishes the rest with two once ``finish`` says pytest is done."""
 
+    def __init__(self):
+        super().__init__(name="ascend-check", daemon=True)
+        DONE.unlink(missing_ok=True)
+        with open(RESULTS / "ascend-setup.log", "w") as log:
+            self.setup = subprocess.Popen([sys.executable, str(ASCEND_CHECK / "setup.py")], cwd=ROOT,
+                                          stdout=subprocess.PIPE, stderr=log, text=True)
+        self.proc: subprocess.Popen | None = None
+        self.failed_setup = False
+        self.start()
 
-def _ascend_check(setup: subprocess.Popen, require_kernels: bool) -> int:
-    """Every saved kernel through triton-ascend's front end and bishengir (910B2, 950); 0 when
-    every config of every kernel gets through both stages."""
-    out, _ = setup.communicate()
-    if setup.returncode or not out.strip():
-        _log(f"ascend check: creating the triton-ascend venv failed ({setup.returncode}):")
-        print((RESULTS / "ascend-setup.log").read_text()[-4000:], flush=True)
-        return 1
-    python = out.strip().splitlines()[-1]
-    cmd = [python, str(ASCEND_CHECK / "check.py"), str(KERNELS), "--json", str(RESULTS / "ascend-check.json"),
-           "--jobs", "2", "--ub-overflow", "drop"]
-    _log(" ".join(cmd))
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    (RESULTS / "ascend-check.log").write_text(proc.stdout)
-    for line in proc.stdout.splitlines():  # one line per kernel config is in the log; show failures
-        if not line.startswith("ok "):
-            print(line, flush=True)
-    if proc.returncode == 2 and not require_kernels:
-        _log("ascend check: the selected tests generated no npu kernel; nothing to check")
-        return 0
-    if proc.returncode:
-        _log(f"ascend check failed ({proc.returncode}): see test-results/ascend-check.log")
-    return proc.returncode
+    def run(self) -> None:
+        out, _ = self.setup.communicate()
+        if self.setup.returncode or not out.strip():
+            self.failed_setup = True
+            return
+        python = out.strip().splitlines()[-1]
+        cmd = [python, str(ASCEND_CHECK / "check.py"), str(KERNELS), "--json", str(RESULTS / "ascend-check.json"),
+               "--jobs", "2", "--ub-overflow", "drop", "--follow", str(DONE)]
+        _log(" ".join(cmd))
+        with open(RESULTS / "ascend-check.log", "w") as log:
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+    def kill(self) -> None:
+        self.setup.kill()  # an unfinished venv has no stamp: the next run builds it again
+        DONE.touch()
+        self.join()
+        if self.proc is not None:
+            self.proc.kill()
+
+    def finish(self, require_kernels: bool) -> int:
+        """0 when every config of every kernel got through both stages for both SoCs."""
+        DONE.touch()
+        self.join()
+        if self.failed_setup:
+            _log(f"ascend check: creating the triton-ascend venv failed ({self.setup.returncode}):")
+            print((RESULTS / "ascend-setup.log").read_text()[-4000:], flush=True)
+            return 1
+        returncode = self.proc.wait()
+        for line in (RESULTS / "ascend-check.log").read_text().splitlines():
+            if not line.startswith("ok "):  # one line per kernel config is in the log; show the rest
+                print(line, flush=True)
+        if returncode == 2 and not require_kernels:
+            _log("ascend check: the selected tests generated no npu kernel; nothing to check")
+            return 0
+        if returncode:
+            _log(f"ascend check failed ({returncode}): see test-results/ascend-check.log")
+        return returncode
 
 
 def main(argv: list[str]) -> int:
     RESULTS.mkdir(exist_ok=True)
     shutil.rmtree(KERNELS, ignore_errors=True)
     KERNELS.mkdir()
-    setup = _start_ascend_setup()
+    check = _AscendCheck()
     try:
         with redis_server() as url, tempfile.TemporaryDirectory(prefix="npu-inductor-test-cache-") as cache:
             # a fresh Inductor cache: a cache hit skips codegen, and so the saving of its kernels
@@ -149,13 +175,13 @@ def main(argv: list[str]) -> int:
             _log(" ".join(cmd))
             code = subprocess.run(cmd, cwd=ROOT, env=env).returncode
     except BaseException:
-        setup.kill()  # an unfinished venv has no stamp: the next run builds it again
+        check.kill()
         raise
     if code == 5:
         _log("no tests collected: failing")
         code = 1
     # checked whether pytest passed or not; a run of the whole suite must have generated kernels
-    ascend = _ascend_check(setup, require_kernels=not argv)
+    ascend = check.finish(require_kernels=not argv)
     return code or (1 if ascend else 0)
 
 

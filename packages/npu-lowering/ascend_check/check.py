@@ -42,6 +42,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import types
@@ -472,16 +473,54 @@ def summary(error: str) -> str:
     return lines[0][:400]
 
 
-def collect(paths: list[str]) -> list[Path]:
+def collect(paths: list[str], quiet: bool = False) -> list[Path]:
     out = []
     for p in map(Path, paths):
         if p.is_dir():
             out.extend(sorted(p.glob(KERNEL_GLOB)))
         elif p.is_file():
             out.append(p)
-        else:
+        elif not quiet:  # (a followed folder may not exist yet)
             print(f"ascend_check: {p} does not exist", file=sys.stderr)
     return out
+
+
+class _GatedPool:
+    """A thread pool whose concurrent runs are capped by a gate that can be widened: one
+    bishengir at a time while pytest still runs beside us (``--follow``), all jobs after."""
+
+    def __init__(self, pool, allowed: int):
+        self.pool, self.allowed = pool, allowed
+        self.gate = threading.Semaphore(allowed)
+
+    def widen(self, to: int) -> None:
+        for _ in range(max(0, to - self.allowed)):
+            self.gate.release()
+        self.allowed = max(self.allowed, to)
+
+    def submit(self, fn, *args, **kwargs):
+        def gated():
+            with self.gate:
+                return fn(*args, **kwargs)
+
+        return self.pool.submit(gated)
+
+
+def _kernel_files(paths: list[str], follow: Path | None, pool: _GatedPool, jobs: int):
+    """The kernel files to check: those there now; with ``follow``, also each file written
+    later, until the ``follow`` file exists (then one last look, with the pool widened)."""
+    seen: set[Path] = set()
+    while True:
+        done = follow is None or follow.exists()
+        if done:
+            pool.widen(jobs)
+        new = [p for p in collect(paths, quiet=not done) if p not in seen]
+        seen.update(new)
+        yield from new
+        if done:
+            return
+        if not new:
+            time.sleep(2)
 
 
 def _config_line(r: KernelResult, c: ConfigResult) -> str:
@@ -567,6 +606,9 @@ def main(argv=None) -> int:
     ap.add_argument("--config", type=json.loads, default=None,
                     help='check only this config: {"kwargs": {"XBLOCK": 1024}, "num_stages": 1}')
     ap.add_argument("--dump-linalg", type=Path, help="write each lowered kernel's linalg here")
+    ap.add_argument("--follow", type=Path, metavar="DONE_FILE",
+                    help="check kernels as they appear in the folders, one bishengir at a time, until DONE_FILE "
+                         "exists (the test command writes it when pytest ends); then the rest with --jobs")
     args = ap.parse_args(argv)
 
     targets = [] if args.targets in ("", "none") else [hivm.TARGETS[t] for t in args.targets.split(",")]
@@ -576,22 +618,28 @@ def main(argv=None) -> int:
         ap.error("kernel files or folders are required")
     t0 = time.monotonic()
     version = _setup_imports()
-    files = collect(args.paths)
     results = []
     with contextlib.ExitStack() as stack:
         workroot = args.keep_hivm or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="npu-ascend-hivm-")))
-        pool = stack.enter_context(concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)))
+        jobs = max(1, args.jobs)
+        pool = _GatedPool(stack.enter_context(concurrent.futures.ThreadPoolExecutor(jobs)),
+                          1 if args.follow else jobs)
         pending = collections.deque()
-        for path in files:  # front ends here, bishengir runs in the pool meanwhile
-            pending.append(check_kernel(path, args.arch, args.configs, args.dump_linalg, targets, pool, workroot,
-                                        args.config))
-            while pending and (len(pending) > 4 * max(1, args.jobs) or path == files[-1]):
+
+        def finish(keep: int) -> None:
+            while len(pending) > keep:
                 r = finish_kernel(pending.popleft(), args.ub_overflow)
                 results.append(r)
                 if not r.configs:
                     print(f"FAIL {r.name} [{r.stage}] {summary(r.error)}", flush=True)
                 for c in r.configs:
                     print(_config_line(r, c), flush=True)
+
+        for path in _kernel_files(args.paths, args.follow, pool, jobs):  # front ends here, bishengir in the pool
+            pending.append(check_kernel(path, args.arch, args.configs, args.dump_linalg, targets, pool, workroot,
+                                        args.config))
+            finish(4 * jobs)
+        finish(0)
     failed = [r for r in results if not r.ok]
     n_cfg = sum(len(r.configs) for r in results)
     # how triton-ascend would launch them (npu-launcher's Ascend route reads these fields)

@@ -194,3 +194,15 @@ def ub_overflow(exc: BaseException) -> tuple[int, int | None] | None:
         if m:
             return int(m.group(1)), (int(m.group(2)) if m.group(2) else None)
     return None
+
+
+INDIRECT_KEY = "npu_indirect_indexing"  # npu-lowering's inductor_meta key (its runtime/tiling.py)
+
+
+def without_one_row_indirect(configs: list, size_hints: dict, inductor_meta: dict | None) -> list:
+    """npu-lowering's rule (runtime/tiling.py, same name): a kernel with an indirect load keeps
+    no XBLOCK=1 config where x has more rows and another config is left; triton-ascend 3.2.0's
+    triton-adapter-opt aborts on such loads in one-row blocks."""
+    if not (inductor_meta or {}).get(INDIRECT_KEY) or int(size_hints.get("x", 1)) <= 1:
+        return configs
+    return [c for c in configs if c.kwargs.get("XBLOCK") != 1] or configs

@@ -129,6 +129,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         self._npu_loop_start: int | None = None  # first body line inside the loops
         self._npu_loops: bool | None = None
         self._npu_wrapped_body: IndentedBuffer | None = None
+        self._npu_indirect = False  # an indirect (tensor-valued) index: tiling.INDIRECT_KEY
         super().__init__(*args, **kwargs)  # writes the range-tree headers (get_pid below)
 
     def _loops_over_subblocks(self) -> bool:
@@ -182,6 +183,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         the values are upstream's. Looped reductions whose index lacks the reduction axis keep
         upstream's load (the value would be treated as invariant across the loop)."""
         opts = super().indexing(index, **kwargs)
+        if isinstance(opts, IndexingOptions) and opts.has_indirect():
+            self._npu_indirect = True
         if (self._load_mask is None or self.is_native_matmul or not isinstance(opts, IndexingOptions)
                 or opts.expand_str is None or not opts.index_str.startswith(BROADCAST)):
             return opts
@@ -211,6 +214,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # read where the kernel is tuned, which may be a compile worker with no device open
         # (also the grid's core count: runtime/grid.py)
         meta[tiling.FACTS_KEY] = {"ub_bytes": facts.ub_bytes, "vector_cores": facts.vector_cores}
+        if self._npu_indirect:
+            meta[tiling.INDIRECT_KEY] = True
         if hinted := self._hint_size_hints():
             meta[HINT_SIZE_HINTS_KEY] = hinted
         return meta

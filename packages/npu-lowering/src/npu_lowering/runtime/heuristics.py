@@ -47,6 +47,7 @@ def _mix_order_configs(theirs: list, triton_meta: dict, persistent_rblock: int,
 
 
 def _autotune(size_hints, configs, triton_meta, inductor_meta, heuristic_type, filename):
+    configs = tiling.without_one_row_indirect(configs, size_hints, inductor_meta)
     return cached_autotune(size_hints, configs, triton_meta=triton_meta, inductor_meta=inductor_meta,
                            heuristic_type=heuristic_type, filename=filename,
                            caching_autotuner_cls=NpuCachingAutotuner)

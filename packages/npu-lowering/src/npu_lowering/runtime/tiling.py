@@ -42,6 +42,8 @@ class Device:
 # the compiling process records its device facts in each kernel's inductor_meta (kernel.py):
 # a compile worker, which opens no device, then tiles for the real device, not the defaults
 FACTS_KEY = "npu_device_facts"
+# inductor_meta: the kernel indexes a tensor with loaded values (gather, embedding, scatter)
+INDIRECT_KEY = "npu_indirect_indexing"
 
 
 def device_for(inductor_meta: dict | None, index: int = 0) -> Device:
@@ -189,3 +191,15 @@ def ub_estimate(config_kwargs: dict, triton_meta: dict, inductor_meta: dict | No
         numel *= next_power_of_2(max(1, int(size_hints.get("r0_", 1))))  # persistent: the whole row
     pointers = sum(1 for ty in triton_meta.get("signature", {}).values() if str(ty).startswith("*"))
     return numel * 4 * max(1, min(max(pointers, 1), 3)) * (2 if multibuffer else 1)
+
+
+def without_one_row_indirect(configs: list, size_hints: dict, inductor_meta: dict | None) -> list:
+    """triton-ascend 3.2.0's triton-adapter-opt aborts on an indirect load in a kernel whose x
+    block is one row (PtrAnalysis: ``!(lBlock.hasSource() && rBlock.hasSource())``; BERT's
+    and OPT's embeddings + layer norm at XBLOCK=1, other blocks lower): such kernels drop
+    XBLOCK=1 configs where the x axis has more than one row and another config is left.
+    (npu-autotune's heuristics apply the same rule to their configs.)"""
+    if not (inductor_meta or {}).get(INDIRECT_KEY) or int(size_hints.get("x", 1)) <= 1:
+        return configs
+    kept = [c for c in configs if c.kwargs.get("XBLOCK") != 1]
+    return kept or configs

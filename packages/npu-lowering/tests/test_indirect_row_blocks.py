@@ -1,0 +1,69 @@
+"""Kernels with an indirect load get no one-row x block (triton-ascend 3.2.0's triton-adapter-opt
+aborts on such loads at XBLOCK=1: ``!(lBlock.hasSource() && rBlock.hasSource())`` in its pointer
+analysis; found by the Ascend check on OPT's and BERT's embeddings + layer norm).
+
+npu-lowering's codegen marks the kernel (inductor_meta ``npu_indirect_indexing``); the
+heuristics of npu-lowering and npu-autotune drop XBLOCK=1 configs of marked kernels whose x axis
+has more than one row, keeping them where nothing else is left.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch._inductor.runtime.triton_heuristics import Config
+from torch._inductor.utils import run_and_get_code
+
+from npu_lowering.runtime import tiling
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _npu():
+    import npu_inductor
+
+    npu_inductor.enable()
+
+
+def _cfgs(*xblocks):
+    return [Config({"XBLOCK": x}, num_warps=1) for x in xblocks]
+
+
+@pytest.mark.parametrize("rule", ["npu_lowering", "npu_autotune"])
+def test_one_row_blocks_are_dropped_for_indirect_kernels(rule):
+    if rule == "npu_lowering":
+        drop, key = tiling.without_one_row_indirect, tiling.INDIRECT_KEY
+    else:
+        tiles = pytest.importorskip("npu_autotune.tiles")
+        drop, key = tiles.without_one_row_indirect, tiles.INDIRECT_KEY
+    assert key == tiling.INDIRECT_KEY
+    marked = {key: True}
+    kept = drop(_cfgs(16, 1, 4), {"x": 16, "r0_": 32}, marked)
+    assert [c.kwargs["XBLOCK"] for c in kept] == [16, 4]
+    # unmarked kernels, one-row axes and a lone XBLOCK=1 keep their configs
+    assert len(drop(_cfgs(16, 1), {"x": 16}, {})) == 2
+    assert len(drop(_cfgs(1), {"x": 1}, marked)) == 1
+    assert len(drop(_cfgs(1), {"x": 16}, marked)) == 1
+
+
+def test_embedding_kernels_are_marked_and_get_no_one_row_block():
+    emb, ln = torch.nn.Embedding(64, 32).to("npu"), torch.nn.LayerNorm(32).to("npu")
+
+    def fn(ids):
+        return ln(emb(ids) * 2)
+
+    ids = torch.randint(0, 64, (2, 7))
+    torch._dynamo.reset()
+    out, codes = run_and_get_code(torch.compile(fn), ids.to("npu"))
+    code = "\n".join(codes)
+    assert f"'{tiling.INDIRECT_KEY}': True" in code
+    from torch._inductor.codecache import PyCodeCache
+
+    from npu_lowering.runtime.autotuner import NpuCachingAutotuner
+
+    kernels = [k for mod in PyCodeCache.modules for k in vars(mod).values()
+               if isinstance(k, NpuCachingAutotuner) and k.inductor_meta.get(tiling.INDIRECT_KEY)]
+    assert kernels and all(len(k.configs) > 1 and all(c.kwargs.get("XBLOCK") != 1 for c in k.configs)
+                           for k in kernels), [[c.kwargs for c in k.configs] for k in kernels]
+    with torch.no_grad():
+        ref = torch.nn.functional.layer_norm(emb.weight.cpu()[ids] * 2, (32,), ln.weight.cpu(), ln.bias.cpu())
+    torch.testing.assert_close(out.cpu(), ref, atol=1e-5, rtol=1e-5)
