@@ -173,3 +173,20 @@ def test_masked_loads_keep_the_index_shape():
     assert not re.findall(r"tl\.load\([^\n]*tl\.broadcast_to", code)
     for o, ref in zip(out, fn(*args)):
         torch.testing.assert_close(o.cpu(), ref, atol=1e-5, rtol=1e-5)
+
+
+def test_a_masked_load_does_not_mask_what_is_computed_from_it():
+    # T5's decoder: ids shifted right (a masked load of ids[x - 1], 0 at x == 0) index the
+    # embedding inside an RMS norm. The reshaped load's reduced mask must not travel with the
+    # value: the embedding row of position 0 was masked to zeros (dynamic T5 logits all wrong)
+    def fn(ids, w):
+        shifted = torch.cat([torch.zeros_like(ids[:, :1]), ids[:, :-1]], 1)
+        e = w[shifted]
+        return e * torch.rsqrt(e.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+    torch.manual_seed(0)
+    ids, w = torch.randint(1, 64, (2, 7)), torch.randn(64, 32)
+    torch._dynamo.reset()
+    out, codes = run_and_get_code(torch.compile(fn), ids.to("npu"), w.to("npu"))
+    assert "keep_dims=True) != 0" in "\n".join(codes)  # the load was reshaped
+    torch.testing.assert_close(out.cpu(), fn(ids, w), atol=1e-5, rtol=1e-5)

@@ -19,11 +19,9 @@ reset-to-zero), ``coordinate_descent_tuning``, the autotune cache hook. What is 
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 import weakref
-from importlib import metadata
 
 from torch._dynamo.utils import counters
 from torch._inductor.runtime.hints import HeuristicType
@@ -36,58 +34,12 @@ from . import config as npu_config
 from . import hints, tiles
 from .benchmarker import ensure_registered, flag_reps
 from .coordesc import NpuCoordescTuner
+from .sim_launcher import LAUNCHED, SIM_LAUNCH_GROUP, SimLauncher, _SimCompileResult, sim_launch  # noqa: F401
 
 log = logging.getLogger(__name__)
-SIM_LAUNCH_GROUP = "npu_inductor.sim_launch"
-# (kernel name, config kwargs, num_stages) of every config this package launched on npu-sim
-LAUNCHED: list = []
 # kernel object -> {config: launcher} of its per-hint variants (off the object: launchers
 # do not pickle)
 _variant_launchers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-@functools.cache
-def sim_launch():
-    eps = [ep for ep in metadata.entry_points(group=SIM_LAUNCH_GROUP) if ep.name == "launch"]
-    if not eps:
-        raise RuntimeError(f"device 'npu' is simulated but no '{SIM_LAUNCH_GROUP}: launch' entry point is installed")
-    return eps[0].load()
-
-
-class SimLauncher:
-    """One config of a simulated kernel, callable as an upstream launcher."""
-
-    n_spills = 0  # interpreted: no registers to spill (upstream's fusion benchmarks compare it)
-    n_regs = 0
-    shared = 0
-    cache_hash = None
-    store_cubin = False
-
-    def __init__(self, kernel, config, after_run=False):
-        self.kernel = kernel
-        self.config = config
-        self.after_run = after_run  # kept after a run (upstream's state), not a tuning candidate
-
-    def __call__(self, *args, stream=None, **kwargs):
-        k = self.kernel
-        if getattr(k.fn, "fn", None) is None:  # restored from the FX graph cache: no source yet
-            k._ensure_kernel_loaded()
-        call_args, grid = k._interpret_args_grid(args, self.config)
-        LAUNCHED.append((k.inductor_meta.get("kernel_name"), dict(self.config.kwargs), self.config.num_stages))
-        # a user kernel's tl.constexpr arguments live in triton_meta (the lowering's helper)
-        declared = k._declared_constants() if hasattr(k, "_declared_constants") else {}
-        return sim_launch()(k.fn, grid, call_args, {**declared, **kwargs, **self.config.kwargs})
-
-
-class _SimCompileResult:
-    """What ``_precompile_config`` returns on npu-sim: nothing compiled, a launcher on demand."""
-
-    def __init__(self, kernel, config):
-        self.kernel_object = kernel
-        self.config = config
-
-    def make_launcher(self):
-        return SimLauncher(self.kernel_object, self.config)
 
 
 def _exhaustive_meta(meta: dict) -> bool:

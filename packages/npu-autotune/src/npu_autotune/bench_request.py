@@ -97,7 +97,7 @@ class KernelBenchmarkRequest:
     def _bench(self) -> float:
         from torch._inductor.runtime.compile_tasks import _reload_python_module
 
-        from .autotuner import SimLauncher
+        from .sim_launcher import SimLauncher
 
         key = os.path.splitext(os.path.basename(self.module_path))[0]
         kernel = getattr(_reload_python_module(key, self.module_path, set_sys_modules=False), self.kernel_name)

@@ -147,7 +147,7 @@ def _launch_on_sim(*, kernel_idx, constant_args_idx, grid, tma_descriptor_metada
     from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
     from triton.runtime.autotuner import Autotuner, Heuristics
 
-    from .autotuner import sim_launch
+    from .sim_launcher import sim_launch
 
     if tma_descriptor_metadata:
         raise NotImplementedError("npu-sim: user kernels with TMA descriptors")

@@ -130,6 +130,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         self._npu_loops: bool | None = None
         self._npu_wrapped_body: IndentedBuffer | None = None
         self._npu_indirect = False  # an indirect (tensor-valued) index: tiling.INDIRECT_KEY
+        self._npu_loading = False  # inside load(): indexing() may keep the index's shape
+        self._npu_load_masks = None  # upstream's mask vars of a load indexing() reshaped
         super().__init__(*args, **kwargs)  # writes the range-tree headers (get_pid below)
 
     def _loops_over_subblocks(self) -> bool:
@@ -185,7 +187,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         opts = super().indexing(index, **kwargs)
         if isinstance(opts, IndexingOptions) and opts.has_indirect():
             self._npu_indirect = True
-        if (self._load_mask is None or self.is_native_matmul or not isinstance(opts, IndexingOptions)
+        if (not self._npu_loading or self._load_mask is None or self.is_native_matmul or not isinstance(opts, IndexingOptions)
                 or opts.expand_str is None or not opts.index_str.startswith(BROADCAST)):
             return opts
         suffix = f", {opts.expand_str})"
@@ -206,7 +208,22 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
                                       expand_str="[" + ", ".join(shape) + "]")
         var = self.cse.generate(self.get_load_buffer(opts), f"{mask} != 0", dtype=torch.bool, shape=tuple(shape))
         reduced.mask_vars.add(var)
+        self._npu_load_masks = opts.mask_vars
         return reduced
+
+    def load(self, name, index):
+        # The loaded value carries upstream's mask vars, not the reduced mask: values computed
+        # from it (an indirect index) are masked downstream as upstream masks them (T5's
+        # shifted decoder ids: the reduced mask on the embedding load zeroed position 0).
+        self._npu_loading, self._npu_load_masks = True, None
+        try:
+            value = super().load(name, index)
+        finally:
+            self._npu_loading = False
+        if self._npu_load_masks is not None and hasattr(value, "mask_vars"):
+            value.mask_vars = self._npu_load_masks
+        self._npu_load_masks = None
+        return value
 
     def inductor_meta_per_kernel(self):
         meta = super().inductor_meta_per_kernel()
