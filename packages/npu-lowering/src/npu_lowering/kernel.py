@@ -187,8 +187,10 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         opts = super().indexing(index, **kwargs)
         if isinstance(opts, IndexingOptions) and opts.has_indirect():
             self._npu_indirect = True
+        # (an indirect index has the shape of the values it was computed from, whatever axes its
+        # expression names: such loads keep upstream's form)
         if (not self._npu_loading or self._load_mask is None or self.is_native_matmul or not isinstance(opts, IndexingOptions)
-                or opts.expand_str is None or not opts.index_str.startswith(BROADCAST)):
+                or opts.has_indirect() or opts.expand_str is None or not opts.index_str.startswith(BROADCAST)):
             return opts
         suffix = f", {opts.expand_str})"
         if not opts.index_str.endswith(suffix):

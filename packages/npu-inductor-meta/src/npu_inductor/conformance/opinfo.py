@@ -571,6 +571,8 @@ CI_SUBSET = [
     ("sigmoid", "", "fp16"), ("exp", "", "fp32"), ("clamp", "", "fp32"), ("where", "", "bool"),
     ("bitwise_and", "", "bool"), ("div", "floor_rounding", "int64"), ("pow", "", "fp32"),
     ("nn.functional.gelu", "", "bf16"),
+    # masked loads with an indirect index (read out of bounds when npu-lowering reshaped them)
+    ("masked_scatter", "", "fp32"), ("_unsafe_masked_index", "", "int64"),
     # reductions
     ("sum", "", "fp32"), ("amax", "", "bf16"), ("mean", "", "fp16"), ("argmax", "", "int64"),
     ("var", "", "fp32"), ("any", "", "bool"), ("softmax", "", "fp32"), ("nn.functional.layer_norm", "", "fp32"),
