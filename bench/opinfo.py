@@ -36,6 +36,7 @@ from pathlib import Path
 from npu_inductor.conformance import opinfo as O
 
 ROOT = Path(__file__).resolve().parents[1]
+KILL_GRACE_S = 30.0  # beyond --timeout, before the parent kills a worker stuck in one pair
 
 
 def _start_device():
@@ -76,27 +77,44 @@ def sweep(args, cases, out_json):
     events = tmp / "events.jsonl"
     events.write_text("")
     results: dict[int, O.Result] = {}
-    start, t0 = 0, time.time()
+    start, t0, seen = 0, time.time(), 0
     while start < len(cases):
         cmd = [sys.executable, __file__, "--worker", "--cases-file", str(cases_file), "--events", str(events),
                "--start", str(start), "--timeout", str(args.timeout)] + (["--eager"] if args.eager else []) \
             + (["--grad"] if args.grad else [])
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        last_started, seen = start, 0
+        # stderr goes to a file: a pipe nobody reads fills up (64 KiB of warnings) and blocks the worker
+        err_path = tmp / "worker-stderr.log"
+        with open(err_path, "w") as err_file:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file, text=True)
+        last_started, since, killed = start, time.time(), False
         while proc.poll() is None:
             time.sleep(1.0)
             seen = _read_events(events, seen, results, cases, out_json, args, t0)
-            last_started = max(last_started, _last_start(events))
-        err = proc.stderr.read()
+            now_started = max(last_started, _last_start(events))
+            if now_started != last_started:
+                last_started, since = now_started, time.time()
+            # The worker's own SIGALRM limit cannot interrupt C code (or an interpreter stuck in
+            # warnings): past the limit plus a grace period the parent kills it.
+            if last_started not in results and time.time() - since > args.timeout + KILL_GRACE_S:
+                proc.kill()
+                killed = True
+        proc.wait()
+        err = err_path.read_text(errors="replace")[-4000:]
         seen = _read_events(events, seen, results, cases, out_json, args, t0)
         last_started = max(last_started, _last_start(events))
         if last_started in results or last_started >= len(cases):
             start = len(cases) if not results else max(results) + 1
             continue
-        tail = " | ".join(err.strip().splitlines()[-2:])[:300]
-        results[last_started] = O.Result(cases[last_started], "crash",
-                                         error=f"crash: worker exited {proc.returncode}: {tail}")
-        print(f"  crash: {cases[last_started].id} (exit {proc.returncode})", flush=True)
+        if killed:
+            results[last_started] = O.Result(cases[last_started], "timeout",
+                                             error=f"timeout: killed by the sweep after {args.timeout + KILL_GRACE_S:.0f} s",
+                                             seconds=round(time.time() - since, 1))
+            print(f"  timeout (killed): {cases[last_started].id}", flush=True)
+        else:
+            tail = " | ".join(err.strip().splitlines()[-2:])[:300]
+            results[last_started] = O.Result(cases[last_started], "crash",
+                                             error=f"crash: worker exited {proc.returncode}: {tail}")
+            print(f"  crash: {cases[last_started].id} (exit {proc.returncode})", flush=True)
         _write(out_json, args, cases, results, t0)
         start = last_started + 1
     return [results[i] for i in sorted(results)]
