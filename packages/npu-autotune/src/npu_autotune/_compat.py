@@ -92,39 +92,12 @@ def mix_order_reductions_on_npu() -> None:
     scheduler.MixOrderReduction.can_fuse = classmethod(mix_order_can_fuse)
 
 
-def record_real_inputs_of_npu_compiles() -> None:
-    """triton.autotune_with_sample_inputs (A54): upstream records a compile's real inputs
-    (``V.set_real_inputs``) only for cpp_wrapper/fx_wrapper compiles. Torch 2.11-2.13: wrap
-    ``torch._inductor.compile_fx.compile_fx`` (looked up by name at each call by dynamo's
-    backend and ``torch.compile``) so a compile with npu inputs and both flags on
-    (``sample_inputs.wanted``) records them too; every other compile is upstream's call,
-    unchanged. Removed when upstream collects sample inputs for Python-wrapper graphs."""
-    from torch._inductor import compile_fx as module
-    from torch._inductor.virtualized import NullHandler, V
-
-    from . import sample_inputs
-
-    original = module.compile_fx
-    if getattr(original, "_npu_autotune", False):
-        return
-
-    @functools.wraps(original)
-    def compile_fx(model_, example_inputs_, *args, **kwargs):
-        if not isinstance(V.real_inputs, NullHandler) or not sample_inputs.wanted(example_inputs_):
-            return original(model_, example_inputs_, *args, **kwargs)
-        with V.set_real_inputs(example_inputs_):
-            return original(model_, example_inputs_, *args, **kwargs)
-
-    compile_fx._npu_autotune = True
-    module.compile_fx = compile_fx
-
-
 def collect_sample_inputs_before_npu_codegen() -> None:
     """A54: ``GraphLowering.codegen`` of an npu graph with user kernels, both flags on and the
     Python wrapper first runs upstream's ``extract_autotune_inputs`` on the recorded real
     inputs (``sample_inputs.collect``), which upstream does only in
     ``codegen_with_cpp_wrapper``. Torch 2.11-2.13; other graphs: upstream's codegen, unchanged.
-    Removed with ``record_real_inputs_of_npu_compiles``."""
+    Removed with ``sample_inputs.compile_context`` (the real inputs recorded around compile_fx)."""
     from torch._inductor.graph import GraphLowering
 
     from . import sample_inputs

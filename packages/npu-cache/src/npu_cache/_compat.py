@@ -212,31 +212,6 @@ def gen_best_config_off_for_npu() -> None:
 
 
 
-def mark_npu_compiles_from_compile_fx() -> None:
-    """Like ``mark_npu_compiles``, one level up: ``torch._inductor.compile_fx.compile_fx`` (what
-    Dynamo's "inductor" backend imports and calls at every compile) runs inside the compile
-    scope, so AOTAutograd's cache lookup and save, which happen before ``_compile_fx_inner``,
-    know the compile is for npu. Torch 2.11 and 2.13; removed with ``mark_npu_compiles``."""
-    from torch._inductor import compile_fx as compile_fx_mod
-
-    from .scope import compile_scope, graph_on_npu
-
-    upstream = compile_fx_mod.compile_fx
-    if getattr(upstream, "_npu_cache_scope", False):
-        return
-
-    @functools.wraps(upstream)
-    def compile_fx(model_, example_inputs_, *args, **kwargs):
-        import torch
-
-        on_npu = any(isinstance(t, torch.Tensor) and t.device.type == "npu" for t in example_inputs_ or ())
-        with compile_scope(on_npu or (isinstance(model_, torch.fx.GraphModule) and graph_on_npu(model_))):
-            return upstream(model_, example_inputs_, *args, **kwargs)
-
-    compile_fx._npu_cache_scope = True
-    compile_fx_mod.compile_fx = compile_fx
-
-
 def aot_autograd_remote_cache_for_npu() -> None:
     """``AOTAutogradCache.get_remote_cache`` (a ``functools.cache``d staticmethod: one remote
     cache per process, whichever device compiled first) returns, inside an npu compile, our

@@ -14,6 +14,8 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
+from npu_inductor_core.device import plannable_ub
+
 from . import catalogue, components, results
 from .table import render
 
@@ -103,16 +105,6 @@ def _reports() -> dict:
     return {"reports": out, "status": ERROR if any(r.get("status") == ERROR for r in out.values()) else OK}
 
 
-def _ub_bytes(props, soc_version) -> int | None:
-    ub = getattr(props, "ub_size", None)
-    if ub:
-        return int(ub)
-    if soc_version is None:
-        return None
-    # torch_npu's rule: Ascend 950 (SoC version >= 260) has 256 KiB, earlier parts 192 KiB
-    return (256 if soc_version >= 260 else 192) * 1024
-
-
 def _device() -> dict:
     import torch
 
@@ -132,7 +124,7 @@ def _device() -> dict:
         info["kernels_run_in"] = ("Triton's interpreter (npu-sim)" if info["provider"] == "npu_sim"
                                   else "triton-ascend (Ascend NPU)")
         info.update(soc=getattr(props, "name", None), vector_cores=getattr(props, "vector_core_num", None),
-                    cube_cores=getattr(props, "cube_core_num", None), ub_bytes=_ub_bytes(props, soc_version),
+                    cube_cores=getattr(props, "cube_core_num", None), ub_bytes=plannable_ub(getattr(props, "ub_size", None), soc_version),
                     total_memory=getattr(props, "total_memory", None), status=OK, detail="")
     except Exception as exc:
         info.update(status=ERROR, detail=f"{info['provider']} provides 'npu' but querying it failed: {exc}")

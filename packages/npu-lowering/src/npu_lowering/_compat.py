@@ -124,11 +124,9 @@ def is_big_gpu_for_npu() -> None:
 
 
 def _npu_cube_cores(device) -> int:
-    import torch
+    from npu_inductor_core.device import device as facts
 
-    props = torch.npu.get_device_properties(device.index if device.index is not None else 0)
-    cores = getattr(props, "cube_core_num", None) or getattr(props, "multi_processor_count", 0)
-    return int(cores or 0)
+    return facts(device.index if device.index is not None else 0).cube_cores
 
 
 def npu_template_kernel_class(npu_kernel_cls) -> None:

@@ -1,0 +1,30 @@
+"""The core package's patches of upstream symbols: one installation each, dispatching to what
+components register (``compile_hooks``)."""
+
+from __future__ import annotations
+
+import functools
+
+
+def dispatch_compile_fx() -> None:
+    """``torch._inductor.compile_fx.compile_fx`` (what Dynamo's "inductor" backend looks up by
+    name at each compile) runs inside the contexts components registered with
+    ``compile_hooks.around_compile_fx``; with none registered for a compile it is upstream's
+    call. Torch 2.11 and 2.13; removed by an upstream per-compile context hook (a device-aware
+    ``compile_fx`` callback registry, as ``torch._inductor.config.pre_grad_custom_pass`` is for
+    graphs)."""
+    from torch._inductor import compile_fx as module
+
+    from . import compile_hooks
+
+    upstream = module.compile_fx
+    if getattr(upstream, "_npu_core", False):
+        return
+
+    @functools.wraps(upstream)
+    def compile_fx(model_, example_inputs_, *args, **kwargs):
+        with compile_hooks.entered(model_, example_inputs_):
+            return upstream(model_, example_inputs_, *args, **kwargs)
+
+    compile_fx._npu_core = True
+    module.compile_fx = compile_fx
