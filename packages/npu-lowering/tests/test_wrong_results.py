@@ -9,6 +9,9 @@
   contiguous memory.
 - loads inside ops.masked whose mask spans axes their index lacks (a ViT's embeddings):
   see test_masked_loads_keep_the_index_shape.
+- poles and domains of our portable libdevice (found by the OpInfo sweep on integer inputs):
+  erfinv(+-1) was finite and |y| > 1 not NaN, lgamma at 0 and the negative integers finite and
+  lgamma(NaN) 0.57, bessel_y1(0) NaN instead of -inf; see test_special_values_of_our_libdevice.
 - frexp: upstream's helper calls CUDA libdevice's isinf/isnan/ilogb/ldexp, absent in the
   interpreter ("'NoneType' object has no attribute 'to'", found by the OpInfo sweep) and in
   triton-ascend; see test_frexp_is_exact.
@@ -44,6 +47,26 @@ def test_special_functions_from_our_libdevice(name):
     out, codes = run_and_get_code(torch.compile(lambda v: fn(v) * 1.0), x.to("npu"))
     assert "libdevice." in codes[0]
     torch.testing.assert_close(out.cpu(), fn(x), atol=2e-5, rtol=2e-4)
+
+
+EDGES = {
+    "erfinv": (torch.erfinv, [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, float("nan")]),
+    "lgamma": (torch.lgamma, [-3.0, -2.5, -1.0, 0.0, 0.5, 2.0, 3.5, float("inf"), float("-inf"), float("nan")]),
+    "bessel_y1": (torch.special.bessel_y1, [-1.0, 0.0, 0.5, 3.0, 10.0]),
+    "bessel_y0": (torch.special.bessel_y0, [-1.0, 0.0, 0.5, 3.0, 10.0]),
+}
+
+
+@pytest.mark.parametrize("name", list(EDGES))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=str)
+def test_special_values_of_our_libdevice(name, dtype):
+    fn, vals = EDGES[name]
+    x = torch.tensor(vals)
+    if dtype == torch.int64:
+        x = x[torch.isfinite(x)].to(dtype)  # integer inputs promote to float in the kernel
+    torch._dynamo.reset()
+    out = torch.compile(lambda v: fn(v))(x.to("npu"))
+    torch.testing.assert_close(out.cpu(), fn(x), atol=1e-5, rtol=1e-4, equal_nan=True)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
