@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import functools
 
+from .patches import upstream_patch
 
-def dispatch_compile_fx() -> None:
+
+@upstream_patch("torch._inductor.compile_fx.compile_fx", versions="torch 2.11, 2.13",
+                removed_by="an upstream per-compile context hook (a device-aware compile_fx callback registry)")
+def dispatch_compile_fx() -> bool:
     """``torch._inductor.compile_fx.compile_fx`` (what Dynamo's "inductor" backend looks up by
     name at each compile) runs inside the contexts components registered with
     ``compile_hooks.around_compile_fx``; with none registered for a compile it is upstream's
@@ -19,7 +23,7 @@ def dispatch_compile_fx() -> None:
 
     upstream = module.compile_fx
     if getattr(upstream, "_npu_core", False):
-        return
+        return False
 
     @functools.wraps(upstream)
     def compile_fx(model_, example_inputs_, *args, **kwargs):
@@ -28,3 +32,4 @@ def dispatch_compile_fx() -> None:
 
     compile_fx._npu_core = True
     module.compile_fx = compile_fx
+    return True
