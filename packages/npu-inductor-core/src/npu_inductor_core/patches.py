@@ -63,7 +63,7 @@ def upstream_patch(*symbols: str, versions: str, removed_by: str, reason: str | 
 
         @functools.wraps(install)
         def installer(*args, **kwargs):
-            if name in _active:  # installed: the call is the installer's own business (no record)
+            if name in _active:  # recorded already: the call only does the installer's own work
                 return install(*args, **kwargs)
             _check_owner(records)
             result = install(*args, **kwargs)
