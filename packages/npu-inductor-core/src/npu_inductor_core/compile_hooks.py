@@ -39,7 +39,7 @@ def around_compile_fx(owner: str, fn: ContextFactory, after: tuple[str, ...] = (
             return
         _hooks.append(_Hook(owner, fn, tuple(after)))
         _hooks[:] = _ordered(_hooks)
-    _compat.dispatch_compile_fx()
+    _compat.dispatch_compile_fx(entered)
 
 
 def owners() -> list[str]:

@@ -14,9 +14,10 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
+from npu_inductor_core import patches
 from npu_inductor_core.device import plannable_ub
 
-from . import catalogue, components, results
+from . import catalogue, components, doctor_patches, results
 from .table import render
 
 OK, ABSENT, ERROR = "ok", "absent", "error"
@@ -90,6 +91,7 @@ def _components() -> dict:
         info["registered"] = components.enable()
     except components.ComponentError as exc:
         info["status"], info["detail"] = ERROR, str(exc)
+    info["patches"] = len(patches.active())
     return info
 
 
@@ -176,10 +178,14 @@ def _summary(not_verified: list[str], shown: int = 6) -> str:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    pass
+    parser.add_argument("--patches", action="store_true",
+                        help="list every upstream symbol npu-inductor replaced (symbol, owner, versions, reason, "
+                             "the upstream hook that would remove it) after enabling the backend")
 
 
 def _run(args: argparse.Namespace):
+    if getattr(args, "patches", False):
+        return doctor_patches.run()
     ascend = _ascend_stack()
     data = {"python": platform.python_version(), "platform": platform.platform(), "ascend": ascend,
             "triton": _triton(), "torch": _torch(ascend)}
@@ -219,6 +225,7 @@ def _text(d: dict, failed: list[str]) -> str:
             f"{c['name']} {c['version']}" for c in comp["installed"]) if comp["installed"] else "components    none installed")
         lines.append(f"registered    {', '.join(comp['registered']) or '-'}"
                      f"{'  [error] ' + comp['detail'] if comp['status'] == ERROR else ''}")
+        lines.append(f"patches       {comp['patches']} upstream symbols replaced (npu-inductor doctor --patches lists them)")
     for name, rep in d.get("compiles", {}).get("reports", {}).items():
         lines.append(f"{name:<13} {rep.get('summary', '')}{'  [error]' if rep.get('status') == ERROR else ''}")
         lines += [f"              {row}" for row in rep.get("rows", [])]
