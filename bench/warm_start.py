@@ -40,7 +40,7 @@ ascend = None
 if os.environ.get("WARM_START_ASCEND_PYTHON"):  # --mode ascend-compile: kernel compiles run Ascend's (bench/ascend_compile.py)
     sys.path.insert(0, os.environ["WARM_START_BENCH_DIR"])
     import ascend_compile as ascend
-    ascend.install(os.environ["WARM_START_ASCEND_PYTHON"])  # the server is up before the timed section
+    ascend.install(os.environ["WARM_START_ASCEND_PYTHON"], jobs=int(os.environ["WARM_START_ASCEND_JOBS"]))  # up before the timed section
 import npu_cache
 from npu_cache.upstream import SignedBackend
 from torch._inductor import config
@@ -206,12 +206,13 @@ def run_workload(workload: str, args, url: str, work: Path, extra_env: dict) -> 
     if args.mode == "ascend-compile":
         result["ascend"] = {n: {"configs": [run["ascend"]["configs"] for run in runs[n]],
                                 "kernels": [run["ascend"]["kernels"] for run in runs[n]],
-                                "seconds": statistics.median(run["ascend"]["front_end_s"] + run["ascend"]["bishengir_s"]
-                                                             for run in runs[n]),
+                                # what the compiles waited for Ascend (configs side by side)
+                                "seconds": med_of(runs[n], "request_wall_s"),
                                 "front_end_s": med_of(runs[n], "front_end_s"), "bishengir_s": med_of(runs[n], "bishengir_s"),
                                 "bishengir_cpu_s": med_of(runs[n], "bishengir_cpu_s"),
                                 "reached_hivm": [run["ascend"]["reached_hivm"] for run in runs[n]],
                                 "ub_overflow": [run["ascend"]["ub_overflow"] for run in runs[n]],
+                                "ub_overflows": runs[n][0]["ascend"]["ub_overflows"],
                                 "failed": [f for run in runs[n] for f in run["ascend"]["failed"]]} for n in runs}
         # a hit that still compiles for Ascend is a bug (the cache did not cover that kernel)
         result["hits_that_compiled"] = [f"{n} round {i + 1}: {run['ascend']['configs']} configs"
@@ -239,7 +240,11 @@ def report(result: dict, mode: str) -> None:
         print(f"cold compiled {'/'.join(map(str, c['kernels']))} kernels, {'/'.join(map(str, c['configs']))} configs "
               f"for Ascend910B2 per round (front end + bishengir; {'/'.join(map(str, c['reached_hivm']))} reached HIVM, "
               f"{'/'.join(map(str, c['ub_overflow']))} UB overflows); median {c['front_end_s']:.2f} s front end + "
-              f"{c['bishengir_s']:.2f} s bishengir ({c['bishengir_cpu_s']:.2f} s CPU); hivmc's own time is missing")
+              f"{c['bishengir_s']:.2f} s bishengir ({c['bishengir_cpu_s']:.2f} s CPU), summed over configs; "
+              f"hivmc's own time is missing")
+        for o in c["ub_overflows"]:
+            print(f"  UB overflow (dropped on Ascend): {o['kernel']} {o['kwargs']} num_stages={o['num_stages']} "
+                  f"needs {o['ub_required_bytes']} bytes")
         if c["failed"]:
             print(f"  compile failures other than UB overflows: {c['failed'][:3]}")
         print(f"remote hit: {result['remote_vs_cold_speedup']:.1f}x faster than cold to first result, "
@@ -276,6 +281,8 @@ def main() -> None:
                     help="comma-separated of block (default), one-kernel, mlp8 (../shared/bench/README.md)")
     ap.add_argument("--ascend-python", default=None,
                     help="the Ascend compiler venv's Python (default: $NPU_ASCEND_PYTHON, else ascend_check/setup.py's)")
+    ap.add_argument("--ascend-jobs", type=int, default=min(2, os.cpu_count() or 1),
+                    help="bishengir processes at once per kernel (its candidate configs; default min(2, cores))")
     ap.add_argument("--json", default=None, help="default bench/results/warm_start[_ascend].json")
     args = ap.parse_args()
     workloads = args.workloads.split(",")
@@ -287,7 +294,8 @@ def main() -> None:
     extra_env = {}
     if args.mode == "ascend-compile":
         extra_env = {"WARM_START_ASCEND_PYTHON": ascend_python(args.ascend_python),
-                     "WARM_START_BENCH_DIR": str(Path(__file__).resolve().parent)}
+                     "WARM_START_BENCH_DIR": str(Path(__file__).resolve().parent),
+                     "WARM_START_ASCEND_JOBS": str(max(1, args.ascend_jobs))}
     work = Path(tempfile.mkdtemp(prefix="warm-start-"))
     server = None
     url = args.redis_url
@@ -303,7 +311,8 @@ def main() -> None:
             server.terminate()
             server.wait(10)
         shutil.rmtree(work, ignore_errors=True)
-    head = {"bench": "warm_start", "mode": args.mode, "date": datetime.date.today().isoformat(),
+    head = {"bench": "warm_start", "mode": args.mode, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+            "ascend_jobs": args.ascend_jobs if args.mode == "ascend-compile" else None,
             "machine": platform.node(), "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
             "python": platform.python_version(), "load_avg_1min_end": os.getloadavg()[0]}
     out = {**head, **results[0]} if len(results) == 1 else {**head, "workloads": results}
