@@ -9,9 +9,12 @@ step that needs CANN:
   module Inductor wrote and the configs to compile. For each config it runs triton-ascend
   3.2's front end (AST -> TTIR -> linalg) and then bishengir-compile with the command
   triton-ascend itself derives for the kernel and target (Ascend910B2), through the Ascend
-  check's own functions (``ascend_check/check.py``, ``hivm.py``), and answers with each part's
-  wall and CPU seconds. bishengir writes the HIVM module and stops at ``hivmc`` (CANN's
-  machine-code step, absent here): hivmc's own time is the one part of the compile missing.
+  check's own functions (``ascend_check/check.py``, ``hivm.py``), and answers with the front
+  end's wall seconds and bishengir's wall and CPU seconds per config. A request's configs
+  compile side by side (front ends one after another, ``--jobs`` bishengir processes at once),
+  as the compile path compiles a kernel's candidates in threads. bishengir writes the HIVM
+  module and stops at ``hivmc`` (CANN's machine-code step, absent here): hivmc's own time is
+  the one part of the compile missing.
 * ``install(python)`` runs in a bench child (npu-sim): it starts that server (before the
   child's timed section) and wraps the npu kernel object's compile,
   ``NpuCachingAutotuner._fetch_or_compile``: the function it hands to npu-cache's
@@ -148,7 +151,7 @@ def compile_for_ascend(kernel, config) -> None:
     answer = _request(path, [_config_dict(c) for c in todo])
     wall = time.perf_counter() - t  # what the compile waited: the configs' front ends + bishengir runs
     if "error" in answer:  # the module did not load in the Ascend venv: counted, not compiled
-        COMPILES.append({"kernel": name, "ok": False, "error": answer["error"], "wall_s": wall, "configs": len(todo)})
+        COMPILES.append({"kernel": name, "ok": False, "error": answer["error"], "request_wall_s": wall, "configs": len(todo)})
         return
     for a in answer["configs"]:
         COMPILES.append({"kernel": name, **a})

@@ -8,11 +8,32 @@ Each child reports the time from torch.compile(...)(x) to its result (the first 
 cache lookups, kernel loading, one interpreted run) and the time each signed put took on the
 compile thread. Prints a table and writes JSON (--json, default bench/results/warm_start.json).
 
-    .venv/bin/python bench/warm_start.py [--repeat 3] [--redis-url URL]
+    .venv/bin/python bench/warm_start.py [--repeat 3] [--redis-url URL] [--workloads block,one-kernel,mlp8]
 
 Target (issue #7): remote hit >= 10x faster than cold and <= 1.3x the local hit; each put
 < 1 ms on the compile thread. Also reported: the compiled graph's first call (the kernels
-running), which a hit pays like a cold compile, and so the best speedup a hit could reach.
+running), which a hit pays like a cold compile, and so the best speedup a hit could reach,
+and "compile": the time to first result less that call. Workloads: the transformer block
+(default), and ../shared/bench/README.md's 1-kernel function and MLP8.
+
+--mode ascend-compile (issue 17 item 6): on npu-sim no kernel compiler runs, so a hit had
+nothing real to skip. In this mode every kernel compile of a child also compiles each of the
+kernel's candidate configs for Ascend910B2 with Ascend's compiler up to HIVM: triton-ascend
+3.2's front end (TTIR -> linalg), then bishengir-compile with the command triton-ascend
+derives (bench/ascend_compile.py: a server in the Ascend check's venv, --ascend-python or
+what ascend_check/setup.py makes; a bench-only hook on the npu kernel object's compile).
+hivmc's own time (machine code, CANN) is the one part of the compile missing. Each child
+counts what it compiled for Ascend; a hit that compiles anything is printed as a bug. Both
+children still run the kernels in npu-sim's interpreter. Prints cold/remote for time to
+first result and for compile time alone; JSON default bench/results/warm_start_ascend.json.
+
+    .venv/bin/python bench/warm_start.py --mode ascend-compile --workloads block,one-kernel,mlp8
+
+Measured 2026-12-04 05:13-05:21 UTC on "vm" (2 cores, AMD EPYC, shared: load 2.5-6.7),
+torch 2.13.0+cpu, triton-ascend 3.2.0, ascendnpu-ir 1.2.0, --repeat 3 (medians), cold / remote:
+block 8.5x to first result, 19.4x compile alone (32 configs of 12 kernels compiled cold);
+one-kernel 3.6x / 4.7x (4 configs); mlp8 1.4x / 8.4x (11 configs of 7 kernels); hits
+compiled 0 configs. Without hivmc's time. Details: packages/npu-cache/README.md.
 """
 
 from __future__ import annotations
