@@ -28,13 +28,16 @@ struct Mapping {
   at::Tensor to_cpu(const at::Tensor& t) {
     if (!t.defined() || t.device().type() != kNpu) return t;
     note_device(t);
-    auto alias = cpu_alias(t);
+    // sparse: a CPU sparse tensor over CPU aliases of its indices and values (sparse.cpp)
+    auto alias = t.is_sparse() ? sparse_to_cpu(t, [&](const at::Tensor& d) { return to_cpu(d); }) : cpu_alias(t);
     npu_of.emplace(alias.unsafeGetTensorImpl(), t);
     pairs.emplace_back(alias, t);
     return alias;
   }
   at::Tensor to_meta(const at::Tensor& t) {
     if (!t.defined() || t.device().type() != kNpu) return t;
+    TORCH_CHECK_NOT_IMPLEMENTED(t.layout() == c10::kStrided, "npu-sim: cannot capture ", op_name, " on a ", t.layout(),
+                                " tensor: graphs record strided tensors only");
     // geometry is all a meta kernel needs to shape the outputs
     auto m = at::empty_strided(t.sizes(), t.strides(), at::TensorOptions().dtype(t.scalar_type()).device(at::kMeta));
     npu_of.emplace(m.unsafeGetTensorImpl(), t);
@@ -96,12 +99,15 @@ c10::IValue to_cpu_scalar_arg(const c10::IValue& v, const c10::Argument& arg, bo
 // argument, a view of npu memory when it returned a view of one, else a fresh npu tensor.
 at::Tensor to_npu_result(const at::Tensor& r, Mapping& map, int device) {
   if (!r.defined() || r.device().type() != c10::kCPU) return r;
-  TORCH_CHECK_NOT_IMPLEMENTED(r.layout() == c10::kStrided, "npu-sim: ", map.op_name, " returned a ", r.layout(),
-                              " tensor: npu-sim has strided (dense) tensors only");
   auto it = map.npu_of.find(r.unsafeGetTensorImpl());
   if (it != map.npu_of.end()) return it->second;
+  if (r.layout() == c10::kSparse)
+    return sparse_to_npu(r, [&](const at::Tensor& d) { return to_npu_result(d, map, device); });
+  TORCH_CHECK_NOT_IMPLEMENTED(r.layout() == c10::kStrided, "npu-sim: ", map.op_name, " returned a ", r.layout(),
+                              " tensor: npu-sim has strided and sparse COO tensors only");
   for (auto& kv : map.npu_of) {  // a view of an npu argument's memory
     const at::Tensor& npu = kv.second;
+    if (npu.layout() != c10::kStrided) continue;
     const char* base = static_cast<const char*>(npu.storage().data());
     const char* p = static_cast<const char*>(r.storage().data());
     if (base && p == base && r.storage().nbytes() <= npu.storage().nbytes() && r.dtype() == npu.dtype()) {
@@ -120,8 +126,9 @@ at::Tensor to_npu_result(const at::Tensor& r, Mapping& map, int device) {
 // out= kernels may have resized an alias (a grown one has its storage in CPU memory): give the
 // npu tensor the alias's geometry and, when it grew, a storage as large (grown in place, so
 // other views of it see the new memory, as a CPU resize does) holding the alias's bytes.
-void write_back_resized(Mapping& map) {
+void write_back_resized(Mapping& map, int device) {
   for (auto& [alias_t, npu] : map.pairs) {
+    if (npu.layout() != c10::kStrided) continue;
     if (alias_t.storage().data() == npu.storage().data() && alias_t.sizes() == npu.sizes() &&
         alias_t.strides() == npu.strides() && alias_t.storage_offset() == npu.storage_offset())
       continue;
@@ -131,6 +138,10 @@ void write_back_resized(Mapping& map) {
       if (nbytes) std::memcpy(npu.storage().mutable_data(), alias_t.storage().data(), nbytes);
     }
     npu.unsafeGetTensorImpl()->set_sizes_and_strides(alias_t.sizes(), alias_t.strides(), alias_t.storage_offset());
+  }
+  for (auto& [stand_in, npu] : map.pairs) {  // sparse: after their indices and values above
+    if (npu.is_sparse())
+      sparse_write_back(stand_in, npu, [&](const at::Tensor& d) { return to_npu_result(d, map, device); });
   }
 }
 
@@ -145,7 +156,7 @@ void run_eager(const c10::OperatorHandle& op, Stack* stack, size_t first, const 
   }
   int device = map.device >= 0 ? map.device : current_device();
   op.callBoxed(stack);
-  write_back_resized(map);
+  write_back_resized(map, device);
   size_t nret = op.schema().returns().size();
   for (size_t i = stack->size() - nret; i < stack->size(); ++i) {
     (*stack)[i] = map_tensors((*stack)[i], [&](const at::Tensor& r) { return to_npu_result(r, map, device); });
@@ -176,6 +187,8 @@ void run_captured(const c10::OperatorHandle& op, Stack* stack, size_t first, con
   for (size_t i = ret0; i < meta_stack.size(); ++i) {
     if (!meta_stack[i].isTensor()) continue;
     const at::Tensor& m = meta_stack[i].toTensor();
+    TORCH_CHECK_NOT_IMPLEMENTED(!m.defined() || m.layout() == c10::kStrided, "npu-sim: cannot capture ", name,
+                                ": it returns a ", m.layout(), " tensor (graphs record strided tensors only)");
     auto it = meta.npu_of.find(m.unsafeGetTensorImpl());
     if (it != meta.npu_of.end() && (m.sizes() != it->second.sizes() || m.strides() != it->second.strides())) {
       at::Tensor npu = it->second;

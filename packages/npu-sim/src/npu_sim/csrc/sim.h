@@ -108,6 +108,18 @@ at::Tensor empty_npu(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::Scal
 // with the CPU op they stand for.
 void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
+// ---- sparse.cpp --------------------------------------------------------------------------
+// Sparse COO tensors: a SparseTensorImpl (SparseCPU or SparsePrivateUse1) holding dense
+// indices and values. `dense` maps the source's indices and values to the target device.
+using DenseMap = std::function<at::Tensor(const at::Tensor&)>;
+// A CPU sparse stand-in of an npu sparse tensor (its indices/values as `dense` gives them).
+at::Tensor sparse_to_cpu(const at::Tensor& npu, const DenseMap& dense);
+// An npu sparse tensor holding `dense` of a CPU sparse result's indices and values.
+at::Tensor sparse_to_npu(const at::Tensor& cpu, const DenseMap& dense);
+// After a CPU kernel ran on `stand_in`: give `npu` the stand-in's indices, values, shape and
+// coalesced flag where the kernel changed them (in-place and out= ops on sparse tensors).
+void sparse_write_back(const at::Tensor& stand_in, const at::Tensor& npu, const DenseMap& dense);
+
 // ---- generator.cpp -----------------------------------------------------------------------
 const at::Generator& default_generator(int device);
 at::Generator new_generator(int device);  // torch.Generator(device="npu")
