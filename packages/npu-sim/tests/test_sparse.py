@@ -109,6 +109,21 @@ def test_autograd_through_to_sparse_and_to_dense():
     torch.testing.assert_close(x.grad.cpu(), xc.grad)
 
 
+def test_sparse_tensors_live_on_the_device_they_were_made_for(run_python):
+    run_python("""
+        import npu_sim, torch
+        npu_sim.start()
+        a = torch.randn(4, 5).relu().to_sparse()
+        s = a.to("npu:1")  # made while npu:0 is current
+        assert s.device == s._values().device == s._indices().device == torch.device("npu", 1)
+        r = s + s
+        assert r.device == r._values().device == torch.device("npu", 1)
+        torch.testing.assert_close(r.cpu(), a + a)
+        assert torch.randn(3, 3, device="npu:1").to_sparse().device == torch.device("npu", 1)
+        assert s.clone().device == torch.zeros_like(s).device == torch.device("npu", 1)
+    """, env={"NPU_SIM_DEVICE_COUNT": "2"})
+
+
 def test_other_sparse_layouts_are_refused_by_name():
     with pytest.raises(NotImplementedError, match=r"_to_sparse_csr.*SparseCsr"):
         torch.randn(3, 3, device="npu").to_sparse_csr()

@@ -89,6 +89,51 @@ const char* const kNative[] = {
     "sparse_resize_", "sparse_resize_and_clear_", "sparse_dim", "dense_dim", "_dimI", "_dimV", "_nnz", "is_coalesced",
     "_coalesced_", "_indices", "_values", "indices", "values", "copy_", "copy_sparse_to_sparse_", "clone", "zero_"};
 
+// A new SparseTensorImpl takes its device from the empty values it is built with, allocated on
+// the current device: the kernels that make one run on the device of their result (what the
+// device guard of ATen's generated registrations does for cuda).
+int index_of(std::optional<c10::Device> device, const at::Tensor& like = at::Tensor()) {
+  if (device && device->type() == kNpu && device->has_index()) return device->index();
+  if (!device && like.defined() && like.device().type() == kNpu) return like.device().index();
+  return current_device();
+}
+
+at::Tensor empty_sparse(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                        std::optional<c10::Device> device, std::optional<bool> pin_memory,
+                        std::optional<c10::MemoryFormat> memory_format) {
+  DeviceIndexGuard guard(index_of(device));
+  return at::native::empty_sparse(size, dtype, layout, device, pin_memory, memory_format);
+}
+
+at::Tensor empty_like(const at::Tensor& self, std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                      std::optional<c10::Device> device, std::optional<bool> pin_memory,
+                      std::optional<c10::MemoryFormat> memory_format) {
+  DeviceIndexGuard guard(index_of(device, self));
+  return at::native::empty_like_sparse_coo(self, dtype, layout, device, pin_memory, memory_format);
+}
+
+at::Tensor with_dims(int64_t sparse_dim, int64_t dense_dim, c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                     std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                     std::optional<bool> pin_memory) {
+  DeviceIndexGuard guard(index_of(device));
+  return at::native::new_with_dims_sparse(sparse_dim, dense_dim, size, dtype, layout, device, pin_memory);
+}
+
+at::Tensor with_dims_and_tensors(int64_t sparse_dim, int64_t dense_dim, c10::SymIntArrayRef size,
+                                 const at::Tensor& indices, const at::Tensor& values,
+                                 std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                                 std::optional<c10::Device> device, std::optional<bool> pin_memory,
+                                 std::optional<bool> is_coalesced) {
+  DeviceIndexGuard guard(index_of(device, values));
+  return at::native::new_with_dims_and_tensor_sparse_symint(sparse_dim, dense_dim, size, indices, values, dtype, layout,
+                                                            device, pin_memory, is_coalesced);
+}
+
+at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory_format) {
+  DeviceIndexGuard guard(self.device().index());
+  return at::native::clone_sparse(self, memory_format);
+}
+
 std::string qualified(const c10::OperatorName& name) {
   return name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);  // drops "aten::"
 }
@@ -99,10 +144,10 @@ std::string qualified(const c10::OperatorName& name) {
 TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>()); }
 
 TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
-  m.impl("empty.memory_format", at::native::empty_sparse);
-  m.impl("empty_like", at::native::empty_like_sparse_coo);
-  m.impl("_sparse_coo_tensor_with_dims", at::native::new_with_dims_sparse);
-  m.impl("_sparse_coo_tensor_with_dims_and_tensors", at::native::new_with_dims_and_tensor_sparse_symint);
+  m.impl("empty.memory_format", empty_sparse);
+  m.impl("empty_like", empty_like);
+  m.impl("_sparse_coo_tensor_with_dims", with_dims);
+  m.impl("_sparse_coo_tensor_with_dims_and_tensors", with_dims_and_tensors);
   m.impl("sparse_resize_", at::native::sparse_resize_);
   m.impl("sparse_resize_and_clear_", at::native::sparse_resize_and_clear_);
   m.impl("sparse_dim", at::native::sparse_dim_sparse);
@@ -118,7 +163,7 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("values", at::native::values_sparse);
   m.impl("copy_", at::native::copy_sparse_wrapper_);
   m.impl("copy_sparse_to_sparse_", at::native::copy_sparse_);
-  m.impl("clone", at::native::clone_sparse);
+  m.impl("clone", clone);
   m.impl("zero_", at::native::zero_sparse_);
   // Every other op with a SparseCPU kernel runs it: the fallback alone would lose to the op's
   // composite kernel (add, mm, copy_ ...), which a SparseCPU tensor never takes.
