@@ -127,6 +127,9 @@ def test_sparse_tensors_live_on_the_device_they_were_made_for(run_python):
 def test_other_sparse_layouts_are_refused_by_name():
     with pytest.raises(NotImplementedError, match=r"_to_sparse_csr.*SparseCsr"):
         torch.randn(3, 3, device="npu").to_sparse_csr()
+    csr = torch.randn(3, 3).to_sparse_csr().to("npu")  # ATen's own _to_copy builds it
+    with pytest.raises(NotImplementedError, match=r"aten::(mm|empty) on a (SparseCsr|sparse compressed) npu tensor"):
+        torch.mm(csr, torch.randn(3, 2, device="npu"))
 
 
 def test_capture_refuses_sparse_ops():

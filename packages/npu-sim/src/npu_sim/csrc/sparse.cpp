@@ -3,9 +3,11 @@
 // device-agnostic sparse kernels (construction, metadata, indices/values, copy, clone) run
 // natively; every other op runs its SparseCPU kernel through the boxed fallback (fallback.cpp)
 // on a CPU stand-in whose indices and values alias npu memory. Graph capture refuses sparse
-// tensors (the fallback's meta path records strided tensors only).
+// tensors (the fallback's meta path records strided tensors only). Compressed layouts (CSR ...)
+// are refused by name.
 #include "sim.h"
 
+#include <ATen/SparseCsrTensorUtils.h>
 #include <ATen/SparseTensorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/_coalesced_native.h>
@@ -134,6 +136,17 @@ at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory
   return at::native::clone_sparse(self, memory_format);
 }
 
+// Compressed layouts (CSR, CSC, BSR, BSC) are not simulated. ATen's own `.to("npu")` of one
+// builds a SparseCsrPrivateUse1 tensor without dispatching; every op on it lands here.
+void refuse_compressed(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  std::string layout = "sparse compressed";  // a factory (empty) has no tensor to name it
+  for (const c10::IValue& v : *stack)
+    if (v.isTensor() && v.toTensor().defined() && at::sparse_csr::is_sparse_compressed(v.toTensor()))
+      layout = c10::str(v.toTensor().layout());
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "npu-sim: ", op.schema().name(), " on a ", layout,
+                              " npu tensor: npu-sim has strided and sparse COO tensors only");
+}
+
 std::string qualified(const c10::OperatorName& name) {
   return name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);  // drops "aten::"
 }
@@ -142,6 +155,10 @@ std::string qualified(const c10::OperatorName& name) {
 
 // The aliasing fallback runs an op's SparseCPU kernel on CPU stand-ins (fallback.cpp).
 TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>()); }
+
+TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&refuse_compressed>());
+}
 
 TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("empty.memory_format", empty_sparse);
