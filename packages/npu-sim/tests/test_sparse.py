@@ -109,6 +109,21 @@ def test_autograd_through_to_sparse_and_to_dense():
     torch.testing.assert_close(x.grad.cpu(), xc.grad)
 
 
+def test_sparse_embedding_gradients_and_sgd_step_match_cpu():
+    import copy
+
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(10, 3, sparse=True)
+    emb_npu = copy.deepcopy(emb).to("npu")
+    idx = torch.tensor([1, 2, 1, 5])
+    for module, i in ((emb, idx), (emb_npu, idx.to("npu"))):
+        module(i).sum().backward()  # a sparse gradient
+        torch.optim.SGD(module.parameters(), lr=0.1).step()  # dense weight += sparse gradient
+    assert _is_npu_sparse(emb_npu.weight.grad)
+    torch.testing.assert_close(emb_npu.weight.grad.cpu(), emb.weight.grad)
+    torch.testing.assert_close(emb_npu.weight.detach().cpu(), emb.weight.detach())
+
+
 def test_sparse_tensors_live_on_the_device_they_were_made_for(run_python):
     run_python("""
         import npu_sim, torch
