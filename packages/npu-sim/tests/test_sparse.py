@@ -73,6 +73,11 @@ def test_inplace_sparse_ops_replace_indices_and_values():
     dense = torch.zeros(4, 5, device="npu")
     dense.add_(da)  # dense self, sparse other: written in place
     torch.testing.assert_close(dense.cpu(), a.to_dense())
+    for op in ("add_", "mul_"):  # one tensor as self and other: the kernel sees them as one
+        host, dev = a.clone(), da.clone()
+        getattr(host, op)(host)
+        getattr(dev, op)(dev)
+        torch.testing.assert_close(dev.cpu(), host)
     z = da.clone()
     z.zero_()
     assert z._nnz() == 0 and da._nnz() == a._nnz()

@@ -28,7 +28,13 @@ struct Mapping {
   at::Tensor to_cpu(const at::Tensor& t) {
     if (!t.defined() || t.device().type() != kNpu) return t;
     note_device(t);
-    // sparse: a CPU sparse tensor over CPU aliases of its indices and values (sparse.cpp)
+    // sparse: a CPU sparse tensor over CPU aliases of its indices and values (sparse.cpp), one
+    // per npu tensor, so a kernel sees `s.add_(s)` as the CPU kernel does, and the write-back of
+    // a second stand-in cannot undo the first's
+    if (t.is_sparse()) {
+      for (auto& [stand_in, npu] : pairs)
+        if (npu.is_same(t)) return stand_in;
+    }
     auto alias = t.is_sparse() ? sparse_to_cpu(t, [&](const at::Tensor& d) { return to_cpu(d); }) : cpu_alias(t);
     npu_of.emplace(alias.unsafeGetTensorImpl(), t);
     pairs.emplace_back(alias, t);
