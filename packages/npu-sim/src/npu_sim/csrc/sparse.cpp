@@ -33,7 +33,6 @@
 #include <ATen/ops/zero_native.h>
 #include <torch/library.h>
 
-#include <set>
 #include <string>
 
 namespace npu_sim {
@@ -83,13 +82,6 @@ void sparse_write_back(const at::Tensor& stand_in, const at::Tensor& npu, const 
 }
 
 namespace {
-
-// Kernels ATen shares between its sparse backends: they touch only the sparse tensor's
-// metadata and call ops on its (npu) indices and values.
-const char* const kNative[] = {
-    "empty.memory_format", "empty_like", "_sparse_coo_tensor_with_dims", "_sparse_coo_tensor_with_dims_and_tensors",
-    "sparse_resize_", "sparse_resize_and_clear_", "sparse_dim", "dense_dim", "_dimI", "_dimV", "_nnz", "is_coalesced",
-    "_coalesced_", "_indices", "_values", "indices", "values", "copy_", "copy_sparse_to_sparse_", "clone", "zero_"};
 
 // A new SparseTensorImpl takes its device from the empty values it is built with, allocated on
 // the current device: the kernels that make one run on the device of their result (what the
@@ -161,6 +153,8 @@ TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
 }
 
 TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
+  // Kernels ATen shares between its sparse backends: they touch only the sparse tensor's
+  // metadata and call ops on its (npu) indices and values.
   m.impl("empty.memory_format", empty_sparse);
   m.impl("empty_like", empty_like);
   m.impl("_sparse_coo_tensor_with_dims", with_dims);
@@ -182,12 +176,12 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("copy_sparse_to_sparse_", at::native::copy_sparse_);
   m.impl("clone", clone);
   m.impl("zero_", at::native::zero_sparse_);
-  // Every other op with a SparseCPU kernel runs it: the fallback alone would lose to the op's
-  // composite kernel (add, mm, copy_ ...), which a SparseCPU tensor never takes.
-  const std::set<std::string> native(std::begin(kNative), std::end(kNative));
+  // Every other op with a SparseCPU kernel (those above are registered by now) runs it: the
+  // fallback alone would lose to the op's composite kernel (add, mm ...), which a SparseCPU
+  // tensor never takes.
   auto& dispatcher = c10::Dispatcher::singleton();
   for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
-    if (name.name.rfind("aten::", 0) != 0 || native.count(qualified(name))) continue;
+    if (name.name.rfind("aten::", 0) != 0) continue;
     auto op = dispatcher.findOp(name);
     if (op && op->hasKernelForDispatchKey(c10::DispatchKey::SparseCPU) &&
         !op->hasKernelForDispatchKey(c10::DispatchKey::SparsePrivateUse1)) {
