@@ -1,5 +1,6 @@
-"""Sparse COO tensors on npu (SparsePrivateUse1; sparse.cpp), each result checked against the
-same op on cpu; and the norms whose npu kernel is the CPU one (norms.cpp)."""
+"""Sparse tensors on npu (SparsePrivateUse1 for COO, SparseCsrPrivateUse1 for CSR, CSC, BSR,
+BSC; sparse.cpp), each result checked against the same op on cpu; and the norms whose npu
+kernel is the CPU one (norms.cpp)."""
 
 import pytest
 import torch
@@ -141,19 +142,45 @@ def test_sparse_tensors_live_on_the_device_they_were_made_for(run_python):
         torch.testing.assert_close(r.cpu(), a + a)
         assert torch.randn(3, 3, device="npu:1").to_sparse().device == torch.device("npu", 1)
         assert s.clone().device == torch.zeros_like(s).device == torch.device("npu", 1)
+        c = a.to_sparse_csr().to("npu:1")
+        assert c.device == c.values().device == c.crow_indices().device == torch.device("npu", 1)
+        assert (c * 2).values().device == torch.device("npu", 1)
     """, env={"NPU_SIM_DEVICE_COUNT": "2"})
 
 
-def test_other_sparse_layouts_are_refused_by_name():
-    with pytest.raises(NotImplementedError, match=r"_to_sparse_csr.*SparseCsr"):
-        torch.randn(3, 3, device="npu").to_sparse_csr()
-    csr = torch.randn(3, 3).to_sparse_csr().to("npu")  # ATen's own _to_copy builds it
-    with pytest.raises(NotImplementedError, match=r"aten::(mm|empty) on a (SparseCsr|sparse compressed) npu tensor"):
-        torch.mm(csr, torch.randn(3, 2, device="npu"))
+@pytest.mark.parametrize("layout", ["csr", "csc", "bsr"])
+def test_compressed_layouts_match_cpu(layout):
+    convert = {"csr": lambda t: t.to_sparse_csr(), "csc": lambda t: t.to_sparse_csc(),
+               "bsr": lambda t: t.to_sparse_bsr((2, 1))}[layout]
+    host = torch.randn(4, 5).relu()
+    expected = convert(host)
+    dev = convert(host.to("npu"))
+    assert dev.layout == expected.layout and dev.device.type == "npu" and dev.values().device.type == "npu"
+    torch.testing.assert_close(dev.cpu(), expected)
+    torch.testing.assert_close(convert(host).to("npu").cpu(), expected)  # ATen's _to_copy builds it
+    assert torch.equal(dev.to_dense().cpu(), host)
 
 
-def test_capture_refuses_sparse_ops():
-    s = torch.randn(3, 4).to_sparse().to("npu")
+def test_csr_ops_and_values_aliasing():
+    host = torch.randn(4, 5).relu()
+    c, w = host.to_sparse_csr(), torch.randn(5, 3)
+    dc = c.to("npu")
+    torch.testing.assert_close(torch.mm(dc, w.to("npu")).cpu(), torch.mm(c, w))
+    torch.testing.assert_close(torch.sparse.mm(dc, w.to("npu"), "sum").cpu(), torch.sparse.mm(c, w, "sum"))
+    torch.testing.assert_close((dc + dc).cpu(), c + c)
+    assert "layout=torch.sparse_csr" in repr(dc) and "device='npu:0'" in repr(dc)
+    v = dc.values()
+    assert v.data_ptr() == dc.values().data_ptr()
+    v.mul_(2)  # the tensor's own values
+    assert torch.equal(dc.to_dense().cpu(), host * 2)
+    made = torch.sparse_csr_tensor(torch.tensor([0, 1, 2]), torch.tensor([0, 1]), torch.tensor([1.0, 2.0]), (2, 2),
+                                   device="npu")
+    assert made.values().device.type == "npu" and made.to_dense().cpu().tolist() == [[1.0, 0.0], [0.0, 2.0]]
+
+
+@pytest.mark.parametrize("layout", [torch.sparse_coo, torch.sparse_csr])
+def test_capture_refuses_sparse_ops(layout):
+    s = torch.randn(3, 4).to_sparse(layout=layout).to("npu")
     with pytest.raises(NotImplementedError, match="cannot capture .*Sparse"):
         with torch.npu.graph(torch.npu.NPUGraph()):
             s.to_dense()

@@ -31,11 +31,11 @@ struct Mapping {
     // sparse: a CPU sparse tensor over CPU aliases of its indices and values (sparse.cpp), one
     // per npu tensor, so a kernel sees `s.add_(s)` as the CPU kernel does, and the write-back of
     // a second stand-in cannot undo the first's
-    if (t.is_sparse()) {
+    if (sparse_layout(t)) {
       for (auto& [stand_in, npu] : pairs)
         if (npu.is_same(t)) return stand_in;
     }
-    auto alias = t.is_sparse() ? sparse_to_cpu(t, [&](const at::Tensor& d) { return to_cpu(d); }) : cpu_alias(t);
+    auto alias = sparse_layout(t) ? sparse_to_cpu(t, [&](const at::Tensor& d) { return to_cpu(d); }) : cpu_alias(t);
     npu_of.emplace(alias.unsafeGetTensorImpl(), t);
     pairs.emplace_back(alias, t);
     return alias;
@@ -107,10 +107,10 @@ at::Tensor to_npu_result(const at::Tensor& r, Mapping& map, int device) {
   if (!r.defined() || r.device().type() != c10::kCPU) return r;
   auto it = map.npu_of.find(r.unsafeGetTensorImpl());
   if (it != map.npu_of.end()) return it->second;
-  if (r.layout() == c10::kSparse)
+  if (sparse_layout(r))
     return sparse_to_npu(r, [&](const at::Tensor& d) { return to_npu_result(d, map, device); });
   TORCH_CHECK_NOT_IMPLEMENTED(r.layout() == c10::kStrided, "npu-sim: ", map.op_name, " returned a ", r.layout(),
-                              " tensor: npu-sim has strided and sparse COO tensors only");
+                              " tensor: npu-sim has strided and sparse tensors only");
   for (auto& kv : map.npu_of) {  // a view of an npu argument's memory
     const at::Tensor& npu = kv.second;
     if (npu.layout() != c10::kStrided) continue;
@@ -146,7 +146,7 @@ void write_back_resized(Mapping& map, int device) {
     npu.unsafeGetTensorImpl()->set_sizes_and_strides(alias_t.sizes(), alias_t.strides(), alias_t.storage_offset());
   }
   for (auto& [stand_in, npu] : map.pairs) {  // sparse: after their indices and values above
-    if (npu.is_sparse())
+    if (sparse_layout(npu))
       sparse_write_back(stand_in, npu, [&](const at::Tensor& d) { return to_npu_result(d, map, device); });
   }
 }

@@ -112,6 +112,7 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 // Sparse COO tensors: a SparseTensorImpl (SparseCPU or SparsePrivateUse1) holding dense
 // indices and values. `dense` maps the source's indices and values to the target device.
 using DenseMap = std::function<at::Tensor(const at::Tensor&)>;
+bool sparse_layout(const at::Tensor& t);  // COO or compressed (CSR, CSC, BSR, BSC)
 // A CPU sparse stand-in of an npu sparse tensor (its indices/values as `dense` gives them).
 at::Tensor sparse_to_cpu(const at::Tensor& npu, const DenseMap& dense);
 // An npu sparse tensor holding `dense` of a CPU sparse result's indices and values.

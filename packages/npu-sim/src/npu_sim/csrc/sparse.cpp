@@ -7,6 +7,7 @@
 // are refused by name.
 #include "sim.h"
 
+#include <ATen/SparseCsrTensorImpl.h>
 #include <ATen/SparseCsrTensorUtils.h>
 #include <ATen/SparseTensorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -54,14 +55,41 @@ at::Tensor make_sparse(c10::DispatchKey key, const at::Tensor& like, const at::T
   return out;
 }
 
+at::SparseCsrTensorImpl* compressed_impl(const at::Tensor& t) {
+  return static_cast<at::SparseCsrTensorImpl*>(t.unsafeGetTensorImpl());
+}
+
+// The same for the compressed layouts (CSR, CSC, BSR, BSC): compressed and plain indices.
+at::Tensor make_compressed(c10::DispatchKey key, const at::Tensor& like, const at::Tensor& compressed,
+                           const at::Tensor& plain, const at::Tensor& values) {
+  auto out = at::detail::make_tensor<at::SparseCsrTensorImpl>(c10::DispatchKeySet(key), values.device(), like.layout(),
+                                                              like.dtype());
+  compressed_impl(out)->set_member_tensors(compressed, plain, values, like.sizes());
+  return out;
+}
+
 }  // namespace
 
+bool sparse_layout(const at::Tensor& t) { return t.is_sparse() || at::sparse_csr::is_sparse_compressed(t); }
+
 at::Tensor sparse_to_cpu(const at::Tensor& npu, const DenseMap& dense) {
+  if (!npu.is_sparse()) {
+    const auto* src = compressed_impl(npu);
+    return make_compressed(c10::DispatchKey::SparseCsrCPU, npu, dense(src->compressed_indices()),
+                           dense(src->plain_indices()), dense(src->values()));
+  }
   const auto* src = sparse_impl(npu);
   return make_sparse(c10::DispatchKey::SparseCPU, npu, dense(src->indices()), dense(src->values()));
 }
 
 at::Tensor sparse_to_npu(const at::Tensor& cpu, const DenseMap& dense) {
+  if (!cpu.is_sparse()) {
+    const auto* src = compressed_impl(cpu);
+    at::Tensor values = dense(src->values());
+    DeviceIndexGuard guard(values.device().index());  // the empty members the impl starts with
+    return make_compressed(c10::DispatchKey::SparseCsrPrivateUse1, cpu, dense(src->compressed_indices()),
+                           dense(src->plain_indices()), values);
+  }
   const auto* src = sparse_impl(cpu);
   at::Tensor values = dense(src->values());
   // the impl takes its device from the values it is built with (allocated on the current device)
@@ -70,6 +98,17 @@ at::Tensor sparse_to_npu(const at::Tensor& cpu, const DenseMap& dense) {
 }
 
 void sparse_write_back(const at::Tensor& stand_in, const at::Tensor& npu, const DenseMap& dense) {
+  if (!npu.is_sparse()) {
+    const auto* src = compressed_impl(stand_in);
+    auto* dst = compressed_impl(npu);
+    at::Tensor compressed = dense(src->compressed_indices()), plain = dense(src->plain_indices()),
+               values = dense(src->values());
+    if (compressed.is_same(dst->compressed_indices()) && plain.is_same(dst->plain_indices()) &&
+        values.is_same(dst->values()) && stand_in.sizes() == npu.sizes())
+      return;
+    dst->set_member_tensors(compressed, plain, values, stand_in.sizes());
+    return;
+  }
   const auto* src = sparse_impl(stand_in);
   auto* dst = sparse_impl(npu);
   at::Tensor indices = dense(src->indices()), values = dense(src->values());
@@ -128,17 +167,6 @@ at::Tensor clone(const at::Tensor& self, std::optional<c10::MemoryFormat> memory
   return at::native::clone_sparse(self, memory_format);
 }
 
-// Compressed layouts (CSR, CSC, BSR, BSC) are not simulated. ATen's own `.to("npu")` of one
-// builds a SparseCsrPrivateUse1 tensor without dispatching; every op on it lands here.
-void refuse_compressed(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  std::string layout = "sparse compressed";  // a factory (empty) has no tensor to name it
-  for (const c10::IValue& v : *stack)
-    if (v.isTensor() && v.toTensor().defined() && at::sparse_csr::is_sparse_compressed(v.toTensor()))
-      layout = c10::str(v.toTensor().layout());
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "npu-sim: ", op.schema().name(), " on a ", layout,
-                              " npu tensor: npu-sim has strided and sparse COO tensors only");
-}
-
 std::string qualified(const c10::OperatorName& name) {
   return name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);  // drops "aten::"
 }
@@ -149,7 +177,7 @@ std::string qualified(const c10::OperatorName& name) {
 TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>()); }
 
 TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&refuse_compressed>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>());
 }
 
 TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
@@ -185,6 +213,19 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
     auto op = dispatcher.findOp(name);
     if (op && op->hasKernelForDispatchKey(c10::DispatchKey::SparseCPU) &&
         !op->hasKernelForDispatchKey(c10::DispatchKey::SparsePrivateUse1)) {
+      m.impl(qualified(name).c_str(), torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>());
+    }
+  }
+}
+
+// Compressed layouts: every op with a SparseCsrCPU kernel runs it on CPU stand-ins, as above.
+TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
+    if (name.name.rfind("aten::", 0) != 0) continue;
+    auto op = dispatcher.findOp(name);
+    if (op && op->hasKernelForDispatchKey(c10::DispatchKey::SparseCsrCPU) &&
+        !op->hasKernelForDispatchKey(c10::DispatchKey::SparseCsrPrivateUse1)) {
       m.impl(qualified(name).c_str(), torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>());
     }
   }
