@@ -1,10 +1,11 @@
-// Sparse COO tensors on npu, as a device with sparse support has them: a SparseTensorImpl with
-// dispatch key SparsePrivateUse1 whose indices and values are dense npu tensors. ATen's
+// Sparse tensors on npu, as a device with sparse support has them. COO: a SparseTensorImpl with
+// dispatch key SparsePrivateUse1 whose indices and values are dense npu tensors; ATen's
 // device-agnostic sparse kernels (construction, metadata, indices/values, copy, clone) run
-// natively; every other op runs its SparseCPU kernel through the boxed fallback (fallback.cpp)
-// on a CPU stand-in whose indices and values alias npu memory. Graph capture refuses sparse
-// tensors (the fallback's meta path records strided tensors only). Compressed layouts (CSR ...)
-// are refused by name.
+// natively, every other op runs its SparseCPU kernel through the boxed fallback (fallback.cpp)
+// on a CPU stand-in whose indices and values alias npu memory. Compressed layouts (CSR, CSC,
+// BSR, BSC): a SparseCsrTensorImpl (SparseCsrPrivateUse1) over npu compressed/plain indices and
+// values, every op through the fallback the same way. Graph capture refuses sparse tensors
+// (the fallback's meta path records strided tensors only).
 #include "sim.h"
 
 #include <ATen/SparseCsrTensorImpl.h>
