@@ -1,6 +1,5 @@
 """Sparse tensors on npu (SparsePrivateUse1 for COO, SparseCsrPrivateUse1 for CSR, CSC, BSR,
-BSC; sparse.cpp), each result checked against the same op on cpu; and the norms whose npu
-kernel is the CPU one (norms.cpp)."""
+BSC; sparse.cpp), each result checked against the same op on cpu (the norms: test_norms.py)."""
 
 import pytest
 import torch
@@ -184,17 +183,3 @@ def test_capture_refuses_sparse_ops(layout):
     with pytest.raises(NotImplementedError, match="cannot capture .*Sparse"):
         with torch.npu.graph(torch.npu.NPUGraph()):
             s.to_dense()
-
-
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
-def test_empty_input_norm_stats_have_cpu_dtypes(dtype):
-    x = torch.empty(0, 4, dtype=dtype)
-    expected = torch.ops.aten.native_layer_norm(x, [4], None, None, 1e-5)
-    actual = torch.ops.aten.native_layer_norm(x.to("npu"), [4], None, None, 1e-5)
-    assert [t.dtype for t in actual] == [t.dtype for t in expected]
-    assert [t.shape for t in actual] == [t.shape for t in expected]
-    g = torch.empty(0, 4, 3, dtype=dtype)
-    expected = torch.ops.aten.native_group_norm(g, None, None, 0, 4, 3, 2, 1e-5)
-    actual = torch.ops.aten.native_group_norm(g.to("npu"), None, None, 0, 4, 3, 2, 1e-5)
-    assert [t.dtype for t in actual] == [t.dtype for t in expected]
-    assert [t.shape for t in actual] == [t.shape for t in expected]
