@@ -96,6 +96,31 @@ def test_autoload_opt_out(tmp_path):
     assert r == {"device": "privateuseone", "npu": False, "sim_started": False, "ours": []}
 
 
+def test_explicit_enable_still_works_and_does_not_nest(tmp_path):
+    # enable() starts npu-sim, whose Dynamo interface imports torch._dynamo: the autoload hook
+    # must leave that to the running enable() (a nested one deadlocked on its lock)
+    r = _run("""
+        import json, torch, npu_inductor
+        from npu_inductor import autoload
+        print(json.dumps({"enabled": npu_inductor.enable(), "hook": autoload.state["components"]}))
+    """, tmp=tmp_path)
+    assert "npu-lowering" in r["enabled"] and r["hook"] is None
+
+
+def test_direct_sim_start_leaves_registration_to_the_compile(tmp_path):
+    # npu_sim.start() imports torch._dynamo under its own lock: the hook waits for the compile
+    r = _run("""
+        import json, torch, npu_sim, npu_inductor
+        npu_sim.start()
+        after_start = npu_inductor.enabled()
+        x = torch.randn(16, device="npu")
+        out = torch.compile(lambda x: x.sin() + 1)(x)
+        print(json.dumps({"after_start": after_start, "enabled": npu_inductor.enabled(),
+                          "match": torch.allclose(out.cpu(), (x.sin() + 1).cpu())}))
+    """, tmp=tmp_path)
+    assert r["after_start"] is None and "npu-lowering" in r["enabled"] and r["match"]
+
+
 def test_our_entry_points_are_declared():
     eps = {ep.name: ep.value for ep in metadata.entry_points(group="torch.backends")}
     assert eps.get("npu_inductor") == "npu_inductor.autoload:autoload"

@@ -52,14 +52,30 @@ def _start_torch_npu(ep: metadata.EntryPoint) -> None:
 
 
 def _busy(name: str) -> bool:
-    """Whether a torch module other than ``name`` is still executing its import (importlib
-    marks a module's spec ``_initializing`` while it does), so importing Inductor now could
-    meet a half-defined module."""
+    """Whether registering now could meet a half-defined module or a held lock: a torch module
+    other than ``name`` is still executing its import (importlib marks a module's spec
+    ``_initializing`` while it does), or our own code imported the trigger (an explicit
+    ``enable()``, npu-sim's ``start()``, a component's ``register()``: that code registers what
+    it means to, and re-entering it would deadlock on its lock)."""
     for other, module in list(sys.modules.items()):
         if other != name and (other == "torch" or other.startswith("torch.")):
             if getattr(getattr(module, "__spec__", None), "_initializing", False):
                 return True
+    ours = _our_packages()
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__") or ""
+        if module != __name__ and module.split(".", 1)[0] in ours:
+            return True
+        frame = frame.f_back
     return False
+
+
+def _our_packages() -> set[str]:
+    from .components import GROUP
+
+    return {"npu_inductor"} | {ep.value.split(":", 1)[0].split(".", 1)[0]
+                               for ep in metadata.entry_points(group=GROUP)}
 
 
 def _register_components() -> None:
@@ -105,7 +121,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
     def after(self, name: str) -> None:
         if _busy(name):
-            return  # a later trigger (the outer module's own, or compile_fx) runs it
+            return  # a later trigger (the outer module's own, or the compile's) runs it
         uninstall()
         _register_components()
 
