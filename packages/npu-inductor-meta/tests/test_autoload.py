@@ -121,6 +121,23 @@ def test_direct_sim_start_leaves_registration_to_the_compile(tmp_path):
     assert r["after_start"] is None and "npu-lowering" in r["enabled"] and r["match"]
 
 
+def test_inductor_compile_workers_register_no_components(tmp_path):
+    # a script at the path of Inductor's compile-worker entry, importing what that entry imports
+    script = tmp_path / "torch" / "_inductor" / "compile_worker" / "__main__.py"
+    script.parent.mkdir(parents=True)
+    script.write_text(textwrap.dedent("""
+        import json, torch
+        from torch._inductor.codecache import torch_key  # imports compile_fx too
+        import npu_inductor
+        print(json.dumps({"enabled": npu_inductor.enabled(), "device": torch._C._get_privateuse1_backend_name()}))
+    """))
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300,
+                          cwd=tmp_path.parent)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"enabled": None, "device": "npu"}
+
+
 def test_our_entry_points_are_declared():
     eps = {ep.name: ep.value for ep in metadata.entry_points(group="torch.backends")}
     assert eps.get("npu_inductor") == "npu_inductor.autoload:autoload"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import os
 import sys
 import threading
 import warnings
@@ -26,6 +27,10 @@ from importlib import metadata
 # modules whose import starts component registration; compile_fx is the last one every
 # Inductor compile imports, the backstop if the others finished inside a half-imported torch module
 TRIGGERS = ("torch._dynamo", "torch._inductor", "torch._inductor.compile_fx")
+
+# Inductor's compile-worker pool runs this script: it compiles kernels already lowered by the
+# parent and never had components registered; registering there would cost ~1 s per pool start
+COMPILE_WORKER = os.path.join("torch", "_inductor", "compile_worker", "__main__.py")
 
 _lock = threading.Lock()
 state = {"autoloaded": False, "torch_npu": None, "components": None, "error": None}
@@ -139,6 +144,8 @@ def autoload() -> None:
         if ep is not None:
             _start_torch_npu(ep)
         state["autoloaded"] = True
+        if sys.argv and os.path.normpath(sys.argv[0]).endswith(COMPILE_WORKER):
+            return
         if TRIGGERS[-1] in sys.modules:  # another backend imported Inductor already: no trigger left
             _register_components()
         else:
