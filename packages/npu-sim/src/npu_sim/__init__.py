@@ -67,6 +67,8 @@ def _start_device() -> None:
 def start() -> None:
     """Bring up device "npu" and its Dynamo device interface (idempotent)."""
     global _dynamo_registered
+    import torch  # noqa: F401  (first: `import torch` runs autoload(), which must not wait on our lock)
+
     with _lock:
         _start_device()
         if not _dynamo_registered:
@@ -84,12 +86,15 @@ def autoload() -> None:
     reason not to start is a warning, and ``start()`` raises it in full."""
     if importlib.util.find_spec("torch_npu") is not None:
         return
+    if not _lock.acquire(blocking=False):
+        return  # a start() holds it and brings the device up itself
     try:
-        with _lock:
-            _start_device()
+        _start_device()
     except Exception as exc:  # noqa: BLE001  (a broken sim must not break `import torch`)
         warnings.warn(f"npu-sim did not start device 'npu' at `import torch`: {type(exc).__name__}: {exc}",
                       RuntimeWarning, stacklevel=2)
+    finally:
+        _lock.release()
 
 
 def is_started() -> bool:
