@@ -8,10 +8,12 @@ torch calls :func:`autoload` at the end of ``import torch`` (skipped with
   run first from here (a no-op when torch already ran it), so ours follows it in either
   order; and its per-compile registration of its own Inductor backend for "npu" is switched
   off, so npu compiles take ours. Without torch_npu, npu-sim's entry point starts the device.
-- :func:`~npu_inductor.enable` (every component; imports Inductor, ~1 s) waits for the first
-  import of ``torch._dynamo`` or ``torch._inductor`` (every ``torch.compile`` makes one), as
-  torch_npu defers its Dynamo setup: a meta-path finder runs it right after that module has
-  executed, once no other ``torch`` module is half-imported.
+- :func:`~npu_inductor.enable` (every component; imports Inductor) waits for the first import
+  of ``torch._dynamo``, ``torch._inductor`` or ``torch._inductor.compile_fx`` (every
+  ``torch.compile`` makes them), as torch_npu defers its Dynamo setup: a meta-path finder runs
+  it right after such a module has executed, unless another ``torch`` module is half-imported
+  or our own code (``enable()``, ``npu_sim.start()``, a ``register()``) made the import; a
+  later trigger then does. Inductor's compile-worker processes register nothing.
 """
 
 from __future__ import annotations
@@ -47,13 +49,16 @@ def _start_torch_npu(ep: metadata.EntryPoint) -> None:
     """Run torch_npu's autoload entry point (its import registers device "npu"), then keep
     its own Inductor backend from re-registering for "npu" at each compile."""
     ep.load()()
-    dynamo = importlib.import_module("torch_npu.utils._dynamo")
+    state["torch_npu"] = ep.value
     # torch_npu 2.13: torch.compile's wrapper calls register_inductor_npu(), which
     # register_backend_for_device("npu", ...)s torch_npu's Inductor backend over ours
+    try:
+        dynamo = importlib.import_module("torch_npu.utils._dynamo")
+    except ImportError:  # a torch_npu without that lazy registration
+        return
     off = getattr(dynamo, "disable_register_inductor_npu", None)
     if off is not None:
         off()
-    state["torch_npu"] = ep.value
 
 
 def _busy(name: str) -> bool:
@@ -144,7 +149,8 @@ def autoload() -> None:
         if ep is not None:
             _start_torch_npu(ep)
         state["autoloaded"] = True
-        if sys.argv and os.path.normpath(sys.argv[0]).endswith(COMPILE_WORKER):
+        argv = getattr(sys, "argv", None) or [""]  # embedded interpreters may have none
+        if os.path.normpath(argv[0]).endswith(COMPILE_WORKER):
             return
         if TRIGGERS[-1] in sys.modules:  # another backend imported Inductor already: no trigger left
             _register_components()
