@@ -1,4 +1,5 @@
-"""npu-graphtree installs and imports with torch alone: no other npu-inductor package."""
+"""npu-graphtree installs and imports with torch and npu-inductor-core (the shared seam every
+component may depend on; its patch registry) alone: no other npu-inductor package."""
 
 import subprocess
 import sys
@@ -6,6 +7,7 @@ import venv
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]
+CORE = PACKAGE.parent / "npu-inductor-core"  # a dependency, not on an index: installed from its folder
 OTHERS = ("npu_sim", "npu_lowering", "npu_fusion", "npu_autotune", "npu_cache", "npu_launcher", "npu_inductor")
 
 
@@ -14,7 +16,7 @@ def test_pip_install_alone_in_a_fresh_venv(tmp_path):
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
     torch_pin = f"torch=={__import__('torch').__version__.split('+')[0]}"  # the local wheel, no download
-    proc = subprocess.run([py, "-m", "pip", "install", "-q", torch_pin, str(PACKAGE)],
+    proc = subprocess.run([py, "-m", "pip", "install", "-q", torch_pin, str(CORE), str(PACKAGE)],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     check = (

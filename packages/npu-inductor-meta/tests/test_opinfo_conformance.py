@@ -69,6 +69,22 @@ def test_harness_uses_upstream_fp32_tolerance(npu):
         O.compare(torch.tensor([3]), torch.tensor([2]), torch.int64)  # integers: exact
 
 
+def test_per_op_overrides_follow_upstream_and_take_the_float_reference(npu, monkeypatch):
+    """Upstream's per-op overrides (reference_in_float, tolerances) apply, bf16 taking fp16's
+    entry; logit in fp16 passes only with the float reference (npu-sim's eager is the CPU
+    kernel, which rounds inside in fp16; the compiled kernel matches the float reference)."""
+    from npu_inductor.conformance import opinfo_overrides as OV
+
+    assert OV.override("nn.functional.batch_norm", "fp16") == {"reference_in_float": True}
+    assert OV.override("nn.functional.batch_norm", "bf16") == {"reference_in_float": True}
+    assert OV.override("nn.functional.batch_norm", "fp32") == {}
+    assert OV.override("cumprod", "fp32")["rtol"] == 2e-3  # an op-wide entry
+    assert O.run_case(O.Case("logit", "", "fp16")).status == "pass"
+    monkeypatch.setattr(O, "override", lambda name, dtype: {})
+    res = O.run_case(O.Case("logit", "", "fp16"))
+    assert res.status == "fail" and "output" in res.error, res
+
+
 def test_expected_failures_file_is_valid():
     """Every entry names a real op_db pair and carries a reason (the loader refuses empty ones)."""
     entries = O.load_expected_failures()

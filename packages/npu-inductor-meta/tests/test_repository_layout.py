@@ -1,4 +1,5 @@
-"""Every package follows the layout and the plugin contract; none imports another."""
+"""Every package follows the layout and the plugin contract; no component imports another
+(every one may import the core package, which imports none)."""
 
 import ast
 import tomllib
@@ -16,8 +17,10 @@ EXPECTED = {
     "npu-launcher": ("npu-launcher", "npu_launcher"),
     "npu-graphtree": ("npu-graphtree", "npu_graphtree"),
     "npu-inductor-meta": ("npu-inductor", "npu_inductor"),
+    "npu-inductor-core": ("npu-inductor-core", "npu_inductor_core"),
 }
-IMPORT_NAMES = {imp for _, imp in EXPECTED.values()}
+CORE = "npu_inductor_core"  # the shared seam: not a component, importable by every component
+IMPORT_NAMES = {imp for _, imp in EXPECTED.values()} - {CORE}
 
 
 def test_no_other_package_directories():
@@ -36,7 +39,10 @@ def test_package_layout(folder):
     assert (root / "tests").is_dir()
     deps = " ".join(meta.get("dependencies", []))
     assert "torch_npu" not in deps and "triton-ascend" not in deps  # only in npu-inductor[ascend]
-    if dist != "npu-inductor":
+    if imp == CORE:  # depends on torch only; registers nothing
+        assert [d.split(">")[0].split("=")[0].strip() for d in meta["dependencies"]] == ["torch"]
+        assert "entry-points" not in meta
+    elif dist != "npu-inductor":
         eps = meta["entry-points"]["npu_inductor.components"]
         assert eps == {dist: f"{imp}:register"}
 

@@ -54,6 +54,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import hivm  # noqa: E402  (stage 2: linalg -> HIVM with bishengir)
 SRC = HERE.parent / "src"  # npu-lowering's source in this checkout
+CORE_SRC = HERE.parents[1] / "npu-inductor-core" / "src"  # npu-inductor-core's, which it imports
 KERNEL_GLOB = "npu_kernel_*.py"
 DEFAULT_ARCH = "Ascend910B2"
 TIMEOUT_S = 120  # per config (AST -> TTIR -> linalg)
@@ -131,8 +132,9 @@ def _deadline(seconds: int):
 def _setup_imports():
     """Import triton-ascend and npu-lowering's runtime; fail loudly in the wrong venv."""
     warnings.filterwarnings("ignore")
-    if str(SRC) not in sys.path:
-        sys.path.insert(0, str(SRC))
+    for src in (CORE_SRC, SRC):
+        if str(src) not in sys.path:
+            sys.path.insert(0, str(src))
     from importlib import metadata
 
     try:

@@ -6,7 +6,8 @@ Prints the venv's Python on the last line of stdout. The venv (default ``.venv-a
 at the repository root) holds torch 2.13.0 (the CPU build), triton-ascend 3.2.0 (it
 installs the module ``triton``, so it cannot share the main ``.venv`` with NVIDIA's Triton)
 and pybind11. npu-lowering itself is not installed there: the checker puts this checkout's
-``packages/npu-lowering/src`` on ``sys.path``, so it always checks the code under test.
+``packages/npu-lowering/src`` (and ``packages/npu-inductor-core/src``, which it imports) on
+``sys.path``, so it always checks the code under test.
 
 Idempotent and fast: a stamp file written after a successful install records the
 requirements; when it matches (and the Python and ``triton-adapter-opt`` are there) nothing

@@ -87,6 +87,7 @@ CASES = {
     "long_scan": (lambda a: a.cumsum(-1), lambda: (r(20000, dtype=torch.float16),), {}),
     "libdevice_binary": (lambda v: (torch.atan2(v, v + 1), torch.fmod(v, 1.3), torch.copysign(v, -v), v.pow(2.5)),
                          lambda: (torch.rand(64, device=D) + 0.1,), {}),
+    "frexp": (lambda v: torch.frexp(v * 1000), lambda: (r(64),), {}),
 }
 
 

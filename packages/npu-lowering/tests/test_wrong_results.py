@@ -9,6 +9,12 @@
   contiguous memory.
 - loads inside ops.masked whose mask spans axes their index lacks (a ViT's embeddings):
   see test_masked_loads_keep_the_index_shape.
+- poles and domains of our portable libdevice (found by the OpInfo sweep on integer inputs):
+  erfinv(+-1) was finite and |y| > 1 not NaN, lgamma at 0 and the negative integers finite and
+  lgamma(NaN) 0.57, bessel_y1(0) NaN instead of -inf; see test_special_values_of_our_libdevice.
+- frexp: upstream's helper calls CUDA libdevice's isinf/isnan/ilogb/ldexp, absent in the
+  interpreter ("'NoneType' object has no attribute 'to'", found by the OpInfo sweep) and in
+  triton-ascend; see test_frexp_is_exact.
 - a scan longer than one block (upstream's split scan, test_split_cumsum_low_prec): failed to
   build ("0 compatible backends for target (npu)"), see test_long_scans_are_looped.
 
@@ -41,6 +47,41 @@ def test_special_functions_from_our_libdevice(name):
     out, codes = run_and_get_code(torch.compile(lambda v: fn(v) * 1.0), x.to("npu"))
     assert "libdevice." in codes[0]
     torch.testing.assert_close(out.cpu(), fn(x), atol=2e-5, rtol=2e-4)
+
+
+EDGES = {
+    "erfinv": (torch.erfinv, [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, float("nan")]),
+    "lgamma": (torch.lgamma, [-3.0, -2.5, -1.0, 0.0, 0.5, 2.0, 3.5, float("inf"), float("-inf"), float("nan")]),
+    "bessel_y1": (torch.special.bessel_y1, [-1.0, 0.0, 0.5, 3.0, 10.0]),
+    "bessel_y0": (torch.special.bessel_y0, [-1.0, 0.0, 0.5, 3.0, 10.0]),
+}
+
+
+@pytest.mark.parametrize("name", list(EDGES))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=str)
+def test_special_values_of_our_libdevice(name, dtype):
+    fn, vals = EDGES[name]
+    x = torch.tensor(vals)
+    if dtype == torch.int64:
+        x = x[torch.isfinite(x)].to(dtype)  # integer inputs promote to float in the kernel
+    torch._dynamo.reset()
+    out = torch.compile(lambda v: fn(v))(x.to("npu"))
+    torch.testing.assert_close(out.cpu(), fn(x), atol=1e-5, rtol=1e-4, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_frexp_is_exact(dtype):
+    vals = [0.0, -0.0, 1.0, -1.0, 0.5, 0.99999994, 1.0000001, 2.0 ** 20, 2.0 ** -20, 7.0, 1023.9999,
+            float("inf"), float("-inf"), float("nan")]
+    if dtype == torch.float32:
+        vals += [3e38, -3e38, 1e-30]  # exponents past exp2's float range when scaled at once
+    torch.manual_seed(0)
+    x = torch.cat([torch.tensor(vals), torch.randn(64) * 1e3]).to(dtype)
+    torch._dynamo.reset()
+    mantissa, exponent = torch.compile(torch.frexp, fullgraph=True)(x.to("npu"))
+    m_ref, e_ref = torch.frexp(x)
+    assert torch.equal(exponent.cpu(), e_ref)
+    torch.testing.assert_close(mantissa.cpu(), m_ref, rtol=0, atol=0, equal_nan=True)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)

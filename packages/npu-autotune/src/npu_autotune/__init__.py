@@ -13,13 +13,21 @@ def register() -> None:
 
     ensure_registered()
     _register_gemm_templates()
-    _compat.record_real_inputs_of_npu_compiles()  # A54 (see sample_inputs)
+    _record_real_inputs()  # A54 (see sample_inputs)
     _compat.collect_sample_inputs_before_npu_codegen()
     _compat.python_wrapper_names_autotuning_inputs()
     _compat.refuse_unsupported_autotune_args_on_npu()  # A56 (see user_kernel_args)
     _compat.mix_order_reductions_on_npu()  # A55 (see _compat)
     _compat.tag_npu_kernel_futures()  # Y02, Y03, D02 (see compile_wait)
     _compat.npu_aware_compile_wait()
+
+
+def _record_real_inputs() -> None:
+    from npu_inductor_core.compile_hooks import around_compile_fx
+
+    from .sample_inputs import compile_context
+
+    around_compile_fx("npu-autotune", compile_context)
 
 
 def _register_gemm_templates() -> None:

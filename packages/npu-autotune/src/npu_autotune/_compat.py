@@ -7,9 +7,13 @@ import inspect
 import threading
 
 import torch
+from npu_inductor_core.patches import upstream_patch
 
 
-def register_npu_benchmarker(device: str, fn) -> None:
+@upstream_patch("torch._inductor.runtime.benchmarking.Benchmarker.benchmark", versions="torch 2.11 (2.13 has a registry)",
+                removed_by="torch 2.13's benchmarking.register_benchmarker (used there: no patch)",
+                reason="device \"npu\" benchmarks go to npu-autotune's benchmarker; every other device takes upstream's path.")
+def register_npu_benchmarker(device: str, fn) -> bool:
     """Put ``fn`` in upstream's per-device benchmarker registry.
 
     torch 2.13: ``torch._inductor.runtime.benchmarking.register_benchmarker`` (no patch).
@@ -21,10 +25,10 @@ def register_npu_benchmarker(device: str, fn) -> None:
 
     if hasattr(benchmarking, "register_benchmarker"):
         benchmarking.register_benchmarker(device, fn, override=True)
-        return
+        return False  # upstream's registry: not a patch
     original = benchmarking.Benchmarker.benchmark
     if getattr(original, "_npu_autotune", False):
-        return
+        return False
     signature = inspect.signature(original)
 
     @functools.wraps(original)
@@ -47,12 +51,16 @@ def register_npu_benchmarker(device: str, fn) -> None:
 
     benchmark._npu_autotune = True
     benchmarking.Benchmarker.benchmark = benchmark
+    return True
 
 
 _mix_order_check = threading.local()
 
 
-def mix_order_reductions_on_npu() -> None:
+@upstream_patch("torch._inductor.scheduler._is_gpu_triton_backend", "torch._inductor.scheduler.MixOrderReduction.can_fuse",
+                versions="torch 2.10-2.13",
+                removed_by="upstream asking the device's scheduling whether it supports mix-order reductions")
+def mix_order_reductions_on_npu() -> bool:
     """Upstream fuses sibling reductions over different dimensions of one input into a
     mix-order reduction (``triton.mix_order_reduction``; its split size is autotuned under
     ``triton.mix_order_reduction_autotune_split_size``, A55) only for cuda and xpu:
@@ -67,7 +75,7 @@ def mix_order_reductions_on_npu() -> None:
     from torch._inductor.utils import get_current_backend
 
     if getattr(scheduler.MixOrderReduction.can_fuse, "_npu_autotune", False):
-        return
+        return False
     helper = scheduler._is_gpu_triton_backend
     can_fuse = scheduler.MixOrderReduction.can_fuse.__func__
 
@@ -90,48 +98,24 @@ def mix_order_reductions_on_npu() -> None:
     mix_order_can_fuse._npu_autotune = True
     scheduler._is_gpu_triton_backend = _is_gpu_triton_backend
     scheduler.MixOrderReduction.can_fuse = classmethod(mix_order_can_fuse)
+    return True
 
 
-def record_real_inputs_of_npu_compiles() -> None:
-    """triton.autotune_with_sample_inputs (A54): upstream records a compile's real inputs
-    (``V.set_real_inputs``) only for cpp_wrapper/fx_wrapper compiles. Torch 2.11-2.13: wrap
-    ``torch._inductor.compile_fx.compile_fx`` (looked up by name at each call by dynamo's
-    backend and ``torch.compile``) so a compile with npu inputs and both flags on
-    (``sample_inputs.wanted``) records them too; every other compile is upstream's call,
-    unchanged. Removed when upstream collects sample inputs for Python-wrapper graphs."""
-    from torch._inductor import compile_fx as module
-    from torch._inductor.virtualized import NullHandler, V
-
-    from . import sample_inputs
-
-    original = module.compile_fx
-    if getattr(original, "_npu_autotune", False):
-        return
-
-    @functools.wraps(original)
-    def compile_fx(model_, example_inputs_, *args, **kwargs):
-        if not isinstance(V.real_inputs, NullHandler) or not sample_inputs.wanted(example_inputs_):
-            return original(model_, example_inputs_, *args, **kwargs)
-        with V.set_real_inputs(example_inputs_):
-            return original(model_, example_inputs_, *args, **kwargs)
-
-    compile_fx._npu_autotune = True
-    module.compile_fx = compile_fx
-
-
-def collect_sample_inputs_before_npu_codegen() -> None:
+@upstream_patch("torch._inductor.graph.GraphLowering.codegen", versions="torch 2.11-2.13",
+                removed_by="upstream's extract_autotune_inputs in the Python-wrapper codegen too")
+def collect_sample_inputs_before_npu_codegen() -> bool:
     """A54: ``GraphLowering.codegen`` of an npu graph with user kernels, both flags on and the
     Python wrapper first runs upstream's ``extract_autotune_inputs`` on the recorded real
     inputs (``sample_inputs.collect``), which upstream does only in
     ``codegen_with_cpp_wrapper``. Torch 2.11-2.13; other graphs: upstream's codegen, unchanged.
-    Removed with ``record_real_inputs_of_npu_compiles``."""
+    Removed with ``sample_inputs.compile_context`` (the real inputs recorded around compile_fx)."""
     from torch._inductor.graph import GraphLowering
 
     from . import sample_inputs
 
     original = GraphLowering.codegen
     if getattr(original, "_npu_autotune", False):
-        return
+        return False
 
     @functools.wraps(original)
     def codegen(self, *args, **kwargs):
@@ -141,9 +125,12 @@ def collect_sample_inputs_before_npu_codegen() -> None:
 
     codegen._npu_autotune = True
     GraphLowering.codegen = codegen
+    return True
 
 
-def python_wrapper_names_autotuning_inputs() -> None:
+@upstream_patch("torch._inductor.codegen.wrapper.PythonWrapperCodegen.get_autotuning_input_name", versions="torch 2.11-2.13",
+                removed_by="get_autotuning_input_name on upstream's PythonWrapperCodegen")
+def python_wrapper_names_autotuning_inputs() -> bool:
     """A54: the wrapper codegen names sample inputs through ``get_autotuning_input_name``,
     which upstream defines only on its cpp GPU wrapper (the only one it gives sample inputs
     to). Torch 2.11-2.13: ``PythonWrapperCodegen`` gets the same method when it lacks one;
@@ -152,15 +139,18 @@ def python_wrapper_names_autotuning_inputs() -> None:
     from torch._inductor.codegen.wrapper import PythonWrapperCodegen
 
     if hasattr(PythonWrapperCodegen, "get_autotuning_input_name"):
-        return
+        return False
 
     def get_autotuning_input_name(self, idx):
         return f"_REAL_AUTOTUNE_INPUT_{idx}"
 
     PythonWrapperCodegen.get_autotuning_input_name = get_autotuning_input_name
+    return True
 
 
-def tag_npu_kernel_futures() -> None:
+@upstream_patch("torch._inductor.async_compile.AsyncCompile.triton", versions="torch 2.11-2.13",
+                removed_by="a per-device hook around async compile waits upstream")
+def tag_npu_kernel_futures() -> bool:
     """Y02/Y03/D02: ``AsyncCompile.triton(kernel_name, source_code, device_str)`` returns a
     future with no device on it; for ``device_str == "npu"`` the future gets the kernel's
     name and submit time (``compile_wait.tag``) so the wait can tell npu kernels apart.
@@ -172,7 +162,7 @@ def tag_npu_kernel_futures() -> None:
 
     original = AsyncCompile.triton
     if getattr(original, "_npu_autotune", False):
-        return
+        return False
 
     @functools.wraps(original)
     def triton(self, kernel_name, source_code, device_str="cuda"):
@@ -183,9 +173,12 @@ def tag_npu_kernel_futures() -> None:
 
     triton._npu_autotune = True
     AsyncCompile.triton = triton
+    return True
 
 
-def npu_aware_compile_wait() -> None:
+@upstream_patch("torch._inductor.async_compile.AsyncCompile._wait_futures", versions="torch 2.11-2.13",
+                removed_by="upstream watchdog/progress hooks that take the device into account")
+def npu_aware_compile_wait() -> bool:
     """Y02/Y03/D02: ``AsyncCompile._wait_futures(scope)`` for a scope holding npu kernel
     futures runs inside ``compile_wait.wait`` (flag check, a crashed worker named by its
     kernel, watchdog events, progress line); a scope without npu futures is upstream's call,
@@ -197,7 +190,7 @@ def npu_aware_compile_wait() -> None:
 
     original = getattr(AsyncCompile, "_wait_futures", None)
     if original is None or getattr(original, "_npu_autotune", False):
-        return  # (a torch whose wait has another shape: upstream's wait, unwrapped)
+        return False  # (a torch whose wait has another shape: upstream's wait, unwrapped)
 
     @functools.wraps(original)
     def _wait_futures(self, scope):
@@ -205,9 +198,12 @@ def npu_aware_compile_wait() -> None:
 
     _wait_futures._npu_autotune = True
     AsyncCompile._wait_futures = _wait_futures
+    return True
 
 
-def refuse_unsupported_autotune_args_on_npu() -> None:
+@upstream_patch("torch._inductor.ir.UserDefinedTritonKernel.__init__", versions="torch 2.11-2.13",
+                removed_by="upstream's TritonHOPifier.init_variable reading Triton 3's warmup/rep parameters")
+def refuse_unsupported_autotune_args_on_npu() -> bool:
     """A56: ``UserDefinedTritonKernel.__init__`` (where Inductor lowers a user kernel and its
     device is known) refuses, for npu kernels, the ``triton.autotune`` benchmarking arguments
     that upstream's Dynamo check means to refuse but misses with Triton 3.x (``warmup``,
@@ -220,7 +216,7 @@ def refuse_unsupported_autotune_args_on_npu() -> None:
 
     original = ir.UserDefinedTritonKernel.__init__
     if getattr(original, "_npu_autotune", False):
-        return
+        return False
 
     @functools.wraps(original)
     def __init__(self, *args, **kwargs):
@@ -229,3 +225,4 @@ def refuse_unsupported_autotune_args_on_npu() -> None:
 
     __init__._npu_autotune = True
     ir.UserDefinedTritonKernel.__init__ = __init__
+    return True

@@ -34,7 +34,7 @@ from . import config as npu_config
 from . import hints, tiles
 from .benchmarker import ensure_registered, flag_reps
 from .coordesc import NpuCoordescTuner
-from .sim_launcher import LAUNCHED, SIM_LAUNCH_GROUP, SimLauncher, _SimCompileResult, sim_launch  # noqa: F401
+from .sim_launcher import LAUNCHED, SimLauncher, _SimCompileResult, sim_launch  # noqa: F401
 
 log = logging.getLogger(__name__)
 # kernel object -> {config: launcher} of its per-hint variants (off the object: launchers

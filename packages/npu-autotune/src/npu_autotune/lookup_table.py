@@ -36,12 +36,10 @@ _LAUNCH_FIELDS = ("num_warps", "num_stages")
 
 
 def device_key(index: int) -> str | None:
-    import torch
+    from npu_inductor_core.device import device
 
-    try:
-        return str(torch.npu.get_device_properties(index).name)
-    except Exception:  # no npu device in this process
-        return None
+    facts = device(index)
+    return None if facts.flavour == "none" else facts.soc  # None: no npu device in this process
 
 
 def shape_key(size_hints: dict) -> str:

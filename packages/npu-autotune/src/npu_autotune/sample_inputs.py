@@ -4,9 +4,10 @@ With ``triton.autotune_at_compile_time``, the wrapper runs every kernel once at 
 so it is tuned before the graph first runs. User-written kernels are then tuned on random
 example tensors unless ``triton.autotune_with_sample_inputs`` asks for the graph's real
 inputs. Upstream collects those only in ``GraphLowering.codegen_with_cpp_wrapper`` (cuda,
-xpu); npu graphs use the Python wrapper. This module is the npu equivalent, driven by two
-patches in ``_compat`` (the real inputs recorded where ``compile_fx`` sees them, and collected
-before an npu graph's codegen); upstream's ``extract_autotune_inputs`` does the collecting
+xpu); npu graphs use the Python wrapper. This module is the npu equivalent: the real inputs are recorded
+where ``compile_fx`` sees them (``compile_context``, run around every compile through
+npu-inductor-core's ``compile_hooks``) and collected before an npu graph's codegen (a patch in
+``_compat``); upstream's ``extract_autotune_inputs`` does the collecting
 and upstream's wrapper codegen passes them to the tuning calls.
 """
 
@@ -29,6 +30,16 @@ def wanted(example_inputs) -> bool:
     if config.cpp_wrapper or config.fx_wrapper:  # upstream's own path sets them
         return False
     return any(isinstance(x, torch.Tensor) and x.device.type == "npu" for x in example_inputs)
+
+
+def compile_context(model, example_inputs):
+    """Around ``compile_fx``: record the compile's real inputs (``V.set_real_inputs``) when
+    ``wanted``; upstream records them only for cpp_wrapper/fx_wrapper compiles."""
+    from torch._inductor.virtualized import NullHandler, V
+
+    if not isinstance(V.real_inputs, NullHandler) or not wanted(example_inputs):
+        return None
+    return V.set_real_inputs(example_inputs)
 
 
 def simulated() -> bool:

@@ -6,20 +6,10 @@ runs) imports it without importing each other.
 
 from __future__ import annotations
 
-import functools
-from importlib import metadata
+from npu_inductor_core.entries import sim_launch
 
-SIM_LAUNCH_GROUP = "npu_inductor.sim_launch"
 # (kernel name, config kwargs, num_stages) of every config this package launched on npu-sim
 LAUNCHED: list = []
-
-
-@functools.cache
-def sim_launch():
-    eps = [ep for ep in metadata.entry_points(group=SIM_LAUNCH_GROUP) if ep.name == "launch"]
-    if not eps:
-        raise RuntimeError(f"device 'npu' is simulated but no '{SIM_LAUNCH_GROUP}: launch' entry point is installed")
-    return eps[0].load()
 
 
 class SimLauncher:

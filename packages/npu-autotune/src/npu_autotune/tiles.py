@@ -16,6 +16,11 @@ from __future__ import annotations
 import functools
 import re
 
+from npu_inductor_core.ascend_rules import INDIRECT_KEY, without_one_row_indirect  # noqa: F401 (re-exported)
+# device facts: the core package's reader, which prefers the facts the lowering recorded in
+# the kernel (so a compile worker tiles for the real SoC)
+from npu_inductor_core.device import (  # noqa: F401 (re-exported)
+    DEFAULT_UB, DEFAULT_VECTOR_CORES, FACTS_KEY, Device, device, device_for)
 from torch._inductor.runtime.runtime_utils import next_power_of_2
 from triton import Config
 
@@ -27,23 +32,6 @@ _DTYPE_BYTES = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "f
 UB_OVERFLOW = re.compile(r"ub overflow.*?requires?\s+(\d+)\s*bits(?:.*?(\d+)\s*bits)?", re.IGNORECASE | re.DOTALL)
 
 
-def _device_facts():
-    """npu-lowering's device facts (``Device``: UB bytes and vector cores; ``device(index)``;
-    ``device_for(inductor_meta)``, which prefers the facts the lowering recorded in the kernel,
-    so a compile worker tiles for the real SoC). Only npu-lowering's kernels are tuned here, so
-    its reader is the one both use (entry point ``npu_inductor.device_facts: npu``)."""
-    from importlib.metadata import entry_points
-
-    eps = [ep for ep in entry_points(group="npu_inductor.device_facts") if ep.name == "npu"]
-    if not eps:
-        raise ImportError("npu-autotune needs npu-lowering's device facts (entry point "
-                          "npu_inductor.device_facts: npu): install npu-lowering")
-    return eps[0].load()
-
-
-_facts = _device_facts()
-Device, device, device_for, FACTS_KEY = _facts.Device, _facts.device, _facts.device_for, _facts.FACTS_KEY
-DEFAULT_UB, DEFAULT_VECTOR_CORES = _facts.DEFAULT_UB, _facts.DEFAULT_VECTOR_CORES
 
 
 def _pointers(triton_meta: dict) -> list[str]:
@@ -194,15 +182,3 @@ def ub_overflow(exc: BaseException) -> tuple[int, int | None] | None:
         if m:
             return int(m.group(1)), (int(m.group(2)) if m.group(2) else None)
     return None
-
-
-INDIRECT_KEY = "npu_indirect_indexing"  # npu-lowering's inductor_meta key (its runtime/tiling.py)
-
-
-def without_one_row_indirect(configs: list, size_hints: dict, inductor_meta: dict | None) -> list:
-    """npu-lowering's rule (runtime/tiling.py, same name): a kernel with an indirect load keeps
-    no XBLOCK=1 config where x has more rows and another config is left; triton-ascend 3.2.0's
-    triton-adapter-opt aborts on such loads in one-row blocks."""
-    if not (inductor_meta or {}).get(INDIRECT_KEY) or int(size_hints.get("x", 1)) <= 1:
-        return configs
-    return [c for c in configs if c.kwargs.get("XBLOCK") != 1] or configs

@@ -8,12 +8,16 @@ from __future__ import annotations
 import functools
 import inspect
 
+from npu_inductor_core.patches import upstream_patch
+
 # modules that bound ``create_cache`` by name at import (``from ..remote_cache import create_cache``)
 _CREATE_CACHE_USERS = ("torch._inductor.remote_cache", "torch._inductor.codecache",
                        "torch._inductor.runtime.autotune_cache")
 
 
-def mark_npu_compiles() -> None:
+@upstream_patch("torch._inductor.compile_fx._compile_fx_inner", versions="torch 2.11, 2.13",
+                removed_by="an upstream create_cache that receives the compile's device (or a per-device remote-cache registration hook)")
+def mark_npu_compiles() -> bool:
     """Run ``torch._inductor.compile_fx._compile_fx_inner`` inside ``scope.compile_scope``
     saying whether the graph has npu devices. ``create_cache`` is called later on the same
     thread (FX graph cache lookup and save, autotune caches as kernels load, the bundled
@@ -27,7 +31,7 @@ def mark_npu_compiles() -> None:
 
     upstream = compile_fx._compile_fx_inner
     if getattr(upstream, "_npu_cache_scope", False):
-        return
+        return False
 
     @functools.wraps(upstream)
     def _compile_fx_inner(gm, example_inputs, *args, **kwargs):
@@ -36,9 +40,12 @@ def mark_npu_compiles() -> None:
 
     _compile_fx_inner._npu_cache_scope = True
     compile_fx._compile_fx_inner = _compile_fx_inner
+    return True
 
 
-def route_create_cache() -> None:
+@upstream_patch("torch._inductor.remote_cache.create_cache", versions="torch 2.11, 2.13",
+                removed_by="a per-device remote-cache backend registration upstream")
+def route_create_cache() -> bool:
     """For an npu compile, ``create_cache(..., oss_cache_cls="RemoteFxGraphCache" |
     "RemoteAutotuneCache" | "RemoteBundledAutotuneCache")`` returns our signed class of the
     same role (``routing.ROUTED``) instead of upstream's unsigned Redis class; every other
@@ -53,7 +60,7 @@ def route_create_cache() -> None:
 
     upstream = remote_cache.create_cache
     if getattr(upstream, "_npu_cache_routed", False):
-        return
+        return False
     signature = inspect.signature(upstream)
 
     @functools.wraps(upstream)
@@ -76,9 +83,12 @@ def route_create_cache() -> None:
         module = importlib.import_module(name)
         if getattr(module, "create_cache", None) is upstream:
             module.create_cache = create_cache
+    return True
 
 
-def backend_hash_for_npu() -> None:
+@upstream_patch("torch._inductor.runtime.autotune_cache.inductor_meta_from_config", versions="torch 2.11, 2.13",
+                removed_by="has_triton() consulting DeviceInterface.is_triton_capable (then npu answers True)")
+def backend_hash_for_npu() -> bool:
     """``autotune_cache.inductor_meta_from_config()`` leaves ``backend_hash`` None unless
     ``torch.utils._triton.has_triton()`` (cuda/xpu/cpu only) says so; then
     ``AutotuneCacheBundler.begin_compile`` asserts on it and an npu compile with
@@ -91,7 +101,7 @@ def backend_hash_for_npu() -> None:
 
     upstream = autotune_cache.inductor_meta_from_config
     if getattr(upstream, "_npu_cache_hash", False):
-        return
+        return False
 
     @functools.wraps(upstream)
     def inductor_meta_from_config():
@@ -109,9 +119,13 @@ def backend_hash_for_npu() -> None:
 
     inductor_meta_from_config._npu_cache_hash = True
     autotune_cache.inductor_meta_from_config = inductor_meta_from_config
+    return True
 
 
-def bundled_autotune_local_paths() -> None:
+@upstream_patch("torch._inductor.runtime.autotune_cache.AutotuneCache._make_local_cache_key",
+                versions="torch 2.13 (2.11 has no _make_local_cache_key: not patched)",
+                removed_by="upstream's bundler recording the relative path it read")
+def bundled_autotune_local_paths() -> bool:
     """Where an npu kernel's local best-config file lives: upstream puts it beside the kernel's
     source file (``<cache>/<kernel hash[1:3]>/<key>.best_config``), but a bundled-autotune hit
     (``_AutotuneCacheBundlerImpl._load_cache``) writes each entry back to
@@ -130,9 +144,9 @@ def bundled_autotune_local_paths() -> None:
 
     upstream = getattr(AutotuneCache, "_make_local_cache_key", None)
     if upstream is None:  # torch 2.11
-        return
+        return False
     if getattr(upstream, "_npu_cache_paths", False):
-        return
+        return False
 
     def _make_local_cache_key(dirname: str, cache_key: str) -> str:
         from .scope import in_npu_compile
@@ -145,9 +159,12 @@ def bundled_autotune_local_paths() -> None:
 
     _make_local_cache_key._npu_cache_paths = True
     AutotuneCache._make_local_cache_key = staticmethod(_make_local_cache_key)
+    return True
 
 
-def bundled_autotune_entry_copies() -> None:
+@upstream_patch("torch._inductor.runtime.autotune_cache._AutotuneCacheBundlerImpl.put", versions="torch 2.11, 2.13",
+                removed_by="upstream's bundler copying (or _load_cached_autotuning not mutating its argument)")
+def bundled_autotune_entry_copies() -> bool:
     """``AutotuneCache._read`` hands the dict it read to ``AutotuneCacheBundler.put`` and then
     to ``_load_cached_autotuning``, which pops ``configs_hash`` (and more) from that same dict:
     the bundle saved at the end of the compile holds entries without their configs_hash, and
@@ -163,7 +180,7 @@ def bundled_autotune_entry_copies() -> None:
 
     upstream = _AutotuneCacheBundlerImpl.put
     if getattr(upstream, "_npu_cache_copies", False):
-        return
+        return False
 
     @functools.wraps(upstream)
     def put(self, basename, data):
@@ -173,6 +190,7 @@ def bundled_autotune_entry_copies() -> None:
 
     put._npu_cache_copies = True
     _AutotuneCacheBundlerImpl.put = put
+    return True
 
 
 def binary_cache_flags():
@@ -184,7 +202,9 @@ def binary_cache_flags():
     return flags if flags is not None and hasattr(flags, "use_binary_remote_cache") else config.cuda
 
 
-def gen_best_config_off_for_npu() -> None:
+@upstream_patch("torch._inductor.kernel.mm.gen_best_config", versions="torch 2.11, 2.13",
+                removed_by="upstream's OSS gen_best_config not raising, or a per-device remote-GEMM-cache hook")
+def gen_best_config_off_for_npu() -> bool:
     """``tuned_mm`` calls ``gen_best_config(mat1, mat2)`` (bound by name in
     ``torch._inductor.kernel.mm``) whenever ``remote_gemm_autotune_cache`` is on, and in open
     source that raises NotImplementedError, so the flag could not be turned on at all. For npu
@@ -197,7 +217,7 @@ def gen_best_config_off_for_npu() -> None:
 
     upstream = getattr(mm, "gen_best_config", None)
     if upstream is None or getattr(upstream, "_npu_cache_off", False):
-        return
+        return False
 
     @functools.wraps(upstream)
     def gen_best_config(mat1, mat2):
@@ -209,35 +229,13 @@ def gen_best_config_off_for_npu() -> None:
 
     gen_best_config._npu_cache_off = True
     mm.gen_best_config = gen_best_config
+    return True
 
 
 
-def mark_npu_compiles_from_compile_fx() -> None:
-    """Like ``mark_npu_compiles``, one level up: ``torch._inductor.compile_fx.compile_fx`` (what
-    Dynamo's "inductor" backend imports and calls at every compile) runs inside the compile
-    scope, so AOTAutograd's cache lookup and save, which happen before ``_compile_fx_inner``,
-    know the compile is for npu. Torch 2.11 and 2.13; removed with ``mark_npu_compiles``."""
-    from torch._inductor import compile_fx as compile_fx_mod
-
-    from .scope import compile_scope, graph_on_npu
-
-    upstream = compile_fx_mod.compile_fx
-    if getattr(upstream, "_npu_cache_scope", False):
-        return
-
-    @functools.wraps(upstream)
-    def compile_fx(model_, example_inputs_, *args, **kwargs):
-        import torch
-
-        on_npu = any(isinstance(t, torch.Tensor) and t.device.type == "npu" for t in example_inputs_ or ())
-        with compile_scope(on_npu or (isinstance(model_, torch.fx.GraphModule) and graph_on_npu(model_))):
-            return upstream(model_, example_inputs_, *args, **kwargs)
-
-    compile_fx._npu_cache_scope = True
-    compile_fx_mod.compile_fx = compile_fx
-
-
-def aot_autograd_remote_cache_for_npu() -> None:
+@upstream_patch("torch._functorch._aot_autograd.autograd_cache.AOTAutogradCache.get_remote_cache", versions="torch 2.11, 2.13",
+                removed_by="a per-device remote-cache registration upstream")
+def aot_autograd_remote_cache_for_npu() -> bool:
     """``AOTAutogradCache.get_remote_cache`` (a ``functools.cache``d staticmethod: one remote
     cache per process, whichever device compiled first) returns, inside an npu compile, our
     signed remote cache of AOTAutograd entries (``routing.NpuRemoteAOTAutogradCache``); every
@@ -249,7 +247,7 @@ def aot_autograd_remote_cache_for_npu() -> None:
     current = AOTAutogradCache.__dict__.get("get_remote_cache")
     upstream = getattr(current, "__func__", current)
     if upstream is None or getattr(upstream, "_npu_cache_routed", False):
-        return
+        return False
 
     def get_remote_cache():
         from .routing import aot_autograd_remote_cache
@@ -259,3 +257,4 @@ def aot_autograd_remote_cache_for_npu() -> None:
 
     get_remote_cache._npu_cache_routed = True
     AOTAutogradCache.get_remote_cache = staticmethod(get_remote_cache)
+    return True

@@ -77,12 +77,10 @@ class GemmKey:
 def device_fingerprint() -> str:
     """SoC name and core counts of the current npu (device module must be up)."""
     import torch
+    from npu_inductor_core.device import device
 
-    props = torch.npu.get_device_properties(torch.npu.current_device())
-    name = getattr(props, "name", None) or torch.npu.get_device_name()
-    cube = getattr(props, "cube_core_num", None)
-    vector = getattr(props, "vector_core_num", None)
-    return f"{name}/cube{cube}/vector{vector}"
+    facts = device(torch.npu.current_device())
+    return f"{facts.soc}/cube{facts.cube_cores}/vector{facts.vector_cores}"
 
 
 def _enabled() -> bool:

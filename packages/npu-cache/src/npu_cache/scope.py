@@ -36,3 +36,13 @@ def graph_on_npu(gm) -> bool:
         return any(d.type == "npu" for d in get_all_devices(gm))
     except Exception:  # an unusual graph: not ours to route
         return False
+
+
+def compile_context(model, example_inputs):
+    """Around ``compile_fx`` (registered with npu-inductor-core's ``compile_hooks``): the whole
+    compile runs inside the compile scope, so AOTAutograd's cache lookup and save, which happen
+    before ``_compile_fx_inner``, know the compile is for npu."""
+    import torch
+
+    on_npu = any(isinstance(t, torch.Tensor) and t.device.type == "npu" for t in example_inputs or ())
+    return compile_scope(on_npu or (isinstance(model, torch.fx.GraphModule) and graph_on_npu(model)))

@@ -84,7 +84,7 @@ def _busy(name: str) -> bool:
 def _our_packages() -> set[str]:
     from .components import GROUP
 
-    return {"npu_inductor"} | {ep.value.split(":", 1)[0].split(".", 1)[0]
+    return {"npu_inductor", "npu_inductor_core"} | {ep.value.split(":", 1)[0].split(".", 1)[0]
                                for ep in metadata.entry_points(group=GROUP)}
 
 

@@ -14,7 +14,10 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
-from . import autoload, catalogue, components, results
+from npu_inductor_core import patches
+from npu_inductor_core.device import plannable_ub
+
+from . import autoload, catalogue, components, doctor_patches, results
 from .table import render
 
 OK, ABSENT, ERROR = "ok", "absent", "error"
@@ -91,6 +94,7 @@ def _components() -> dict:
         info["registered"] = components.enable()
     except components.ComponentError as exc:
         info["status"], info["detail"] = ERROR, str(exc)
+    info["patches"] = len(patches.active())
     return info
 
 
@@ -104,16 +108,6 @@ def _reports() -> dict:
         except Exception as exc:
             out[ep.name] = {"status": ERROR, "summary": f"{ep.value} failed: {exc}"}
     return {"reports": out, "status": ERROR if any(r.get("status") == ERROR for r in out.values()) else OK}
-
-
-def _ub_bytes(props, soc_version) -> int | None:
-    ub = getattr(props, "ub_size", None)
-    if ub:
-        return int(ub)
-    if soc_version is None:
-        return None
-    # torch_npu's rule: Ascend 950 (SoC version >= 260) has 256 KiB, earlier parts 192 KiB
-    return (256 if soc_version >= 260 else 192) * 1024
 
 
 def _device() -> dict:
@@ -135,7 +129,7 @@ def _device() -> dict:
         info["kernels_run_in"] = ("Triton's interpreter (npu-sim)" if info["provider"] == "npu_sim"
                                   else "triton-ascend (Ascend NPU)")
         info.update(soc=getattr(props, "name", None), vector_cores=getattr(props, "vector_core_num", None),
-                    cube_cores=getattr(props, "cube_core_num", None), ub_bytes=_ub_bytes(props, soc_version),
+                    cube_cores=getattr(props, "cube_core_num", None), ub_bytes=plannable_ub(getattr(props, "ub_size", None), soc_version),
                     total_memory=getattr(props, "total_memory", None), status=OK, detail="")
     except Exception as exc:
         info.update(status=ERROR, detail=f"{info['provider']} provides 'npu' but querying it failed: {exc}")
@@ -187,10 +181,14 @@ def _summary(not_verified: list[str], shown: int = 6) -> str:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    pass
+    parser.add_argument("--patches", action="store_true",
+                        help="list every upstream symbol npu-inductor replaced (symbol, owner, versions, reason, "
+                             "the upstream hook that would remove it) after enabling the backend")
 
 
 def _run(args: argparse.Namespace):
+    if getattr(args, "patches", False):
+        return doctor_patches.run()
     ascend = _ascend_stack()
     data = {"python": platform.python_version(), "platform": platform.platform(), "ascend": ascend,
             "triton": _triton(), "torch": _torch(ascend)}
@@ -233,6 +231,7 @@ def _text(d: dict, failed: list[str]) -> str:
         auto = comp.get("autoload", {})
         lines.append(f"autoload      {'on' if auto.get('on') else 'off (TORCH_DEVICE_BACKEND_AUTOLOAD=0)'}"
                      f"{', ran at import torch' if auto.get('ran') else ''}")
+        lines.append(f"patches       {comp['patches']} upstream symbols replaced (npu-inductor doctor --patches lists them)")
     for name, rep in d.get("compiles", {}).get("reports", {}).items():
         lines.append(f"{name:<13} {rep.get('summary', '')}{'  [error]' if rep.get('status') == ERROR else ''}")
         lines += [f"              {row}" for row in rep.get("rows", [])]

@@ -14,6 +14,8 @@ import re
 import textwrap
 from typing import Any, Mapping
 
+from npu_inductor_core.patches import upstream_patch
+
 
 def arg_index_map(src) -> dict[Any, int]:
     """ASTSource keys -> argument index. Triton >= 3.3 keys signature by name and constants
@@ -137,7 +139,9 @@ def tensor_base_type():
     return getattr(torch._C, "TensorBase", None) or getattr(torch._C, "_TensorBase")
 
 
-def has_triton_knows_npu() -> None:
+@upstream_patch("torch.utils._triton.has_triton", versions="torch 2.11, 2.13",
+                removed_by="has_triton() consulting DeviceInterface.is_triton_capable for registered devices")
+def has_triton_knows_npu() -> bool:
     """Dynamo traces a user @triton.jit kernel into ``triton_kernel_wrapper_mutation`` only when
     ``torch.utils._triton.has_triton()`` is true, and that only asks cuda, xpu, cpu and mtia;
     on a machine whose Triton device is npu (npu-sim, or torch_npu without a GPU) user
@@ -149,7 +153,7 @@ def has_triton_knows_npu() -> None:
 
     upstream = triton_utils.has_triton
     if getattr(upstream, "_npu_aware", False):
-        return
+        return False
 
     def has_triton() -> bool:
         return upstream() or _npu_triton_capable()
@@ -157,6 +161,7 @@ def has_triton_knows_npu() -> None:
     has_triton._npu_aware = True
     has_triton.__wrapped__ = upstream
     triton_utils.has_triton = has_triton
+    return True
 
 
 def _npu_triton_capable() -> bool:
@@ -172,7 +177,9 @@ def _npu_triton_capable() -> bool:
 _route = {"make": None}
 
 
-def route_triton_compile_results(route_to) -> None:
+@upstream_patch("torch._inductor.runtime.triton_heuristics.TritonCompileResult.make_launcher",
+                versions="torch 2.11, 2.13", removed_by="a launcher hook in CompileResult (none upstream)")
+def route_triton_compile_results(route_to) -> bool:
     """Benchmark mode for cuda (bench/launch_overhead.py): ``TritonCompileResult.make_launcher``
     (Inductor's launcher for a kernel compiled by Triton, torch 2.11 and 2.13) asks
     ``route_to(result)`` first for cuda kernels while it is set; None restores upstream's
@@ -181,7 +188,8 @@ def route_triton_compile_results(route_to) -> None:
     from torch._inductor.runtime import triton_heuristics
 
     cls = triton_heuristics.TritonCompileResult
-    if not getattr(cls.make_launcher, "_npu_routed", False):
+    installed = not getattr(cls.make_launcher, "_npu_routed", False)
+    if installed:
         upstream = cls.make_launcher
 
         def make_launcher(self):
@@ -196,3 +204,4 @@ def route_triton_compile_results(route_to) -> None:
         make_launcher.__wrapped__ = upstream
         cls.make_launcher = make_launcher
     _route["make"] = route_to
+    return installed

@@ -5,19 +5,27 @@ happens for graphs on device "npu" (``route_cuda_wrapper`` only while a benchmar
 
 from __future__ import annotations
 
+from npu_inductor_core.patches import upstream_patch, withdraw
 
-def add_npu_to_gpu_types() -> None:
+
+@upstream_patch("torch._inductor.utils.GPU_TYPES", versions="torch 2.11, 2.13",
+                removed_by="a device-registration flag for GPU-likeness (none upstream yet)")
+def add_npu_to_gpu_types() -> bool:
     """Inductor decides "GPU-like device: Triton codegen, device guards, streams" by
     membership in torch._inductor.utils.GPU_TYPES (is_gpu()). Appending "npu" changes
     answers for "npu" only. Torch 2.11 and 2.13; removed by a device-registration flag
     for GPU-likeness (none upstream yet)."""
     from torch._inductor import utils
 
-    if "npu" not in utils.GPU_TYPES:
-        utils.GPU_TYPES.append("npu")
+    if "npu" in utils.GPU_TYPES:
+        return False
+    utils.GPU_TYPES.append("npu")
+    return True
 
 
-def scheduler_has_triton_for_npu() -> None:
+@upstream_patch("torch._inductor.scheduler.has_triton", versions="torch 2.11, 2.13",
+                removed_by="has_triton() consulting DeviceInterface.is_triton_capable")
+def scheduler_has_triton_for_npu() -> bool:
     """Scheduler.create_backend refuses a GPU-like device when has_triton() is False, and
     has_triton() only knows cuda, xpu, cpu and mtia. We rebind the scheduler module's
     has_triton to answer True while the graph being scheduled has npu devices and the npu
@@ -27,7 +35,7 @@ def scheduler_has_triton_for_npu() -> None:
 
     upstream = scheduler.has_triton
     if getattr(upstream, "_npu_aware", False):
-        return
+        return False
 
     def has_triton() -> bool:
         return upstream() or (_graph_on_npu() and _npu_triton_capable())
@@ -35,6 +43,7 @@ def scheduler_has_triton_for_npu() -> None:
     has_triton._npu_aware = True
     has_triton.cache_clear = upstream.cache_clear
     scheduler.has_triton = has_triton
+    return True
 
 
 def _graph_on_npu() -> bool:
@@ -58,7 +67,10 @@ def _npu_triton_capable() -> bool:
         return False
 
 
-def register_npu_grid_types(*grid_types: type) -> None:
+@upstream_patch(*(f"torch._inductor.runtime.triton_heuristics.NpuGrid{n}D" for n in (1, 2, 3)),
+                versions="torch 2.11, 2.13",
+                removed_by="a grid-type registry, or inductor_meta carrying a qualified class name, upstream")
+def register_npu_grid_types(*grid_types: type) -> bool:
     """GridExpr.from_meta (and from_meta_lazy) find a kernel's grid class by the name in
     inductor_meta["grid_type"], looked up in triton_heuristics' module globals; there is no
     registry for a backend's own grid types. We add our classes there under their own names
@@ -67,19 +79,24 @@ def register_npu_grid_types(*grid_types: type) -> None:
     or inductor_meta carrying a qualified class name, upstream."""
     from torch._inductor.runtime import triton_heuristics
 
+    added = False
     for cls in grid_types:
         if not issubclass(cls, triton_heuristics.GridExpr):
             raise TypeError(f"{cls!r} is not a GridExpr")
         existing = vars(triton_heuristics).get(cls.__name__)
         if existing is not None and existing is not cls and existing.__module__ != cls.__module__:
             raise RuntimeError(f"triton_heuristics already defines {cls.__name__} ({existing!r})")
+        added |= existing is not cls
         setattr(triton_heuristics, cls.__name__, cls)
+    return added
 
 
 _cuda_wrapper: dict = {}
 
 
-def route_cuda_wrapper(wrapper_cls=None) -> None:
+@upstream_patch("torch._inductor.codegen.common.device_codegens['cuda'].wrapper_codegen",
+                versions="torch 2.11, 2.13", removed_by="a per-compile wrapper-codegen option upstream")
+def route_cuda_wrapper(wrapper_cls=None) -> bool:
     """Benchmark mode (bench/launch_overhead.py): cuda graphs are written by ``wrapper_cls``
     (``direct_launch.cuda_wrapper_class()``) instead of upstream's PythonWrapperCodegen while
     set; None restores upstream's class. Never applied by register(): it changes cuda compiles.
@@ -91,6 +108,10 @@ def route_cuda_wrapper(wrapper_cls=None) -> None:
     entry = common.device_codegens["cuda"]
     upstream = _cuda_wrapper.setdefault("upstream", entry.wrapper_codegen)
     entry.wrapper_codegen = wrapper_cls or upstream
+    if wrapper_cls is None:
+        withdraw(route_cuda_wrapper)  # upstream's class again
+        return False
+    return True
 
 
 # Cube cores an npu needs before GEMM templates are offered (910B-class parts have 20-24;
@@ -98,7 +119,11 @@ def route_cuda_wrapper(wrapper_cls=None) -> None:
 MIN_CUBE_CORES_FOR_TEMPLATES = 8
 
 
-def is_big_gpu_for_npu() -> None:
+@upstream_patch("torch._inductor.utils.is_big_gpu", versions="torch 2.11, 2.13",
+                removed_by="a per-device \"templates supported\" answer from the device interface upstream",
+                reason="GEMM templates are offered where is_big_gpu(device) holds, which counts SMs; "
+                       "for device \"npu\" the answer comes from its cube-core count.")
+def is_big_gpu_for_npu() -> bool:
     """``use_triton_template`` offers Triton GEMM templates only where
     ``utils.is_big_gpu(device)`` holds, which counts SMs (at least 68). An npu has no SMs; its
     GEMMs run on cube cores (20-24 on 910B-class parts). For device "npu" we answer from the
@@ -109,7 +134,7 @@ def is_big_gpu_for_npu() -> None:
 
     upstream = utils.is_big_gpu
     if getattr(upstream, "_npu_aware", False):
-        return
+        return False
 
     def is_big_gpu(index_or_device=0) -> bool:
         import torch
@@ -121,17 +146,18 @@ def is_big_gpu_for_npu() -> None:
     is_big_gpu._npu_aware = True
     is_big_gpu.__wrapped__ = upstream
     utils.is_big_gpu = is_big_gpu
+    return True
 
 
 def _npu_cube_cores(device) -> int:
-    import torch
+    from npu_inductor_core.device import device as facts
 
-    props = torch.npu.get_device_properties(device.index if device.index is not None else 0)
-    cores = getattr(props, "cube_core_num", None) or getattr(props, "multi_processor_count", 0)
-    return int(cores or 0)
+    return facts(device.index if device.index is not None else 0).cube_cores
 
 
-def npu_template_kernel_class(npu_kernel_cls) -> None:
+@upstream_patch("torch._inductor.select_algorithm.TritonTemplate.kernel_type", versions="torch 2.11, 2.13",
+                removed_by="a per-device template kernel class upstream (e.g. from the device's scheduling)")
+def npu_template_kernel_class(npu_kernel_cls) -> bool:
     """``TritonTemplate.kernel_type`` is one kernel class for every device's GEMM/conv
     templates (``TritonTemplateKernel``), so an npu template would be rendered with upstream's
     runtime imports (CUDA libdevice, upstream heuristics) and epilogue loads triton-ascend
@@ -144,10 +170,11 @@ def npu_template_kernel_class(npu_kernel_cls) -> None:
 
     current = TritonTemplate.__dict__["kernel_type"]
     if isinstance(current, _PerDeviceTemplateKernel):
-        return
+        return False
     if not issubclass(npu_kernel_cls, current):
         raise TypeError(f"{npu_kernel_cls!r} must subclass {current!r}")
     TritonTemplate.kernel_type = _PerDeviceTemplateKernel(current, npu_kernel_cls)
+    return True
 
 
 class _PerDeviceTemplateKernel:
@@ -178,7 +205,10 @@ def _on_npu(node) -> bool:
     return device is not None and device.type == "npu"
 
 
-def small_gemm_lowerings() -> None:
+@upstream_patch(*(f"torch._inductor.lowering.lowerings[aten.{op}]" for op in ("mm", "addmm", "bmm", "baddbmm")),
+                versions="torch 2.11, 2.13",
+                removed_by="per-device lowerings upstream (or a per-device \"templates in default mode\" choice)")
+def small_gemm_lowerings() -> bool:
     """npu's small-GEMM policy (``small_gemm.py``): in default mode a small static npu mm /
     addmm / bmm / baddbmm lowers to upstream's Triton template with one tile. The lowering
     table (``torch._inductor.lowering.lowerings``) is keyed by op, for every device; each of
@@ -191,6 +221,7 @@ def small_gemm_lowerings() -> None:
 
     from . import small_gemm
 
+    wrapped_any = False
     for name, operands in small_gemm.OPS.items():
         packet = getattr(torch.ops.aten, name)
         keys = [packet, *(getattr(packet, o) for o in packet.overloads())]
@@ -201,9 +232,13 @@ def small_gemm_lowerings() -> None:
         for key in keys:
             if lowering_mod.lowerings.get(key) is upstream:
                 lowering_mod.lowerings[key] = wrapped
+                wrapped_any = True
+    return wrapped_any
 
 
-def static_check_defers_npu() -> None:
+@upstream_patch("torch._inductor.runtime.triton_heuristics.StaticTritonCompileResult.can_statically_launch",
+                versions="torch 2.11, 2.13", removed_by="a per-device static launcher registry upstream")
+def static_check_defers_npu() -> bool:
     """``StaticTritonCompileResult.can_statically_launch`` (called by every
     ``CachingAutotuner._precompile_config``) only knows cuda, xpu and hip launchers: for an npu
     kernel it refuses, and with ``strict_static_triton_launcher`` raises, before npu-lowering's
@@ -217,10 +252,10 @@ def static_check_defers_npu() -> None:
 
     found = StaticTritonCompileResult.__dict__.get("can_statically_launch")
     if not isinstance(found, staticmethod):  # another torch: nothing of this shape to defer
-        return
+        return False
     upstream = found.__func__
     if getattr(upstream, "_npu_aware", False):
-        return
+        return False
 
     def can_statically_launch(kernel, inductor_meta, triton_meta, heuristic_type):
         if triton_meta.get("device_type") == "npu":
@@ -230,6 +265,7 @@ def static_check_defers_npu() -> None:
     can_statically_launch._npu_aware = True
     can_statically_launch.__wrapped__ = upstream
     StaticTritonCompileResult.can_statically_launch = staticmethod(can_statically_launch)
+    return True
 
 
 def ensure_kernel_source(autotuner) -> None:

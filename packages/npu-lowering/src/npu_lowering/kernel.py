@@ -232,7 +232,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         facts = tiling.device(V.graph.get_current_device_or_throw().index or 0)
         # read where the kernel is tuned, which may be a compile worker with no device open
         # (also the grid's core count: runtime/grid.py)
-        meta[tiling.FACTS_KEY] = {"ub_bytes": facts.ub_bytes, "vector_cores": facts.vector_cores}
+        meta[tiling.FACTS_KEY] = facts.record()
         if self._npu_indirect:
             meta[tiling.INDIRECT_KEY] = True
         if hinted := self._hint_size_hints():

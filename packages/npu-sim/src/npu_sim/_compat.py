@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import threading
 
+from npu_inductor_core.patches import upstream_patch
+
 _interpreting = threading.local()
 
 
-def interpret_nested_jit_calls() -> None:
+@upstream_patch("triton.runtime.jit.JITFunction.__call__", versions="Triton 3.6-3.8",
+                removed_by="the interpreter handling nested JITFunctions itself")
+def interpret_nested_jit_calls() -> bool:
     """Inside a kernel run by Triton's interpreter, a call to another @triton.jit function
     (Inductor's triton_helpers, our libdevice) reaches JITFunction.__call__, which raises
     unless TRITON_INTERPRET=1 was set before those functions were decorated; setting it
@@ -21,7 +25,7 @@ def interpret_nested_jit_calls() -> None:
 
     upstream = JITFunction.__call__
     if getattr(upstream, "_npu_sim", False):
-        return
+        return False
     cache: dict = {}
 
     def __call__(self, *args, **kwargs):
@@ -41,9 +45,13 @@ def interpret_nested_jit_calls() -> None:
 
     __call__._npu_sim = True
     JITFunction.__call__ = __call__
+    return True
 
 
-def check_interpreted_memory_accesses() -> None:
+@upstream_patch(*(f"triton.runtime.interpreter.InterpreterBuilder.{name}" for name in (
+                    "create_masked_load", "create_masked_store", "create_atomic_rmw", "create_atomic_cas")),
+                versions="Triton 3.6-3.8", removed_by="the interpreter checking its accesses itself")
+def check_interpreted_memory_accesses() -> bool:
     """Triton's interpreter loads and stores through raw host addresses (in C++), so a kernel
     that reads or writes outside its tensors kills the process with SIGSEGV, or silently
     corrupts memory, where an NPU would raise an exception. While this thread runs an npu-sim
@@ -56,7 +64,7 @@ def check_interpreted_memory_accesses() -> None:
 
     builder = interpreter.InterpreterBuilder
     if getattr(builder.create_masked_load, "_npu_sim", False):
-        return
+        return False
     from ._runtime import ext
 
     def check(ptrs, mask, what):
@@ -97,6 +105,7 @@ def check_interpreted_memory_accesses() -> None:
     for fn in (create_masked_load, create_masked_store, create_atomic_rmw, create_atomic_cas):
         fn._npu_sim = True
         setattr(builder, fn.__name__, fn)
+    return True
 
 
 def _kernel_name() -> str:
@@ -141,7 +150,11 @@ def _f32_to_bf16(values):
     return np.where(np.isnan(values.astype(np.float32)), quiet_nan, rounded)
 
 
-def interpret_bf16_casts() -> None:
+@upstream_patch("triton.runtime.interpreter.InterpreterBuilder.cast_impl", versions="Triton 3.6-3.8",
+                removed_by="the interpreter converting bfloat16 by value",
+                reason="Triton's interpreter casts bfloat16 on its uint16 bit patterns (float32 truncated, "
+                       "other types garbage); we convert by value, rounding to nearest even.")
+def interpret_bf16_casts() -> bool:
     """Triton's interpreter stores bfloat16 as uint16 bit patterns. Its casts convert
     float32 -> bfloat16 by truncation (Ascend and CUDA round to nearest even: results one ulp
     off eager's) and any other type to or from bfloat16 with numpy's astype on those bits
@@ -154,7 +167,7 @@ def interpret_bf16_casts() -> None:
 
     upstream = InterpreterBuilder.cast_impl
     if getattr(upstream, "_npu_sim", False):
-        return
+        return False
 
     def cast_impl(self, src, dst_type):
         src_ty, dst_ty = src.dtype.scalar, dst_type.scalar
@@ -167,9 +180,13 @@ def interpret_bf16_casts() -> None:
 
     cast_impl._npu_sim = True
     InterpreterBuilder.cast_impl = cast_impl
+    return True
 
 
-def interpret_atomics() -> None:
+@upstream_patch("triton.runtime.interpreter.InterpreterBuilder.create_atomic_rmw", versions="Triton 3.6-3.8",
+                removed_by="the interpreter's atomics taking strided values and bfloat16",
+                reason="Triton's interpreter's atomic read-modify-write adds garbage for a broadcast (stride-0) value and refuses bfloat16; we pass contiguous copies and apply bf16 updates element by element.")
+def interpret_atomics() -> bool:
     """Two gaps of Triton's interpreter's atomic read-modify-write (C++ over the numpy
     buffers):
     - it reads the value operand's buffer as contiguous, but a value broadcast to the pointers'
@@ -191,7 +208,7 @@ def interpret_atomics() -> None:
 
     upstream = InterpreterBuilder.create_atomic_rmw
     if getattr(upstream, "_npu_sim", False):
-        return
+        return False
     combine = {
         _ir.ATOMIC_OP.FADD: lambda old, val: old + val,
         _ir.ATOMIC_OP.MAX: np.fmax,
@@ -216,9 +233,12 @@ def interpret_atomics() -> None:
 
     create_atomic_rmw._npu_sim = True
     InterpreterBuilder.create_atomic_rmw = create_atomic_rmw
+    return True
 
 
-def interpret_bf16_dot() -> None:
+@upstream_patch("triton.runtime.interpreter.InterpreterBuilder.create_dot", versions="Triton 3.6-3.8",
+                removed_by="the interpreter's dot reading bfloat16")
+def interpret_bf16_dot() -> bool:
     """Triton's interpreter multiplies tl.dot operands as stored; bfloat16 is stored as uint16
     bit patterns, so a bf16 GEMM (every bf16 matmul template) multiplied the integers. We
     widen bfloat16 operands to float32 by value first. Triton 3.6-3.8
@@ -228,7 +248,7 @@ def interpret_bf16_dot() -> None:
 
     upstream = InterpreterBuilder.create_dot
     if getattr(upstream, "_npu_sim", False):
-        return
+        return False
 
     def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
         def widened(x):
@@ -238,3 +258,4 @@ def interpret_bf16_dot() -> None:
 
     create_dot._npu_sim = True
     InterpreterBuilder.create_dot = create_dot
+    return True

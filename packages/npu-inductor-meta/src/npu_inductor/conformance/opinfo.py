@@ -35,6 +35,8 @@ import time
 import traceback
 from pathlib import Path
 
+from .opinfo_overrides import override
+
 DTYPE_NAMES = ("fp32", "fp16", "bf16", "int32", "int64", "bool")
 EXPECTED_FAILURES = Path(__file__).with_name("expected_failures.tsv")
 
@@ -233,8 +235,9 @@ class Mismatch(AssertionError):
     pass
 
 
-def compare(actual, expected, dtype, values=True, where="output"):
-    """Raise Mismatch when `actual` differs from `expected` (pytrees of tensors and scalars)."""
+def compare(actual, expected, dtype, values=True, where="output", rtol=None, atol=None):
+    """Raise Mismatch when `actual` differs from `expected` (pytrees of tensors and scalars);
+    ``rtol``/``atol`` replace the dtype's tolerances (a per-op override)."""
     import torch
     import torch.utils._pytree as pytree
 
@@ -242,7 +245,8 @@ def compare(actual, expected, dtype, values=True, where="output"):
     e_flat, e_spec = pytree.tree_flatten(expected)
     if len(a_flat) != len(e_flat):
         raise Mismatch(f"{where}: {len(a_flat)} leaves vs {len(e_flat)} expected")
-    rtol, atol = _tolerances(dtype)
+    if rtol is None or atol is None:
+        rtol, atol = _tolerances(dtype)
     for i, (a, e) in enumerate(zip(a_flat, e_flat)):
         if isinstance(e, torch.Tensor):
             if not isinstance(a, torch.Tensor):
@@ -356,20 +360,52 @@ def _run(case, mode, grad, res, all_samples):
     if not samples:
         raise _Skip("no sample inputs")
     res.samples = len(samples)
+    over = override(case.full_name, case.dtype)
+    in_float = over.get("reference_in_float") and dtype in (torch.float16, torch.bfloat16)
+    tol = {"rtol": over.get("rtol"), "atol": over.get("atol")}
     for s in samples:
         sample = (s.input, list(s.args), dict(s.kwargs))
         try:
-            expected = _call(func, _clone(sample))
+            plain = expected = _call(func, _clone(sample))
+            if in_float:  # upstream's reference_in_float: eager in float32, cast back once
+                expected = _cast_like(_call(func, _upcast(_clone(sample))), plain)
         except Exception as exc:  # noqa: BLE001
             _classify_eager_failure(op, dtype, requires_grad, all_samples, exc)
-        values = case.full_name not in UNDEFINED_VALUES and not _is_random(func, sample, expected)
+        values = case.full_name not in UNDEFINED_VALUES and not _is_random(func, sample, plain)
         actual, args_after = _compiled_call(func, sample, res)
         eager_args = _clone(sample)
         _call(func, eager_args)
-        compare(actual, expected, dtype, values=values)
-        compare(args_after, eager_args, dtype, values=values, where="mutated input")
-        if requires_grad and values:
-            _compare_grads(func, sample, s.output_process_fn_grad, dtype)
+        compare(actual, expected, dtype, values=values, **tol)
+        compare(args_after, eager_args, dtype, values=values, where="mutated input", **tol)
+        if requires_grad and values and over.get("check_gradient", True):
+            _compare_grads(func, sample, s.output_process_fn_grad, dtype,
+                           rtol=over.get("grad_rtol"), atol=over.get("grad_atol"))
+
+
+def _upcast(tree):
+    import torch
+    import torch.utils._pytree as pytree
+
+    def one(x):
+        if isinstance(x, torch.Tensor) and x.dtype in (torch.float16, torch.bfloat16):
+            return x.detach().float().requires_grad_(x.requires_grad)
+        return x
+
+    return pytree.tree_map(one, tree)
+
+
+def _cast_like(tree, like):
+    """``tree``'s tensors in the dtypes of ``like``'s (same structure)."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    flat, spec = pytree.tree_flatten(tree)
+    like_flat, _ = pytree.tree_flatten(like)
+    if len(flat) != len(like_flat):
+        return like  # a different structure: keep the plain eager reference
+    out = [x.to(y.dtype) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) else x
+           for x, y in zip(flat, like_flat)]
+    return pytree.tree_unflatten(out, spec)
 
 
 def _classify_eager_failure(op, dtype, requires_grad, all_samples, exc):
@@ -434,7 +470,7 @@ def _compiled_call(func, sample, res):
     return out, args
 
 
-def _compare_grads(func, sample, process, dtype):
+def _compare_grads(func, sample, process, dtype, rtol=None, atol=None):
     import torch
     import torch.utils._pytree as pytree
 
@@ -457,7 +493,7 @@ def _compare_grads(func, sample, process, dtype):
         return
     torch._dynamo.reset()
     actual = grads(torch.compile(fn, backend="inductor"), _clone(sample))
-    compare(actual, expected, dtype, where="gradient")
+    compare(actual, expected, dtype, where="gradient", rtol=rtol, atol=atol)
 
 
 def _run_eager(case, op, func, dtype, requires_grad, all_samples, res):

@@ -8,6 +8,8 @@ import triton
 import triton.language as tl
 from torch._inductor.runtime.triton_helpers import *  # noqa: F401,F403  (everything else is upstream's)
 
+from . import libdevice as _libdevice  # portable per Triton flavour
+
 
 @triton.jit
 def any(a, dim):  # noqa: A001  (the name generated kernels call)
@@ -44,3 +46,28 @@ def welford(mean, m2, weight, dim):
     delta = tl.where(mean == tl.expand_dims(new_mean, dim), 0.0, mean - tl.expand_dims(new_mean, dim))
     new_m2 = tl.sum(m2, dim) + tl.sum(weight * delta * delta, dim)
     return new_mean, new_m2, total
+
+
+@triton.jit
+def frexp(x):
+    # Upstream's frexp calls CUDA libdevice's isinf/isnan/ilogb/ldexp, which neither Triton's
+    # interpreter nor triton-ascend provides (the interpreter returned None: "'NoneType' object
+    # has no attribute 'to'"). Same contract over the portable libdevice: ilogb from log2 can be
+    # one off near powers of two, so the mantissa is moved into [0.5, 1) afterwards, and the
+    # scaling is split in two so that exp2 of a large exponent stays a normal float.
+    zero = x == 0
+    not_finite = _libdevice.isinf(x) | _libdevice.isnan(x)
+    special = zero | not_finite
+    safe_x = tl.where(special, 1.0, x)
+    y = _libdevice.ilogb(safe_x) + 1
+    a = -(y // 2)
+    b = -y - a
+    m = safe_x * tl.exp2(a.to(tl.float32)) * tl.exp2(b.to(tl.float32))
+    big = tl.abs(m) >= 1.0
+    m = tl.where(big, m * 0.5, m)
+    y = tl.where(big, y + 1, y)
+    small = tl.abs(m) < 0.5
+    m = tl.where(small, m * 2.0, m)
+    y = tl.where(small, y - 1, y)
+    mantissa = tl.where(zero, 0.0, tl.where(not_finite, x, m))
+    return mantissa, tl.where(special, 0, y)

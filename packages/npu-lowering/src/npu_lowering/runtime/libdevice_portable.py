@@ -292,7 +292,10 @@ def erfinv(y):
     p2 = 0.00943887047 + p2 * wl
     p2 = 1.00167406 + p2 * wl
     p2 = 2.83297682 + p2 * wl
-    return tl.where(small, p1, p2) * y
+    r = tl.where(small, p1, p2) * y
+    # the poles and the domain: erfinv(+-1) = +-inf, |y| > 1 is NaN (the polynomial gives neither)
+    r = tl.where(tl.abs(y) == 1.0, y * float("inf"), r)
+    return tl.where(tl.abs(y) > 1.0, float("nan"), r)
 
 
 @triton.jit
@@ -315,7 +318,12 @@ def _lgamma_positive(x):
 @triton.jit
 def lgamma(x):
     reflected = tl.log(1.0 / tl.abs(tl.sin(x * _PI)) * _PI) - _lgamma_positive(1.0 - x)
-    return tl.where(x < 0.5, reflected, _lgamma_positive(tl.maximum(x, 0.5)))
+    r = tl.where(x < 0.5, reflected, _lgamma_positive(tl.maximum(x, 0.5)))
+    # poles at 0 and the negative integers (sin(x * pi) is not exactly 0 there in float),
+    # lgamma(+-inf) = inf, and NaN stays NaN (tl.maximum above drops it)
+    pole = (x <= 0.0) & (x == tl.floor(x))
+    r = tl.where(pole | (tl.abs(x) == float("inf")), float("inf"), r)
+    return tl.where(x != x, x, r)
 
 
 # --- Bessel functions and erfcx (Inductor's special.bessel_j0/j1/y0/y1, i0/i1, erfcx) -------
@@ -405,6 +413,7 @@ def y1(x):
         2.1682709 + t * (-1.3164827 + t * (0.3123951 + t * (-0.0400976 + t * 0.0027873))))))
     near = xy1 / s
     r = tl.where(x <= 3.0, near, far)
+    r = tl.where(x == 0.0, float("-inf"), r)  # the pole (s * log(s) is NaN at 0)
     return tl.where(x < 0.0, float("nan"), r)
 
 

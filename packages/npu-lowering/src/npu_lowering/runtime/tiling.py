@@ -16,57 +16,19 @@ buffer (UB). Rules, from torch_npu's tiling facts:
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-
+from npu_inductor_core.ascend_rules import INDIRECT_KEY, without_one_row_indirect  # noqa: F401 (re-exported)
+# the device facts (UB the compiler plans, vector cores), one reader for every component;
+# the compiling process records them in each kernel's inductor_meta (kernel.py) so that a
+# compile worker, which opens no device, tiles for the real device, not the defaults
+from npu_inductor_core.device import (  # noqa: F401 (re-exported)
+    DEFAULT_UB, DEFAULT_VECTOR_CORES, FACTS_KEY, UB_950, Device, device, device_for)
 from torch._inductor.runtime.runtime_utils import next_power_of_2
 from triton import Config
 
 ALIGN_BYTES = 32
-DEFAULT_UB = 192 * 1024
-# the 950 family's UB as bishengir-compile-a5 plans it (UB_SIZE 2031616 bits in its HIVM
-# module's target spec): 248 KiB, not 256
-UB_950 = 248 * 1024
 # on Ascend a config with num_stages >= 2 is a multi-buffer (double-buffering) variant: it
 # compiles with triton-ascend's multibuffer=True, every other config with multibuffer=False
 MULTIBUFFER_STAGES = 2
-DEFAULT_VECTOR_CORES = 48
-
-
-@dataclasses.dataclass(frozen=True)
-class Device:
-    ub_bytes: int = DEFAULT_UB
-    vector_cores: int = DEFAULT_VECTOR_CORES
-
-
-# the compiling process records its device facts in each kernel's inductor_meta (kernel.py):
-# a compile worker, which opens no device, then tiles for the real device, not the defaults
-FACTS_KEY = "npu_device_facts"
-# inductor_meta: the kernel indexes a tensor with loaded values (gather, embedding, scatter)
-INDIRECT_KEY = "npu_indirect_indexing"
-
-
-def device_for(inductor_meta: dict | None, index: int = 0) -> Device:
-    """The facts the kernel was generated for, else those of device ``index`` here."""
-    facts = (inductor_meta or {}).get(FACTS_KEY)
-    if facts:
-        return Device(int(facts["ub_bytes"]), int(facts["vector_cores"]))
-    return device(index)
-
-
-@functools.cache
-def device(index: int = 0) -> Device:
-    import torch
-
-    try:
-        props = torch.npu.get_device_properties(index)
-    except Exception:  # no npu in this process (a compile worker): the 910B defaults
-        return Device()
-    ub = getattr(props, "ub_size", None)
-    if not ub:
-        soc_version = getattr(props, "soc_version", None)
-        ub = UB_950 if soc_version is not None and soc_version >= 260 else DEFAULT_UB
-    return Device(int(ub), int(getattr(props, "vector_core_num", None) or DEFAULT_VECTOR_CORES))
 
 
 def _floor_pow2(n: int) -> int:
@@ -191,15 +153,3 @@ def ub_estimate(config_kwargs: dict, triton_meta: dict, inductor_meta: dict | No
         numel *= next_power_of_2(max(1, int(size_hints.get("r0_", 1))))  # persistent: the whole row
     pointers = sum(1 for ty in triton_meta.get("signature", {}).values() if str(ty).startswith("*"))
     return numel * 4 * max(1, min(max(pointers, 1), 3)) * (2 if multibuffer else 1)
-
-
-def without_one_row_indirect(configs: list, size_hints: dict, inductor_meta: dict | None) -> list:
-    """triton-ascend 3.2.0's triton-adapter-opt aborts on an indirect load in a kernel whose x
-    block is one row (PtrAnalysis: ``!(lBlock.hasSource() && rBlock.hasSource())``; BERT's
-    and OPT's embeddings + layer norm at XBLOCK=1, other blocks lower): such kernels drop
-    XBLOCK=1 configs where the x axis has more than one row and another config is left.
-    (npu-autotune's heuristics apply the same rule to their configs.)"""
-    if not (inductor_meta or {}).get(INDIRECT_KEY) or int(size_hints.get("x", 1)) <= 1:
-        return configs
-    kept = [c for c in configs if c.kwargs.get("XBLOCK") != 1]
-    return kept or configs
