@@ -249,3 +249,17 @@ def test_components_register_after_torch_npu(where, tmp_path):
     assert "npu-lowering" in r["enabled"] and "npu-sim" not in r["enabled"]
     # and npu compiles are ours: torch_npu's own Inductor registration is switched off
     assert r["scheduling"].startswith("npu_lowering") and r["torch_npu_inductor_off"]
+
+
+@pytest.mark.parametrize("where", ["torch_npu-first", "npu_inductor-first"])
+def test_a_torch_npu_that_cannot_import_is_named_not_us(where, tmp_path):
+    # torch_npu without CANN: `import torch` fails (torch_npu's own entry point), naming torch_npu
+    _stand_in_torch_npu(tmp_path / "site")
+    (tmp_path / "site" / "torch_npu" / "__init__.py").write_text("raise ImportError('libascendcl.so: no CANN')\n")
+    add = "sys.path.insert(0, %r)" if where == "torch_npu-first" else "sys.path.append(%r)"
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
+    proc = subprocess.run([sys.executable, "-c", f"import sys; {add % str(tmp_path / 'site')}; import torch"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode != 0
+    assert "Failed to load the backend extension: torch_npu." in proc.stderr
+    assert "backend extension: npu_inductor" not in proc.stderr

@@ -147,7 +147,13 @@ def autoload() -> None:
             return
         ep = _torch_npu_entry_point()
         if ep is not None:
-            _start_torch_npu(ep)
+            try:
+                _start_torch_npu(ep)
+            except Exception as exc:  # noqa: BLE001
+                # torch_npu without CANN: torch's own call of its entry point fails the import,
+                # naming torch_npu rather than us; nothing of ours can work without its device
+                state["error"] = f"torch_npu's entry point {ep.value} failed: {type(exc).__name__}: {exc}"
+                return
         state["autoloaded"] = True
         argv = getattr(sys, "argv", None) or [""]  # embedded interpreters may have none
         if os.path.normpath(argv[0]).endswith(COMPILE_WORKER):
