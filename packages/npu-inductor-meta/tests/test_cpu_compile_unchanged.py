@@ -1,11 +1,14 @@
-"""Enabling the backend leaves a cpu compile of the same function byte-identical.
+"""Loading the backend leaves a cpu compile of the same function byte-identical.
 
-Two fresh processes compile the same function, one after ``npu_inductor.enable()``; their
-generated code must match byte for byte (a fresh process each, so process-wide counters
-such as the AOT id start equal).
+Fresh processes compile the same function: one without the backend
+(``TORCH_DEVICE_BACKEND_AUTOLOAD=0``), one after an explicit ``npu_inductor.enable()``, one
+with the backend autoloaded by ``import torch`` (components registered at the first Inductor
+import); their generated code must match byte for byte (a fresh process each, so
+process-wide counters such as the AOT id start equal).
 """
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -25,18 +28,27 @@ SCRIPT = textwrap.dedent("""
     x, y = torch.randn(8, 8), torch.randn(8, 8)
     with fresh_cache():
         _, codes = run_and_get_code(torch.compile(f), x, y)
+    if sys.argv[1] == "autoload":
+        import npu_inductor
+        loaded = npu_inductor.enabled()
     print(json.dumps({"loaded": loaded, "codes": codes}))
 """)
 
 
 def _compile(mode: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=600)
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
+    if mode != "autoload":
+        env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=600,
+                          env=env)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def test_cpu_codegen_is_byte_identical_with_the_backend_enabled():
-    plain, enabled = _compile("plain"), _compile("enable")
+    plain, enabled, autoloaded = _compile("plain"), _compile("enable"), _compile("autoload")
     assert {"npu-lowering", "npu-sim"} <= set(enabled["loaded"])
+    assert {"npu-lowering", "npu-sim"} <= set(autoloaded["loaded"])
     assert plain["codes"] and all(code.strip() for code in plain["codes"])
     assert enabled["codes"] == plain["codes"]
+    assert autoloaded["codes"] == plain["codes"]

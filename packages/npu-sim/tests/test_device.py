@@ -83,7 +83,7 @@ def test_refuses_when_privateuse1_is_taken(run_python):
         torch.utils.rename_privateuse1_backend("foo")
         import npu_sim
         npu_sim.start()
-    """, ok=False)
+    """, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, ok=False)  # autoload would take PrivateUse1 first
     assert "already registered as 'foo'" in proc.stderr
 
 

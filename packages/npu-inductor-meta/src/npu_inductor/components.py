@@ -4,11 +4,13 @@ A component is an installed distribution that declares an entry point in the gro
 ``npu_inductor.components`` whose object is an idempotent ``register()`` callable.
 A register function may carry ``after = ("other-component", ...)``: those components,
 when installed, are registered first. Missing ones are ignored, so every component stays
-optional.
+optional. A register function with ``provides_device = "npu"`` (npu-sim's) is skipped where
+torch_npu is installed: torch_npu is then the device.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from dataclasses import dataclass
 from importlib import metadata
@@ -95,6 +97,8 @@ def enable() -> list[str]:
                 loaded[ep.name] = ep.load()
             except Exception as exc:
                 raise ComponentError(ep.name, ep.value, exc) from exc
+        if importlib.util.find_spec("torch_npu") is not None:
+            loaded = {n: f for n, f in loaded.items() if getattr(f, "provides_device", None) != "npu"}
         order = _ordered(loaded)
         for name in order:
             try:

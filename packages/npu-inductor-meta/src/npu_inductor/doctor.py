@@ -17,7 +17,7 @@ from pathlib import Path
 from npu_inductor_core import patches
 from npu_inductor_core.device import plannable_ub
 
-from . import catalogue, components, doctor_patches, results
+from . import autoload, catalogue, components, doctor_patches, results
 from .table import render
 
 OK, ABSENT, ERROR = "ok", "absent", "error"
@@ -86,7 +86,10 @@ def _torch(ascend: dict) -> dict:
 def _components() -> dict:
     info = {"installed": [{"name": c.name, "distribution": c.distribution, "version": c.version}
                           for c in components.discover()],
-            "registered": [], "status": OK, "detail": ""}
+            "registered": [], "status": OK, "detail": "",
+            # torch's switch, and whether our torch.backends entry point ran in this process
+            "autoload": {"on": os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") == "1",
+                         "ran": autoload.state["autoloaded"], "torch_npu_entry_point": autoload.state["torch_npu"]}}
     try:
         info["registered"] = components.enable()
     except components.ComponentError as exc:
@@ -225,6 +228,9 @@ def _text(d: dict, failed: list[str]) -> str:
             f"{c['name']} {c['version']}" for c in comp["installed"]) if comp["installed"] else "components    none installed")
         lines.append(f"registered    {', '.join(comp['registered']) or '-'}"
                      f"{'  [error] ' + comp['detail'] if comp['status'] == ERROR else ''}")
+        auto = comp.get("autoload", {})
+        lines.append(f"autoload      {'on' if auto.get('on') else 'off (TORCH_DEVICE_BACKEND_AUTOLOAD=0)'}"
+                     f"{', ran at import torch' if auto.get('ran') else ''}")
         lines.append(f"patches       {comp['patches']} upstream symbols replaced (npu-inductor doctor --patches lists them)")
     for name, rep in d.get("compiles", {}).get("reports", {}).items():
         lines.append(f"{name:<13} {rep.get('summary', '')}{'  [error]' if rep.get('status') == ERROR else ''}")
