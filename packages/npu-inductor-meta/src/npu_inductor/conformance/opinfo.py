@@ -635,6 +635,9 @@ CI_SUBSET = [
     # sorting, factories, dtype changes
     ("topk", "", "fp32"), ("sort", "", "int64"), ("arange", "", "int64"), ("full_like", "", "fp16"),
     ("nn.functional.one_hot", "", "int64"), ("to", "", "bf16"),
+    # fixed by the whole sweep of 2026-12-04: frexp's helper, libdevice poles on integer inputs,
+    # low-precision norm statistics (npu-sim's eager follows the meta kernels)
+    ("frexp", "", "fp32"), ("lgamma", "", "int64"), ("native_batch_norm", "", "fp16"),
 ]
 
 
