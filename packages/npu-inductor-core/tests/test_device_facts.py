@@ -48,6 +48,6 @@ def test_facts_come_from_the_device_and_are_read_once_it_exists():
         npu_sim.start()  # device "npu" exists from here on
         after = device(0)
         print(before.flavour, after.flavour, after.soc, after.ub_bytes, after.vector_cores, after.cube_cores)
-    """, NPU_SIM_SOC="Ascend950")
-    # no device yet: the defaults, not cached; then the simulated 950 with the UB bishengir plans
+    """, NPU_SIM_SOC="Ascend950", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    # autoload off, so `import torch` does not start npu-sim: no device yet: the defaults, not cached; then the simulated 950 with the UB bishengir plans
     assert out.split() == ["none", "sim", "Ascend950", str(248 * 1024), "64", "32"]
