@@ -39,6 +39,7 @@ import json
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -88,6 +89,7 @@ class ConfigResult:
     launch: dict = field(default_factory=dict)
     num_stages: int | None = None
     ub_ours: int | None = None  # npu-lowering's UB estimate (bytes)
+    ub_body: dict = field(default_factory=dict)  # npu_inductor_core.ub_model's, per SoC family
     # per target ("910B2", "950"): front end + bishengir outcome, UB bytes bishengir planned
     targets: dict = field(default_factory=dict)
     futures: dict = field(default_factory=dict)
@@ -330,6 +332,7 @@ def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(
         cap.configs = [Config(dict(only_config["kwargs"]), num_warps=1, num_stages=only_config.get("num_stages", 1))]
     res.configs_total = len(cap.configs)
     res.ub_model = ub_model_of(cap)
+    body_profile = ub_profile_of(path, cap, res.name)
     if not cap.configs:
         res.error = "the heuristics produced no config"
         return res
@@ -340,6 +343,11 @@ def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(
                           ok=False, stage="ttir")
         cr.num_stages = getattr(config, "num_stages", None)
         cr.ub_ours = ub_estimate(cap, config)
+        if body_profile is not None:
+            from npu_inductor_core import ub_model
+
+            cr.ub_body = {fam: ub_model.estimate(body_profile, dict(config.kwargs), multibuffer=bool(
+                getattr(config, "num_stages", 1) and config.num_stages >= 2), soc_family=fam) for fam in ("910B", "950")}
         # stage 1 for the kernel's own SoC (as before), then per target: front end + bishengir
         runs = [(None, kernel_arch(cap, arch))] + [(t, t.arch) for t in targets]
         for target, t_arch in runs:
@@ -431,6 +439,18 @@ def ub_model_of(cap) -> dict:
     sig = cap.triton_meta.get("signature", {})
     return {"pointers": [str(t) for t in sig.values() if str(t).startswith("*")],
             **{k: cap.inductor_meta.get(k) for k in ("num_load", "num_store", "num_reduction")}}
+
+
+def ub_profile_of(path, cap, name) -> dict | None:
+    """The body-aware UB model's profile of the kernel (npu_inductor_core.ub_model), or
+    None when the kernel's body cannot be read."""
+    try:
+        from npu_inductor_core import ub_model
+
+        return ub_model.profile(Path(path).read_text(), ub_model.pointer_dtypes(cap.triton_meta.get("signature", {})),
+                                name=name)
+    except Exception:  # noqa: BLE001 - the comparison is a report, never a check failure
+        return None
 
 
 def ub_estimate(cap, config) -> int | None:
@@ -559,10 +579,31 @@ def ub_comparison(results, target="910B2") -> list[dict]:
             t = c.targets.get(target) or {}
             theirs = t.get("ub_required_bytes") or t.get("ub_bytes")
             rows.append({"kernel": r.name, "config": c.index, "kwargs": c.kwargs, "ours": c.ub_ours,
+                         "ours_body": (c.ub_body or {}).get("950" if target == "950" else "910B"),
                          "bishengir": theirs, "available": t.get("ub_available_bytes"),
                          "fits": bool(t.get("ok")) and not t.get("retried_without_multibuffer"),
                          "retried_without_multibuffer": t.get("retried_without_multibuffer")})
     return rows
+
+
+def ub_agreement(results, targets) -> dict:
+    """Per target: how the two UB models compare with bishengir's figure (configs whose
+    estimate is below it, median estimate/bishengir). Reported, not yet enforced: the body
+    model's calibration is issue 17's open item 2."""
+    out = {}
+    for t in targets:
+        fam = "950" if t.name == "950" else "910B"
+        pairs = [(c.ub_ours, (c.ub_body or {}).get(fam), x.get("ub_required_bytes") or x.get("ub_bytes"))
+                 for r in results for c in r.configs for x in [c.targets.get(t.name) or {}]]
+        pairs = [p for p in pairs if p[2]]
+        row = {"configs": len(pairs)}
+        for i, label in ((0, "pointer_model"), (1, "body_model")):
+            ratios = sorted(p[i] / p[2] for p in pairs if p[i])
+            if ratios:
+                row[label] = {"below": sum(1 for q in ratios if q < 1), "median_ratio": round(statistics.median(ratios), 2),
+                              "min_ratio": round(ratios[0], 3)}
+        out[t.name] = row
+    return out
 
 
 SERVE_MARK = "@@ascend-check@@ "  # answers start with it (anything else on stdout is not one)
@@ -657,6 +698,7 @@ def main(argv=None) -> int:
         "kernels": len(results), "kernel_configs": n_cfg, "failed": [r.name for r in failed],
         "launch_modes": dict(modes),
         "ub_comparison": ub_rows,
+        "ub_agreement": ub_agreement(results, targets) if targets else {},
         "seconds": round(elapsed, 1),
         "results": [{**{k: v for k, v in vars(r).items() if k != "configs"},
                      "configs": [{k: v for k, v in vars(c).items() if k != "futures"} for c in r.configs]}
@@ -680,6 +722,9 @@ def main(argv=None) -> int:
           + (f"; {per_target}" if targets else "")
           + (f"; {len(dropped)} configs dropped for a UB overflow" if dropped else "")
           + (f"; {len(xfails)} known compiler failures (xfail)" if xfails else "")
+          + "".join(f"; UB estimate below bishengir's ({t}): {row['body_model']['below']}/{row['configs']} "
+                    f"(median {row['body_model']['median_ratio']}x)"
+                    for t, row in report["ub_agreement"].items() if row.get("body_model"))
           + f"; in {elapsed:.1f}s; launch modes (mix/parallel): "
           f"{', '.join(f'{k} {v}' for k, v in sorted(modes.items())) or 'none'}", flush=True)
     if not results:

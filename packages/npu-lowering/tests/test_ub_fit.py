@@ -110,10 +110,7 @@ def test_each_config_compiles_with_the_multibuffer_setting_it_was_tiled_for(stag
     assert tiling.compile_options(cfg(256, stages)) == {"multibuffer": multibuffer, "num_stages": 1}
 
 
-def test_with_the_real_bishengir_the_overflowing_config_is_dropped_and_the_kernel_runs(tmp_path):
-    """A softmax over rows of 300 on a 910B: the first config (32 rows of 512 f32) overflows
-    the UB in bishengir (1837824 of 1572864 bits); it is dropped with a logged reason and the
-    kernel compiles and runs with the others (npu-sim runs what the stand-in compiled)."""
+def _softmax_with_real_bishengir(tmp_path, mode: str) -> dict:
     here = Path(__file__).resolve().parent
     setup = subprocess.run([sys.executable, str(here.parent / "ascend_check" / "setup.py"), "--quiet"],
                            capture_output=True, text=True, timeout=900)
@@ -121,12 +118,31 @@ def test_with_the_real_bishengir_the_overflowing_config_is_dropped_and_the_kerne
     ascend_python = setup.stdout.strip().splitlines()[-1]
     env = {**__import__("os").environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
            "TRITON_CACHE_DIR": str(tmp_path / "triton")}
-    proc = subprocess.run([sys.executable, str(here / "ub_fit_child.py"), ascend_python], capture_output=True,
+    proc = subprocess.run([sys.executable, str(here / "ub_fit_child.py"), ascend_python, mode], capture_output=True,
                           text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert "error" not in out, out["error"] + proc.stderr[-4000:]
     assert out["max_error"] < 1e-5
+    return out
+
+
+@pytest.mark.feature("X07")
+def test_with_the_real_bishengir_every_config_the_heuristics_emit_compiles(tmp_path):
+    """The same softmax as users get it: every config was shrunk to fit the UB estimate, and
+    bishengir accepts every one (none dropped)."""
+    out = _softmax_with_real_bishengir(tmp_path, "fitted")
+    assert out["verdicts"] and all(ok for _b, _mb, ok in out["verdicts"]), out["verdicts"]
+    assert {blocks["XBLOCK"] for blocks, _mb, _ok in out["verdicts"]} <= {1, 2, 4, 8, 16}
+    assert not any("dropped: ub overflow" in m for m in out["log"]), out["log"]
+
+
+def test_with_the_real_bishengir_the_overflowing_config_is_dropped_and_the_kernel_runs(tmp_path):
+    """A softmax over rows of 300 on a 910B, its configs as the tiling emits them before the
+    UB estimate shrinks them: the first (32 rows of 512 f32) overflows the UB in bishengir
+    (1837824 of 1572864 bits); it is dropped with a logged reason and the kernel compiles
+    and runs with the others (npu-sim runs what the stand-in compiled)."""
+    out = _softmax_with_real_bishengir(tmp_path, "raw")
     rejected = {blocks["XBLOCK"] for blocks, _mb, ok in out["verdicts"] if not ok}
     assert rejected == {32}, out["verdicts"]  # (single- and, with npu-autotune, multi-buffered)
     assert any(ok for _b, _mb, ok in out["verdicts"])

@@ -1,7 +1,11 @@
 """Child process of test_ub_fit.py: compiles on device "npu" as on Ascend, with the real
 bishengir deciding each config's fate, and prints one JSON line with what happened.
 
-    python ub_fit_child.py ASCEND_PYTHON
+    python ub_fit_child.py ASCEND_PYTHON [raw|fitted]
+
+"raw" (the default) compiles the heuristics' configs as they were before the UB estimate
+shrinks them (npu_inductor_core.ascend_rules.fit_to_ub bypassed), so that bishengir meets a
+config that overflows; "fitted" compiles them as users get them.
 
 The compile is npu-launcher's Ascend stand-in (tests/fake_triton_ascend.py: npu-sim compiles
 and runs the kernel, the result is shaped like triton-ascend's), in front of which each
@@ -79,6 +83,17 @@ def main() -> None:
     import npu_lowering
     import npu_lowering.kernel
     import npu_sim
+
+    if (sys.argv[2] if len(sys.argv) > 2 else "raw") == "raw":
+        from npu_lowering.runtime import tiling
+
+        tiling.fit_to_ub = lambda configs, *args: configs
+        try:
+            from npu_autotune import tiles
+        except ImportError:
+            pass
+        else:
+            tiles.fit_to_ub = tiling.fit_to_ub
 
     npu_sim.start()
     npu_lowering.register()

@@ -16,3 +16,48 @@ def without_one_row_indirect(configs: list, size_hints: dict, inductor_meta: dic
     if not (inductor_meta or {}).get(INDIRECT_KEY) or int(size_hints.get("x", 1)) <= 1:
         return configs
     return [c for c in configs if c.kwargs.get("XBLOCK") != 1] or configs
+
+
+# the order in which a config's blocks give way when it does not fit the UB (the largest
+# first; on a tie the reduction block, then y and z, so that x, the contiguous axis, keeps
+# the longest DMA rows)
+_SHRINK_ORDER = ("R0_BLOCK", "R1_BLOCK", "YBLOCK", "ZBLOCK", "XBLOCK")
+
+
+def soc_family(soc: str | None) -> str:
+    """The ub_model calibration a SoC uses: the 950 family or the 910B-class parts."""
+    return "950" if soc and ("950" in soc or "910_95" in soc) else "910B"
+
+
+def fit_to_ub(configs: list, triton_meta: dict, inductor_meta: dict | None, filename: str | None) -> list:
+    """Every config shrunk (its largest block halved, repeatedly) until the kernel's UB
+    estimate from its body (ub_model, calibrated never below bishengir's figure) fits the
+    device's UB with the multi-buffer setting the config compiles with. A config that cannot
+    fit even with blocks of 1 is kept as it is (Ascend's compile then drops it, ub_fit.py).
+    Kernels whose source cannot be read keep their configs."""
+    from . import device as device_facts
+    from . import ub_model
+
+    meta = inductor_meta or {}
+    prof = ub_model.kernel_profile(filename, meta.get("kernel_name"), triton_meta.get("signature", {}))
+    if prof is None:
+        return configs
+    dev = device_facts.device_for(meta, getattr(triton_meta.get("device"), "index", 0) or 0)
+    family = soc_family(dev.soc)
+    out, seen = [], set()
+    for cfg in configs:
+        multibuffer = (getattr(cfg, "num_stages", 1) or 1) >= 2
+        kwargs = dict(cfg.kwargs)
+        while ub_model.estimate(prof, kwargs, multibuffer, family) > dev.ub_bytes:
+            blocks = [k for k in _SHRINK_ORDER if isinstance(kwargs.get(k), int) and kwargs[k] > 1]
+            if not blocks:
+                kwargs = dict(cfg.kwargs)
+                break
+            largest = max(blocks, key=lambda k: kwargs[k])
+            kwargs[largest] //= 2
+        key = (tuple(sorted(kwargs.items())), cfg.num_warps, cfg.num_stages)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(cfg if kwargs == cfg.kwargs else type(cfg)(kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages))
+    return out

@@ -16,7 +16,7 @@ buffer (UB). Rules, from torch_npu's tiling facts:
 
 from __future__ import annotations
 
-from npu_inductor_core.ascend_rules import INDIRECT_KEY, without_one_row_indirect  # noqa: F401 (re-exported)
+from npu_inductor_core.ascend_rules import INDIRECT_KEY, fit_to_ub, without_one_row_indirect  # noqa: F401 (re-exported)
 # the device facts (UB the compiler plans, vector cores), one reader for every component;
 # the compiling process records them in each kernel's inductor_meta (kernel.py) so that a
 # compile worker, which opens no device, tiles for the real device, not the defaults

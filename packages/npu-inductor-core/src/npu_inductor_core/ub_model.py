@@ -1,0 +1,92 @@
+"""The unified-buffer (UB) footprint of a generated Triton kernel, read from its body.
+
+Ascend's compiler (bishengir's HIVM memory planning) gives every tile-shaped value of a
+kernel its own UB buffer while the value is live and reuses the space afterwards; a load
+feeding a pipelined loop gets a second copy under multi-buffering. So the footprint is not
+"one block per pointer argument" (the old model, a median 5x below bishengir's figure on the
+suite's kernels) but the peak, over the program's statements, of the buffers live there.
+
+``ub_profile.profile`` reads the body once (``kernel_profile``: from the generated file,
+cached per file version); ``estimate(profile, kwargs, multibuffer, soc_family)`` prices one
+config: each buffer's rows times its innermost dimension rounded up to Ascend's 32-byte
+block, loads doubled when multi-buffered, each class of buffer weighted as calibrated for
+the SoC family, plus the compiler's fixed reserve. The weights are fitted against
+bishengir-compile (ascendnpu-ir 1.2.0) on every config of every kernel the test suite
+generates (bench/ub_model_calibration.py) so that the estimate is never below bishengir's.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .ub_profile import _AXES, ALIGN, kernel_profile, pointer_dtypes, profile  # noqa: F401 (re-exported)
+
+
+def _size(axis: str, blocks: dict[str, int]) -> int:
+    if axis == "1":
+        return 1
+    if axis.startswith("#"):
+        return int(axis[1:])
+    return max(1, int(blocks.get(axis, 1)))
+
+
+def _buffer(key: str, blocks: dict[str, int], multibuffer: bool, padded=()) -> tuple[str, int]:
+    """(class, bytes) of one buffer of a profile key at the config's block sizes."""
+    cls, rest = key.split("|", 1)
+    dims, nbytes = rest.split(":")
+    sizes = [_size(d, blocks) for d in dims.split(",")]
+    copies = 2 if multibuffer and cls == "l" else 1  # a pipelined load is double-buffered
+    if cls == "p":  # a strided staging buffer: nbytes is what an element takes there
+        return "p", math.prod(sizes) * int(nbytes) * copies
+    if dims in padded and cls != "s":  # a tile kept in its strided layout
+        return "p", math.prod(sizes) * max(int(padded[dims]), int(nbytes.rstrip("b"))) * copies
+    if nbytes.endswith("b"):  # a mask (bits; rows padded to 256 bits)
+        if cls != "k" and sum(1 for n in sizes if n > 1) >= 2:
+            # broadcast across two dimensions, as float16: with a short innermost dimension
+            # (under 128 elements) the broadcast is aligned per element, a 32-byte block each
+            return "m", math.prod(sizes) * (ALIGN if sizes[-1] < 128 else 2)
+        return "v", math.prod(sizes[:-1]) * math.ceil(sizes[-1] / (ALIGN * 8)) * ALIGN
+    inner = math.ceil(sizes[-1] * int(nbytes) / ALIGN) * ALIGN
+    return cls, math.prod(sizes[:-1]) * inner * copies
+
+
+def class_bytes(prof: dict, kwargs: dict, multibuffer: bool = False) -> list[dict[str, int]]:
+    """Per statement of the profile where the peak may fall: bytes of live buffers by class."""
+    blocks = {_AXES.get(k, k): v for k, v in {**prof.get("blocks", {}), **kwargs}.items() if isinstance(v, int)}
+    padded = prof.get("padded", {})
+    out = []
+    for point in prof.get("points", ()):
+        by = dict.fromkeys(CLASSES, 0)
+        by["n"] = prof.get("ops", 0) * ALIGN  # small fixed buffers some operations keep
+        for key, count in point.items():
+            cls, n = _buffer(key, blocks, multibuffer, padded)
+            by[cls] += count * n
+        out.append(by)
+    return out
+
+
+def estimate(prof: dict, kwargs: dict, multibuffer: bool = False, soc_family: str = "910B") -> int:
+    """UB bytes a config of the profiled kernel needs: the peak over its statements of the
+    live buffers' sizes, each class weighted as calibrated for the SoC family, plus the
+    compiler's fixed reserve."""
+    fam = soc_family if soc_family in WEIGHTS else "910B"
+    w = WEIGHTS[fam]
+    peak = max((sum(w[c] * n for c, n in by.items()) for by in class_bytes(prof, kwargs, multibuffer)), default=0)
+    return math.ceil(peak) + RESERVE[fam]
+
+
+# ---- calibration (bishengir-compile, ascendnpu-ir 1.2.0; see the module docstring) --------
+# buffer classes: v values, l loads (double-buffered when multi-buffered), p transposed tiles,
+# m masks broadcast across two dimensions, e integer emulation, f math expansions, g gather
+# offsets, s fixed scratch, n per-operation constants (32 bytes an operation)
+CLASSES = ("v", "l", "p", "m", "e", "f", "g", "s", "n")
+# Fitted by bench/ub_model_calibration.py (a linear program: the smallest weights for which
+# no config of the suite's kernels is estimated below what bishengir planned or required,
+# with values and loads weighted at least 1). On the 2026-12-04 suite (738 kernels, 2065
+# configs per target): never below; on configs bishengir gives 16 KiB or more, the
+# estimate is a median 2.96x (910B2) and 2.04x (950) of bishengir's figure.
+WEIGHTS = {
+    "910B": {"v": 2.204, "l": 1.0, "p": 1.109, "m": 0.25, "e": 0.25, "f": 0.469, "g": 2.166, "s": 1.62, "n": 53.393},
+    "950": {"v": 1.0, "l": 1.0, "p": 0.25, "m": 0.347, "e": 0.25, "f": 2.469, "g": 0.25, "s": 0.25, "n": 4.263},
+}
+RESERVE = {"910B": 512, "950": 512}  # bytes bishengir keeps whatever the tile

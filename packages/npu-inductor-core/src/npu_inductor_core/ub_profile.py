@@ -1,0 +1,622 @@
+"""The body of a generated Triton kernel as the unified-buffer (UB) model sees it.
+
+``profile(source, pointer_dtypes, name)`` walks the kernel's statements once and records,
+for each statement where the set of live values may peak, the live buffers as keys
+``class|dims:bytes`` with a count (dims in Inductor's dimension order, ``1`` for a size-1
+dimension; classes in ub_model.CLASSES), plus the body's constexpr blocks (a persistent
+reduction's R0_BLOCK), the tile shapes kept in a strided layout and the number of tile
+operations. ub_model prices a profile for a config. What the walker knows of bishengir's
+lowering is in the npu-inductor-core README ("The UB model").
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import inspect
+import textwrap
+from pathlib import Path
+
+ALIGN = 32  # bytes: Ascend's UB block; a buffer's innermost dimension is padded to it
+
+_DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4,
+                "float16": 2, "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "int1": 1,
+                "float8e4nv": 1, "float8e5": 1, "float8e4b15": 1, "float8e4b8": 1, "float8e5b16": 1,
+                # signature spellings
+                "fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "fp16": 2, "bf16": 2,
+                "i16": 2, "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1, "fp8e5": 1}
+_REDUCTIONS = {"sum", "max", "min", "max2", "min2", "prod", "argmax", "argmin", "reduce", "xor_sum",
+               "any", "all", "welford_reduce", "welford", "max_with_index", "min_with_index",
+               "online_softmax_reduce", "cumsum", "cumprod", "associative_scan"}
+_SCANS = {"cumsum", "cumprod", "associative_scan"}  # keep their shape
+_AXES = {"XBLOCK": "X", "YBLOCK": "Y", "ZBLOCK": "Z", "R0_BLOCK": "R0", "R1_BLOCK": "R1", "RBLOCK": "R0"}
+
+Shape = tuple  # of axis names ("X", "R0", ...) or None for a size-1 dimension
+
+
+class _Val:
+    __slots__ = ("shape", "nbytes", "kind", "loaded", "cls")
+
+    def __init__(self, shape: Shape = (), nbytes: int = 4, kind: str = "f", loaded: bool = False, cls: str = "v"):
+        # kind: "f" float, "i" integer, "b" bool (i1); cls: the buffer class (CLASSES)
+        self.shape, self.nbytes, self.kind, self.loaded = tuple(shape), nbytes, kind, loaded
+        self.cls = "l" if loaded else cls
+
+    @property
+    def is_tile(self) -> bool:
+        return bool(self.shape)
+
+    def like(self, shape=None, nbytes=None, kind=None, cls: str = "v") -> "_Val":
+        return _Val(self.shape if shape is None else shape, nbytes or self.nbytes, kind or self.kind, cls=cls)
+
+    def key(self) -> str:
+        dims = ",".join(d or "1" for d in self.shape)
+        return f"{self.cls}|{dims}:{self.nbytes}{'b' if self.kind == 'b' else ''}"
+
+
+_SCALAR = _Val((), 4)
+
+
+def _kind_of(dtype: str | None) -> str:
+    if dtype in ("int1", "i1"):
+        return "b"
+    return "i" if dtype and (dtype.startswith(("int", "uint", "i", "u"))) else "f"
+
+
+def _broadcast(*shapes: Shape) -> Shape:
+    shapes = [s for s in shapes if s]
+    if not shapes:
+        return ()
+    rank = max(len(s) for s in shapes)
+    out = [None] * rank
+    for s in shapes:
+        for i, d in enumerate(((None,) * (rank - len(s))) + tuple(s)):
+            out[i] = out[i] or d
+    return tuple(out)
+
+
+def _dtype_name(node) -> str | None:
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+    return name if name in _DTYPE_BYTES else None
+
+
+def _axis(node) -> str | None:
+    """The axis a block-size expression names: Inductor's blocks by their short name, any
+    other constexpr (a template's BLOCK_M) by its own, a literal size above 1 as ``#n``."""
+    if isinstance(node, ast.Name):
+        return _AXES.get(node.id, node.id)
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value > 1:
+        return f"#{node.value}"
+    return None
+
+
+def _shape_of_list(node) -> Shape | None:
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    return tuple(_axis(e) for e in node.elts)
+
+
+def _arange_block(node) -> str | None:
+    """BLOCK when ``node`` is ``tl.arange(0, BLOCK)`` (possibly indexed with None)."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "arange" and len(node.args) == 2 \
+            and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0 and isinstance(node.args[1], ast.Name):
+        return node.args[1].id
+    return None
+
+
+def _terms(node):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _terms(node.left) + _terms(node.right)
+    return [node]
+
+
+def _factors(node):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _factors(node.left) + _factors(node.right)
+    return [node]
+
+
+_SCRATCH = ("s|#1024:4", "s|#1024:1", "s|#512:4")  # a cast down to a narrow integer: fixed scratch
+
+
+class _Body:
+    """One pass over the body: each statement's value shapes, then liveness."""
+
+    def __init__(self, pointer_dtypes: dict[str, str], helpers: "_Helpers", scope: dict | None = None):
+        self.ptr = pointer_dtypes
+        self.helpers = helpers
+        self.scope = scope  # a helper's module globals (None: the kernel body itself)
+        self.env: dict[str, _Val] = {}
+        self.irregular: set[str] = set()  # names whose values make an index non-affine
+        self.padded: dict[str, int] = {}  # tile shapes kept in a strided layout: bytes an element
+        self.consts: dict[str, int] = {}  # names assigned an integer constant (static numels)
+        self.selects: set[str] = set()  # names a tl.where selects with (masks that are materialized)
+        self.aranges: dict[str, str] = {}  # names holding tl.arange(0, BLOCK) itself: the BLOCK
+        self.constexprs: dict[str, int] = {}
+        self.stmts: list[tuple[str | None, list[str], list, _Val | None]] = []  # (def, uses, temps, value)
+        self.loops: list[tuple[int, int]] = []  # statement index ranges of loop bodies
+
+    # -- expressions -------------------------------------------------------------------
+    def expr(self, node, temps: list, uses: list[str], nested: bool = True) -> _Val:
+        """The value of an expression; the tile-shaped results of nested operations (each a
+        buffer while the statement runs) go to ``temps``."""
+        v = self._expr(node, temps, uses)
+        if nested and v.is_tile and isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.Call)):
+            temps.append(v.like())
+        return v
+
+    def _expr(self, node, temps: list, uses: list[str]) -> _Val:
+        if isinstance(node, ast.Name):
+            uses.append(node.id)
+            return self.env.get(node.id, _SCALAR)
+        if isinstance(node, ast.Constant):
+            return _Val((), 4, "b" if isinstance(node.value, bool) else "i" if isinstance(node.value, int) else "f")
+        if isinstance(node, ast.BinOp):
+            a, b = self.expr(node.left, temps, uses), self.expr(node.right, temps, uses)
+            tiles = [x for x in (a, b) if x.is_tile] or [a, b]
+            kind = "f" if any(x.kind == "f" for x in tiles) or isinstance(node.op, ast.Div) else tiles[0].kind
+            nbytes = max(x.nbytes for x in tiles)
+            if isinstance(node.op, ast.Div):
+                nbytes = max(nbytes, 4)
+            v = _Val(_broadcast(a.shape, b.shape), nbytes, kind)
+            self._emulation(v, node.op, temps)
+            if v.kind == "b" and a.kind == "b" and b.kind == "b" and sum(1 for d in v.shape if d) >= 2:
+                # masks combined across two dimensions: each operand broadcast first (as
+                # float16, then back to bits), one 32-byte block per element each
+                temps.extend(v.like(cls="m") for x in (a, b) if x.shape != v.shape for _ in range(2))
+            return v
+        if isinstance(node, ast.UnaryOp):
+            return self.expr(node.operand, temps, uses).like()
+        if isinstance(node, ast.Compare):
+            vals = [self.expr(node.left, temps, uses)] + [self.expr(c, temps, uses) for c in node.comparators]
+            if self._always_true(node):
+                return _Val((), 1, "b")
+            return _Val(_broadcast(*(v.shape for v in vals)), 1, "b")
+        if isinstance(node, ast.BoolOp):
+            vals = [self.expr(v, temps, uses) for v in node.values]
+            return _Val(_broadcast(*(v.shape for v in vals)), 1, "b")
+        if isinstance(node, ast.IfExp):
+            vals = [self.expr(v, temps, uses) for v in (node.test, node.body, node.orelse)]
+            return _Val(_broadcast(*(v.shape for v in vals)), max(v.nbytes for v in vals[1:]), vals[1].kind)
+        if isinstance(node, ast.Subscript):
+            v = self._expr(node.value, temps, uses)
+            return _Val(self._index(v.shape, node.slice), v.nbytes, v.kind, v.loaded, v.cls)
+        if isinstance(node, ast.Call):
+            return self.call(node, temps, uses)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            vals = [self.expr(e, temps, uses) for e in node.elts]
+            return max(vals, key=lambda v: (len(v.shape), v.nbytes), default=_SCALAR)
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id in ("tl", "triton_helpers", "libdevice", "tl_math"):
+                return _SCALAR
+            return self._expr(node.value, temps, uses)
+        for child in ast.iter_child_nodes(node):
+            self.expr(child, temps, uses)
+        return _SCALAR
+
+    def _always_true(self, node: ast.Compare) -> bool:
+        """``r0_index < r0_numel`` in a persistent reduction whose block covers the constant
+        numel exactly: the compiler folds the mask away."""
+        if not (len(node.ops) == 1 and isinstance(node.ops[0], ast.Lt) and isinstance(node.left, ast.Name)
+                and isinstance(node.comparators[0], ast.Name)):
+            return False
+        block = self.aranges.get(node.left.id)
+        numel = self.consts.get(node.comparators[0].id)
+        return block is not None and numel is not None and self.constexprs.get(block) == numel
+
+    @staticmethod
+    def _emulation(v: _Val, op, temps: list) -> None:
+        """Integer arithmetic the vector unit does not have: 8/16-bit integers are computed
+        in float32 (via float16) and cast back through a fixed scratch; 64-bit division
+        and remainder are emulated with several temporaries."""
+        if not v.is_tile or v.kind != "i":
+            return
+        if v.nbytes < 4:
+            temps.extend([v.like(nbytes=2, cls="e"), v.like(nbytes=4, cls="e"), v.like(nbytes=4, cls="e"),
+                          v.like(nbytes=4, cls="e")])
+            temps.extend(_SCRATCH)
+        elif v.nbytes == 8 and isinstance(op, (ast.Mod, ast.FloorDiv, ast.Div, ast.Mult)):
+            temps.extend(v.like(cls="e") for _ in range(I64_TEMPS))
+
+    @staticmethod
+    def _index(shape: Shape, sl) -> Shape:
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if not any(isinstance(e, ast.Constant) and e.value is None for e in elts):
+            return shape
+        out, it = [], iter(shape)
+        for e in elts:
+            if isinstance(e, ast.Constant) and e.value is None:
+                out.append(None)
+            else:
+                out.append(next(it, None))
+        out.extend(it)
+        return tuple(out)
+
+    def _is_irregular(self, node) -> bool:
+        """Whether an index expression is beyond triton-ascend's pointer analysis: a
+        remainder or floor division, or a value computed by anything but aranges and casts
+        (an indirect index)."""
+        for n in ast.walk(node):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mod, ast.FloorDiv)):
+                return True
+            if isinstance(n, ast.Name) and n.id in self.irregular:
+                return True
+            if isinstance(n, ast.Call):
+                f = n.func
+                fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                if fname not in ("arange", "full", "to", "broadcast_to", "program_id", "num_programs", "cdiv"):
+                    return True
+        return False
+
+    def _pointer(self, node, temps: list, uses: list[str]) -> tuple[str | None, _Val]:
+        """A load's or store's address: ``ptr + offsets``. Affine offsets become a strided
+        DMA (no buffer); others (``%``, ``//``, an indirect index) a gather whose offsets are
+        computed as tiles, every step of them a buffer."""
+        dtype = next((self.ptr[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in self.ptr), None)
+        own: list = []
+        v = self.expr(node, own, uses, nested=False)
+        if self._is_irregular(node):
+            temps.extend(t if isinstance(t, str) else t.like(cls="g") for t in own)
+            temps.append(v.like(kind="i", cls="g"))
+        return dtype, v
+
+    def _inner_stride(self, node, shape: Shape) -> int | None:
+        """The memory stride (elements) of the tile's innermost dimension in an address,
+        when it is not 1; None for a contiguous (or unknown) one."""
+        inner = next((d for d in reversed(shape) if d), None)
+        if inner is None:
+            return None
+        strides = []
+        for term in _terms(node):
+            coeff, names = 1, []
+            for f in _factors(term):
+                if isinstance(f, ast.Constant) and isinstance(f.value, int):
+                    coeff *= f.value
+                elif isinstance(f, ast.Name):
+                    names.append(f.id)
+                else:
+                    coeff = None
+                    break
+            if coeff is None or len(names) != 1 or names[0] in self.ptr:
+                continue
+            val = self.env.get(names[0])
+            if val is not None and inner in val.shape:
+                strides.append(abs(coeff))
+        if not strides or 1 in strides:
+            return None
+        return min(strides)
+
+    def _strided(self, ptr, shape: Shape, nbytes: int, temps: list) -> bool:
+        """A tile whose innermost dimension is strided in memory: the DMA brings each element
+        with its neighbours (a stride of 2 elements is de-interleaved from the span it
+        covers; a wider one takes a 32-byte block per element) into a staging buffer.
+        True when the access is strided. Reduced
+        along that dimension, every value of the tile keeps the layout; otherwise the tile is
+        transposed into the normal one."""
+        stride = self._inner_stride(ptr, shape)
+        if stride is None or not shape:
+            return False
+        per = min(stride * nbytes, ALIGN) if stride == 2 else ALIGN
+        key = ",".join(d or "1" for d in shape)
+        inner = next((d for d in reversed(shape) if d), "")
+        if inner.startswith("R"):
+            self.padded[key] = max(self.padded.get(key, 0), per)
+        else:
+            temps.append(f"p|{key}:{per}")
+        return True
+
+    def call(self, node: ast.Call, temps: list, uses: list[str]) -> _Val:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        kw = {k.arg: k.value for k in node.keywords}
+        method = isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id == "tl")
+        if method and name in ("to", "broadcast_to", "reshape"):
+            v = self.expr(func.value, temps, uses)
+            if name == "to":
+                dt = _dtype_name(node.args[0]) if node.args else None
+                if dt is None:
+                    return v.like()
+                out = v.like(nbytes=_DTYPE_BYTES[dt], kind=_kind_of(dt))
+                if out.is_tile and out.kind == "i" and out.nbytes < 4 and not kw.get("bitcast"):
+                    temps.append(v.like(nbytes=4, kind="i", cls="e"))
+                    temps.extend(_SCRATCH)
+                return out
+            shape = tuple(_axis(a) for a in node.args) if node.args else v.shape
+            return v.like(shape=shape)
+        if name in ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg"):
+            ptr = node.args[0] if node.args else kw.get("pointer")
+            dtype, idx = self._pointer(ptr, temps, uses)
+            positional = list(node.args[1:])
+            value_node = positional.pop(0) if name != "load" and positional else kw.get("value", kw.get("val"))
+            value = self.expr(value_node, temps, uses) if value_node is not None else _SCALAR
+            # a mask only bounds the transfer: its bits, never a broadcast buffer ("k")
+            bounds: list = []
+            rest = [self.expr(a, bounds, uses) for a in positional]
+            rest += [self.expr(v, bounds, uses) for k, v in kw.items() if k in ("mask", "other")]
+            nbytes = _DTYPE_BYTES.get(dtype or "", 4)
+            shape = _broadcast(idx.shape, *(v.shape for v in rest)) if name == "load" else value.shape
+            # a contiguous transfer is bounded by its mask; a strided or gathered one selects
+            # its elements with it, so the mask is materialized
+            selects = self._strided(ptr, shape, nbytes, temps) or self._is_irregular(ptr)
+            if selects:
+                self.selects.update(n.id for a in (*positional, *kw.values()) for n in ast.walk(a) if isinstance(n, ast.Name))
+            temps.extend(t if isinstance(t, str) or t.kind != "b" or selects else t.like(cls="k") for t in bounds)
+            if name != "load":
+                return _SCALAR
+            return _Val(shape, nbytes, _kind_of(dtype), loaded=True)
+        args = [self.expr(a, temps, uses) for a in node.args]
+        if name == "arange":
+            axis = _axis(node.args[1]) if len(node.args) >= 2 else None
+            return _Val((axis,) if axis else (), 4, "i")
+        if name in ("full", "zeros", "ones"):
+            shape = _shape_of_list(node.args[0]) if node.args else ()
+            dt = (_dtype_name(node.args[-1]) if len(node.args) >= 2 else None) or _dtype_name(kw.get("dtype")) or "float32"
+            return _Val(shape or (), _DTYPE_BYTES[dt], _kind_of(dt))
+        if name == "broadcast_to" and len(node.args) >= 2:
+            shape = _shape_of_list(node.args[1])
+            return args[0].like(shape=shape if shape is not None else args[0].shape)
+        if name in ("device_assert", "static_assert", "program_id", "num_programs", "cdiv") \
+                or (name in ("minimum", "maximum", "min", "max") and not any(a.is_tile for a in args)):
+            return _SCALAR
+        if name == "dot" and len(args) >= 2:  # a Cube matmul: the accumulator comes back to the UB
+            a, b = args[0].shape or (None, None), args[1].shape or (None, None)
+            return _Val((a[0], b[-1]), 4, "f")
+        if name == "where":
+            if node.args:
+                self.selects.update(n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name))
+                for t in temps:  # the condition's own operations: a select mask
+                    if not isinstance(t, str) and t.kind == "b":
+                        t.cls = "v"
+            vals = [v for v in args[1:] if v.is_tile] or args[1:] or args
+            return _Val(_broadcast(*(v.shape for v in args)), max(v.nbytes for v in vals), vals[0].kind)
+        if name in _REDUCTIONS:
+            src = args[0] if args else _SCALAR
+            axis = node.args[1] if len(node.args) >= 2 else kw.get("axis")
+            if name in _SCANS or not isinstance(axis, ast.Constant) or not isinstance(axis.value, int):
+                return src.like()
+            return src.like(shape=tuple(d for i, d in enumerate(src.shape) if i != axis.value))
+        # pointwise math (tl_math, libdevice, triton_helpers helpers): the widest tile operand
+        tiles = [a for a in args if a.is_tile]
+        if not tiles:
+            return _Val((), max((a.nbytes for a in args), default=4))
+        v = _Val(_broadcast(*(a.shape for a in tiles)), max(4, *(a.nbytes for a in tiles)), tiles[0].kind)
+        alias = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+        extra = self.helpers.extra_tiles(self.scope, alias, name)
+        if extra is None:  # a native operation: what HFusion's expansion of it keeps beside the result
+            extra = _MATH_TEMPS.get(name, 0)
+        temps.extend(v.like(cls="f") for _ in range(extra))
+        return v
+
+    # -- statements --------------------------------------------------------------------
+    def block(self, stmts) -> None:
+        for s in stmts:
+            if isinstance(s, ast.For):
+                start = len(self.stmts)
+                uses: list[str] = []
+                self.expr(s.iter, [], uses)
+                self.stmts.append((getattr(s.target, "id", None), uses, [], _SCALAR))
+                self.env[getattr(s.target, "id", "_")] = _SCALAR
+                self.block(s.body)
+                self.loops.append((start, len(self.stmts) - 1))
+            elif isinstance(s, ast.AnnAssign):
+                if isinstance(s.target, ast.Name) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, int):
+                    self.constexprs[s.target.id] = s.value.value
+                    self.env[s.target.id] = _SCALAR
+            elif isinstance(s, ast.Assign):
+                temps, uses = [], []
+                v = self.expr(s.value, temps, uses, nested=False)
+                irregular = self._is_irregular(s.value)
+                const = s.value.value if isinstance(s.value, ast.Constant) and isinstance(s.value.value, int) else None
+                block = _arange_block(s.value)
+                targets = s.targets[0].elts if isinstance(s.targets[0], ast.Tuple) else s.targets
+                for i, t in enumerate(targets):
+                    name = getattr(t, "id", None)
+                    if name is None:
+                        continue
+                    self.env[name] = v
+                    (self.irregular.add if irregular else self.irregular.discard)(name)
+                    if const is not None:
+                        self.consts[name] = const
+                    if block is not None:
+                        self.aranges[name] = block
+                    elif isinstance(s.value, ast.Name) and s.value.id in self.aranges:
+                        self.aranges[name] = self.aranges[s.value.id]
+                    self.stmts.append((name, uses if i == 0 else [], temps if i == 0 else [], v))
+            elif isinstance(s, (ast.Expr, ast.If, ast.While, ast.Return)) and getattr(s, "value", s) is not None:
+                temps, uses = [], []
+                node = s.test if isinstance(s, (ast.If, ast.While)) else s.value
+                self.expr(node, temps, uses, nested=False)
+                self.stmts.append((None, uses, temps, None))
+                if isinstance(s, (ast.If, ast.While)):
+                    self.block(s.body)
+                    self.block(s.orelse)
+
+    def _bounds_only(self) -> None:
+        """A mask no tl.where selects with only bounds loads and stores: its bits, never a
+        broadcast buffer."""
+        for d, _, temps, v in self.stmts:
+            if d is not None and v is not None and v.kind == "b" and d not in self.selects:
+                v.cls = "k"
+                for t in temps:
+                    if not isinstance(t, str) and t.kind == "b":
+                        t.cls = "k"
+
+    def live_points(self) -> list[dict[str, int]]:
+        """The live tile values (and the statement's temporaries) at each statement."""
+        self._bounds_only()
+        n = len(self.stmts)
+        first: dict[str, int] = {}
+        last: dict[str, int] = {}
+        for i, (d, uses, _, v) in enumerate(self.stmts):
+            for u in uses:
+                if u in first:
+                    last[u] = i
+            if d is not None and v is not None and v.is_tile:
+                first.setdefault(d, i)
+                last.setdefault(d, i)
+        # a value used in a loop it was defined before, or carried round it, lives through it
+        for lo, hi in self.loops:
+            for name in first:
+                used_inside = any(name in self.stmts[i][1] for i in range(lo, hi + 1))
+                if used_inside and (first[name] < lo or any(
+                        self.stmts[i][0] == name for i in range(lo, hi + 1))):
+                    last[name] = max(last[name], hi)
+        values: dict[str, _Val] = {}
+        for d, _, _, v in self.stmts:
+            if d is not None and v is not None and v.is_tile:
+                values[d] = v  # the widest definition wins below
+        for d, _, _, v in self.stmts:
+            if d is not None and v is not None and v.is_tile and _size_rank(v) > _size_rank(values[d]):
+                values[d] = v
+        points = []
+        for i in range(n):
+            live: dict[str, int] = {}
+            for name, v in values.items():
+                if first[name] <= i <= last[name]:
+                    live[v.key()] = live.get(v.key(), 0) + 1
+            for t in self.stmts[i][2]:
+                k = t if isinstance(t, str) else t.key()
+                live[k] = live.get(k, 0) + 1
+            if live:
+                points.append(live)
+        return points
+
+
+class _Helpers:
+    """The @triton.jit helpers a kernel calls (our portable libdevice, triton_helpers, the
+    kernel file's own combine functions): a call of one costs the buffers its inlined body
+    keeps live beside the result. Found through the kernel file's own imports (the modules
+    are those the kernel runs with), then through each helper's module globals."""
+
+    def __init__(self, kernel_source: str):
+        tree = ast.parse(textwrap.dedent(kernel_source))
+        self.local = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        self.namespace = _imported_names(tree)
+        self._memo: dict[object, int] = {}
+
+    def extra_tiles(self, scope, alias: str | None, name: str) -> int | None:
+        """Extra buffers of a call ``alias.name(...)`` (``alias`` None: an unqualified name)
+        made from ``scope`` (None: the kernel body; else a helper's module globals)."""
+        fn_def, fn_scope, key = None, None, None
+        if scope is None and alias is None and name in self.local:
+            fn_def, fn_scope, key = self.local[name], None, ("local", name)
+        else:
+            names = self.namespace if scope is None else scope
+            target = names.get(alias) if alias is not None else names.get(name)
+            target = getattr(target, name, None) if alias is not None else target
+            py = getattr(target, "fn", None)  # a JITFunction wraps the Python function
+            if py is None or not hasattr(py, "__globals__"):
+                return None
+            key = target
+            if key not in self._memo:
+                try:
+                    fn_def = next(n for n in ast.parse(textwrap.dedent(inspect.getsource(py))).body
+                                  if isinstance(n, ast.FunctionDef))
+                except (OSError, TypeError, StopIteration, SyntaxError):
+                    return None
+                fn_scope = py.__globals__
+        if key not in self._memo:
+            self._memo[key] = 0  # recursion guard
+            body = _Body({}, self, fn_scope)
+            for a in fn_def.args.args:
+                body.env[a.arg] = _Val(("A",), 4, "f")
+            body.block(fn_def.body)
+            peak = max((sum(c for k, c in p.items() if k.split("|")[-1].startswith("A:")) for p in body.live_points()),
+                       default=1)
+            self._memo[key] = max(0, peak - 1)
+        return self._memo[key]
+
+
+def _imported_names(tree) -> dict:
+    """What the kernel file's top-level imports bind (modules and objects), importing only
+    modules that are importable; a kernel whose helpers cannot be found costs its calls as
+    native operations."""
+    out: dict = {}
+    for n in tree.body:
+        try:
+            if isinstance(n, ast.Import):
+                for a in n.names:
+                    if a.asname:
+                        out[a.asname] = importlib.import_module(a.name)
+            elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+                mod = importlib.import_module(n.module)
+                for a in n.names:
+                    obj = getattr(mod, a.name, None)
+                    if obj is None:
+                        obj = importlib.import_module(f"{n.module}.{a.name}")
+                    out[a.asname or a.name] = obj
+        except Exception:  # noqa: BLE001 - an import the estimate cannot follow
+            continue
+    return out
+
+
+def _size_rank(v: _Val) -> tuple:
+    return (sum(1 for d in v.shape if d), v.nbytes, v.loaded)
+
+
+def _dominated(a: dict[str, int], b: dict[str, int]) -> bool:
+    return a is not b and all(b.get(k, 0) >= c for k, c in a.items())
+
+
+def profile(body: str, pointer_dtypes: dict[str, str] | None = None, name: str | None = None) -> dict:
+    """The UB profile of a kernel body (its statements, or source holding the ``def`` of the
+    kernel ``name``, or of the only function): the live buffers at each statement where the
+    peak may fall, and the body's constexpr blocks (a persistent reduction's R0_BLOCK)."""
+    stmts = ast.parse(textwrap.dedent(body)).body
+    defs = [s for s in stmts if isinstance(s, ast.FunctionDef) and (name is None or s.name == name)]
+    if name is not None and not defs:
+        raise LookupError(f"no kernel {name!r} in the source")
+    if defs and (name is not None or len(defs) == 1):
+        stmts = defs[0].body
+    b = _Body(dict(pointer_dtypes or {}), _Helpers(body))
+    b.block(stmts)
+    points = b.live_points()
+    kept: list[dict[str, int]] = []
+    for i, p in enumerate(points):  # a point whose buffers another point holds too cannot be the peak
+        if p in kept or any(_dominated(p, q) for q in points[i + 1:] + points[:i] if q != p):
+            continue
+        kept.append(p)
+    out = {"points": kept, "blocks": b.constexprs,
+           "ops": sum(1 for _, _, _, v in b.stmts if v is not None and v.is_tile)}
+    if b.padded:
+        out["padded"] = dict(sorted(b.padded.items()))
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_profile(filename: str, mtime: float, name: str, pointers: tuple) -> dict | None:
+    try:
+        source = Path(filename).read_text()
+    except OSError:
+        return None
+    try:
+        return profile(source, dict(pointers), name=name)
+    except (SyntaxError, LookupError):
+        return None
+
+
+def kernel_profile(filename: str | None, name: str | None, signature: dict) -> dict | None:
+    """The profile of kernel ``name`` in its generated file (None when the file is gone or
+    not a kernel's): what the heuristics tile with, read once per file version."""
+    if not filename or not name:
+        return None
+    try:
+        mtime = Path(filename).stat().st_mtime
+    except OSError:
+        return None
+    return _cached_profile(filename, mtime, name, tuple(sorted(pointer_dtypes(signature).items())))
+
+
+def pointer_dtypes(signature: dict) -> dict[str, str]:
+    """The element type of each pointer argument of a Triton signature ({'in_ptr0': '*fp16'})."""
+    return {k: str(t)[1:] for k, t in signature.items() if str(t).startswith("*")}
+
+
+# extra buffers HFusion's expansion of a native math function keeps beside its result
+_MATH_TEMPS: dict[str, int] = {"sin": 9, "cos": 9,
+                               # Philox rounds with 32x32->64-bit products, emulated
+                               "rand": 72, "randn": 80, "randint": 72, "randint4x": 96, "rand4x": 96}
+I64_TEMPS = 4  # 64-bit integer multiply/divide/remainder: emulated in 32-bit steps

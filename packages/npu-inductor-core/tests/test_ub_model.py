@@ -1,0 +1,144 @@
+"""The body-aware UB model (issue 17 item 2): what it reads from a kernel body, and that the
+heuristics' configs are shrunk until they fit."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from npu_inductor_core import ub_model as M
+from npu_inductor_core import ub_profile
+from npu_inductor_core.ascend_rules import fit_to_ub, soc_family
+
+POINTWISE = '''
+def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    tmp0 = tl.load(in_ptr0 + (xindex), xmask)
+    tmp1 = tmp0 * tmp0
+    tmp2 = tmp1 + tmp0
+    tl.store(out_ptr0 + (xindex), tmp2, xmask)
+'''
+
+SOFTMAX = '''
+def k(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK: tl.constexpr):
+    xnumel = 64
+    r0_numel = 300
+    R0_BLOCK: tl.constexpr = 512
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0_index = tl.arange(0, R0_BLOCK)[None, :]
+    r0_mask = r0_index < r0_numel
+    tmp0 = tl.load(in_ptr0 + (r0_index + 300*xindex), r0_mask & xmask, other=0.0)
+    tmp3 = tl.where(r0_mask & xmask, tmp0, float("-inf"))
+    tmp4 = triton_helpers.max2(tmp3, 1)[:, None]
+    tmp5 = tmp0 - tmp4
+    tmp6 = tl.exp(tmp5)
+    tmp9 = tl.where(r0_mask & xmask, tmp6, 0)
+    tmp10 = tl.sum(tmp9, 1)[:, None]
+    tmp11 = tmp6 / tmp10
+    tl.store(out_ptr0 + (r0_index + 300*xindex), tmp11, r0_mask & xmask)
+'''
+
+
+def _profile(body: str, **pointers) -> dict:
+    return M.profile(textwrap.dedent(body), pointers or {"in_ptr0": "fp32", "out_ptr0": "fp32"})
+
+
+def test_live_values_set_the_peak_not_the_pointer_count():
+    prof = _profile(POINTWISE)
+    # the loaded block, its square and the sum live together at the add: three fp32 blocks
+    # (and the index and mask), where the old model counted one block per pointer, two
+    by = max(M.class_bytes(prof, {"XBLOCK": 1024}), key=lambda b: b["v"] + b["l"])
+    assert by["l"] == 4096 and by["v"] >= 2 * 4096
+    # the tiles grow with the block, the fixed part does not
+    e = [M.estimate(prof, {"XBLOCK": x}) for x in (512, 1024, 2048)]
+    assert abs((e[2] - e[1]) - 2 * (e[1] - e[0])) <= 2 and e[1] - e[0] >= 4 * 512 * 4
+
+
+def test_a_persistent_reduction_is_priced_with_its_whole_row():
+    prof = _profile(SOFTMAX)
+    assert prof["blocks"] == {"R0_BLOCK": 512}
+    # four more rows cost at least four more fp32 rows of 512
+    assert M.estimate(prof, {"XBLOCK": 8}) - M.estimate(prof, {"XBLOCK": 4}) >= 4 * 512 * 4
+    # reduced values are rows ([XBLOCK, 1]): one 32-byte block a row, not a whole tile
+    keys = {k for p in prof["points"] for k in p}
+    assert "v|X,1:4" in keys and "l|X,R0:4" in keys
+
+
+def test_a_mask_that_only_bounds_a_transfer_costs_its_bits():
+    bounded = _profile(POINTWISE.replace("tmp2 = tmp1 + tmp0", "tmp2 = tmp1 + tmp0"))
+    assert any(k.startswith("k|") for p in bounded["points"] for k in p)
+    # selected with (tl.where), a two-dimensional mask is materialized as a float16 broadcast
+    prof = _profile(SOFTMAX)
+    assert any(k.startswith("v|X,R0:1b") for p in prof["points"] for k in p)
+
+
+def test_a_strided_innermost_dimension_takes_a_block_an_element():
+    contiguous = _profile(POINTWISE)
+    strided = _profile(POINTWISE.replace("tl.load(in_ptr0 + (xindex)", "tl.load(in_ptr0 + (16*xindex)"))
+    assert M.estimate(strided, {"XBLOCK": 1024}) >= M.estimate(contiguous, {"XBLOCK": 1024}) + 1024 * M.ALIGN // 2
+
+
+def test_multibuffering_doubles_only_the_loaded_buffers():
+    prof = _profile(POINTWISE)
+    single = M.class_bytes(prof, {"XBLOCK": 1024}, multibuffer=False)
+    double = M.class_bytes(prof, {"XBLOCK": 1024}, multibuffer=True)
+    for a, b in zip(single, double):
+        assert b["l"] == 2 * a["l"] and b["v"] == a["v"]
+
+
+def test_inlined_helpers_cost_what_their_body_keeps_live():
+    # a jit helper the kernel calls through its imports: its intermediate values are buffers
+    body = POINTWISE.replace("tmp1 = tmp0 * tmp0", "tmp1 = libdevice.y0(tmp0)")  # a long series
+    plain = _profile(body)
+    src = "from npu_lowering.runtime.math import libdevice\n" + textwrap.dedent(body)
+    pytest.importorskip("npu_lowering")
+    inlined = M.profile(src, {"in_ptr0": "fp32", "out_ptr0": "fp32"}, name="k")
+    assert M.estimate(inlined, {"XBLOCK": 1024}) > M.estimate(plain, {"XBLOCK": 1024})
+    assert any(k.startswith("f|") for p in inlined["points"] for k in p)
+
+
+def test_integer_emulation_and_native_math_add_buffers():
+    base = _profile(POINTWISE)
+    narrow = _profile(POINTWISE, in_ptr0="i8", out_ptr0="i8")
+    assert any(k.startswith("e|") or k.startswith("s|") for p in narrow["points"] for k in p)
+    assert M.estimate(narrow, {"XBLOCK": 256}) > M.estimate(base, {"XBLOCK": 256}) // 4
+    sin = _profile(POINTWISE.replace("tmp1 = tmp0 * tmp0", "tmp1 = tl_math.sin(tmp0)"))
+    assert sum(c for p in sin["points"] for k, c in p.items() if k.startswith("f|")) >= ub_profile._MATH_TEMPS["sin"]
+
+
+class _Cfg:
+    def __init__(self, kwargs, num_warps=1, num_stages=1):
+        self.kwargs, self.num_warps, self.num_stages = dict(kwargs), num_warps, num_stages
+
+
+def _kernel_file(tmp_path, body=POINTWISE):
+    path = tmp_path / "kernel.py"
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def test_configs_are_shrunk_until_they_fit(tmp_path):
+    filename = _kernel_file(tmp_path)
+    meta = {"kernel_name": "k", "npu_device_facts": {"ub_bytes": 64 * 1024, "vector_cores": 8}}
+    sig = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}}
+    prof = M.kernel_profile(filename, "k", sig["signature"])
+    out = fit_to_ub([_Cfg({"XBLOCK": 65536}), _Cfg({"XBLOCK": 64})], sig, meta, filename)
+    assert [c.kwargs["XBLOCK"] for c in out][1] == 64  # a config that fits is left alone
+    big = out[0].kwargs["XBLOCK"]
+    assert big < 65536 and M.estimate(prof, {"XBLOCK": big}) <= 64 * 1024 < M.estimate(prof, {"XBLOCK": 2 * big})
+    # a multi-buffered variant is shrunk for two copies of its loads, never the reverse
+    mb = fit_to_ub([_Cfg({"XBLOCK": 65536}, num_stages=2)], sig, meta, filename)[0]
+    assert mb.kwargs["XBLOCK"] <= big and mb.num_stages == 2
+    assert M.estimate(prof, {"XBLOCK": mb.kwargs["XBLOCK"]}, multibuffer=True) <= 64 * 1024
+    # no readable source: the configs are the heuristics' own
+    cfgs = [_Cfg({"XBLOCK": 65536})]
+    assert fit_to_ub(cfgs, sig, meta, str(tmp_path / "gone.py")) == cfgs
+
+
+def test_the_950_family_has_its_own_calibration():
+    assert soc_family("Ascend950PR") == soc_family("Ascend910_9599") == "950"
+    assert soc_family("Ascend910B2") == soc_family(None) == "910B"
+    prof = _profile(POINTWISE)
+    assert M.estimate(prof, {"XBLOCK": 1024}, soc_family="950") != M.estimate(prof, {"XBLOCK": 1024})
