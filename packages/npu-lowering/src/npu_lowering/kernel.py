@@ -58,9 +58,12 @@ def npu_imports(upstream_imports: str) -> str:
 
 
 def save_kernel(src: str) -> None:
-    """With $NPU_LOWERING_SAVE_KERNELS=<dir>, keep every generated kernel's source there
-    (the test command checks each one with triton-ascend's front end)."""
-    folder = os.environ.get(SAVE_ENV)
+    """With ``npu_lowering.config.save_kernels`` (default $NPU_LOWERING_SAVE_KERNELS) a folder,
+    keep every generated kernel's source there (ascend_check checks each one with
+    triton-ascend's front end)."""
+    from . import config
+
+    folder = config.save_kernels
     if not folder:
         return
     digest = hashlib.sha256(src.encode()).hexdigest()[:16]
