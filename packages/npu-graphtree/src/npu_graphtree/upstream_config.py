@@ -1,4 +1,4 @@
-"""What the tree reads from configuration.
+"""What the tree reads from upstream's Inductor configuration (ours: ``config.py``).
 
 Upstream names first: where the running torch has the Inductor flag
 (``triton.cudagraph_trees``, ``triton.cudagraph_capture_sizes``,
@@ -10,16 +10,14 @@ reads the five values once per generation per thread
 (2.13's overrides are context-local), and again after every warmup and record and after
 ``reset_trees()`` (``refresh``): a change is honoured by the first call after the next
 generation begins (``mark_step_begin()``, a new torch.compile invocation), warmup or record. Rows torch has no flag for
-(generation cloning, replay timings) are ours, in ``settings`` below, with environment
-defaults; they are plain attributes, read when used.
+(generation cloning, replay timings, slow asserts) are ours, in ``npu_graphtree.config`` (a
+torch config module), read when used.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import threading
-from dataclasses import dataclass, field
 
 from . import _compat
 
@@ -107,30 +105,3 @@ def refresh() -> None:
     """Forget this thread's values (each warmup and record, ``reset_trees()``): the next
     ``snapshot()`` reads upstream again."""
     _snap.value = None
-
-
-GENERATION_CLONING = ("none", "user_visible")
-
-
-@dataclass
-class Settings:
-    """Our own knobs (torch has no flag for these)."""
-
-    # "user_visible": outputs the user still holds when a new generation begins are cloned
-    # out of the pool instead of being invalidated (named after the catalogue's
-    # triton.cudagraph_trees_generation_cloning, which torch 2.11/2.13 do not have)
-    cudagraph_trees_generation_cloning: str = field(
-        default_factory=lambda: os.environ.get("NPU_GRAPHTREE_GENERATION_CLONING", "none"))
-    # time every replay too (warmup and record are always timed); costs ~1 us per call
-    time_replays: bool = field(default_factory=lambda: os.environ.get("NPU_GRAPHTREE_TIME_REPLAYS") == "1")
-    # check the pool's live blocks against our bookkeeping after each checkpoint restore
-    slow_asserts: bool = field(default_factory=lambda: os.environ.get("NPU_GRAPHTREE_SLOW_ASSERTS") == "1")
-
-    def generation_cloning(self) -> str:
-        value = self.cudagraph_trees_generation_cloning
-        if value not in GENERATION_CLONING:
-            raise ValueError(f"cudagraph_trees_generation_cloning must be one of {GENERATION_CLONING}, got {value!r}")
-        return value
-
-
-settings = Settings()

@@ -1,0 +1,33 @@
+"""npu-graphtree's own settings (torch has no flag for these): a torch config module
+(``install_config_module``), so ``npu_graphtree.config.patch(...)`` works. Defaults come from
+the ``NPU_GRAPHTREE_*`` variables, read when this module is first imported. Read when used
+(``time_replays``, read per replay, through ``_compat.fast_config_reader``, ~0.1 us). What the
+tree reads from upstream's Inductor config is in ``upstream_config``. None of these changes
+generated code (the trees run after the FX graph cache), so none is in its key.
+"""
+
+import os
+import sys
+
+from npu_inductor_core import env_config as _env
+
+# "user_visible": outputs the user still holds when a new generation begins are cloned out of
+# the pool instead of being invalidated (named after the catalogue's
+# triton.cudagraph_trees_generation_cloning, which torch 2.11/2.13 do not have); or "none"
+cudagraph_trees_generation_cloning: str = os.environ.get("NPU_GRAPHTREE_GENERATION_CLONING", "none")
+
+# time every replay too (warmup and record are always timed); costs ~1 us per call
+time_replays: bool = os.environ.get("NPU_GRAPHTREE_TIME_REPLAYS") == "1"
+
+# check the pool's live blocks against our bookkeeping after each checkpoint restore
+slow_asserts: bool = os.environ.get("NPU_GRAPHTREE_SLOW_ASSERTS") == "1"
+
+_env.install(__name__)
+
+GENERATION_CLONING = ("none", "user_visible")
+
+
+def generation_cloning() -> str:
+    """``cudagraph_trees_generation_cloning`` now, or ValueError naming the allowed values."""
+    return _env.check(sys.modules[__name__], "cudagraph_trees_generation_cloning", GENERATION_CLONING.__contains__,
+                      f"one of {GENERATION_CLONING}", "NPU_GRAPHTREE_GENERATION_CLONING")
