@@ -74,11 +74,11 @@ def _config_source() -> _ConfigSource:
     return values
 
 
-def _float(env: dict, name: str, default: float, minimum: float = 0.0) -> float:
+def _float(env: _Source, name: str, default: float, minimum: float = 0.0) -> float:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
-    label = env.label(name, raw) if isinstance(env, _Source) else f"${name}={raw!r}"
+    label = env.label(name, raw)
     if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
         raise ConfigError(f"{label} is not a number")
     try:
@@ -90,15 +90,14 @@ def _float(env: dict, name: str, default: float, minimum: float = 0.0) -> float:
     return value
 
 
-def _int(env: dict, name: str, default: int, minimum: int = 1) -> int:
+def _int(env: _Source, name: str, default: int, minimum: int = 1) -> int:
     return int(_float(env, name, default, minimum))
 
 
-def _text(env: dict, name: str) -> str | None:
+def _text(env: _Source, name: str) -> str | None:
     raw = env.get(name)
     if raw is not None and not isinstance(raw, str):
-        label = env.label(name, raw) if isinstance(env, _Source) else f"${name}={raw!r}"
-        raise ConfigError(f"{label} must be a string")
+        raise ConfigError(f"{env.label(name, raw)} must be a string")
     return raw or None
 
 
