@@ -20,21 +20,16 @@ from typing import Optional
 
 from npu_inductor_core import env_config as _env
 
-# npu-sim interprets kernels on the CPU: their timings say little about an NPU, so by default
-# only kernels whose tuning was asked for (max_autotune, max_autotune_pointwise,
-# coordinate_descent_tuning, incremental_autotune) are benchmarked there; True benchmarks
-# every kernel with more than one config, as on hardware
+# on npu-sim, benchmark every kernel with several configs (default: only those whose tuning was asked for)
 autotune_on_sim: bool = _env.flag("NPU_AUTOTUNE_ON_SIM", False)
 
-# multibuffer (double-buffering) variants of each config: None = only where kernels compile
-# for Ascend, True/False = always/never
+# multibuffer (double-buffering) variants of each config: None = where kernels compile for Ascend, True/False = always/never
 multibuffer: Optional[bool] = _env.flag("NPU_AUTOTUNE_MULTIBUFFER", None)
 
 # a compile error that reports a UB overflow drops the config (and logs it); False raises
 drop_ub_overflow: bool = True
 
-# Y03: report npu kernel compiles still pending after this many seconds, every as many
-# seconds (0 = off); upstream's flag of the same name wins where torch has it
+# Y03: report npu kernel compiles pending this many seconds, every as many seconds (0 = off; upstream's flag wins)
 compile_worker_watchdog_interval_seconds: float = _env.number("NPU_AUTOTUNE_COMPILE_WORKER_WATCHDOG_INTERVAL_SECONDS", 60.0)
 
 _env.install(__name__, {

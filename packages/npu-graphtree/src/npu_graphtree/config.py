@@ -11,9 +11,7 @@ import sys
 
 from npu_inductor_core import env_config as _env
 
-# "user_visible": outputs the user still holds when a new generation begins are cloned out of
-# the pool instead of being invalidated (named after the catalogue's
-# triton.cudagraph_trees_generation_cloning, which torch 2.11/2.13 do not have); or "none"
+# "user_visible": outputs the user holds are cloned out of the pool when a new generation begins; "none": invalidated
 cudagraph_trees_generation_cloning: str = os.environ.get("NPU_GRAPHTREE_GENERATION_CLONING", "none")
 
 # time every replay too (warmup and record are always timed); costs ~1 us per call
