@@ -139,7 +139,7 @@ def main():
         if "upstream_ro" in cols:
             line += f"{r['ours'] / r['upstream_ro']:>15.2f}"
         print(line)
-    reader = G.config._reader("cudagraph_trees", True)
+    reader = G.upstream_config._reader("cudagraph_trees", True)
     data = {"device": str(dev), "torch": torch.__version__, "calls": args.calls, "repeats": args.repeats,
             "direct_config_reads": bool(getattr(reader, "fast", False)), "config_read_note": getattr(reader, "why", ""),
             "per_call_us": rows}

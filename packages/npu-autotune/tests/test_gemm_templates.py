@@ -49,16 +49,18 @@ def test_max_autotune_gemm_turns_the_matmul_into_an_npu_template(fresh, choices)
 
 
 @pytest.mark.feature("A38")
-def test_without_max_autotune_gemm_nothing_is_tuned(fresh, choices, monkeypatch):
+def test_without_max_autotune_gemm_nothing_is_tuned(fresh, choices):
     # default mode: no GEMM candidate is benchmarked (a small GEMM is npu-lowering's one-tile
     # template); with that policy off too, the matmul is ATen's, as upstream's default
     args = inputs("npu")
     out, code = compiled_code(addmm_gelu, *args)
     torch.testing.assert_close(out.cpu(), addmm_gelu(*(t.cpu() for t in args)), rtol=1e-4, atol=1e-4)
     assert choices == []
-    monkeypatch.setenv("NPU_LOWERING_SMALL_GEMM_TEMPLATES", "0")
+    import npu_lowering.config as npu_config
+
     torch._dynamo.reset()
-    out, code = compiled_code(addmm_gelu, *args)
+    with npu_config.patch(small_gemm_templates=False):
+        out, code = compiled_code(addmm_gelu, *args)
     assert "tl.dot(" not in code and "extern_kernels.mm(" in code and choices == []
 
 

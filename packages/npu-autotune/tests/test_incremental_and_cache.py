@@ -79,6 +79,6 @@ def test_settings_reject_bad_values_when_set():
         c.autotune_on_sim = "yes"
     with pytest.raises(ValueError, match="multibuffer must be None, True or False"):
         c.multibuffer = 2
-    with pytest.raises(AttributeError, match="no setting 'autotune_on_simulator'"):
+    with pytest.raises(AttributeError, match="autotune_on_simulator does not exist"):
         c.autotune_on_simulator = True
     c.autotune_on_sim = c.autotune_on_sim  # a valid value is accepted

@@ -7,6 +7,7 @@ their own (TLS, ACL, kill/restart) start them on free loopback ports in a tempor
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -104,6 +105,26 @@ def redis_url(tmp_path_factory):
     srv = RedisServer(tmp_path_factory.mktemp("shared-redis")).start()
     yield srv.url
     srv.stop()
+
+
+@pytest.fixture
+def cache_env(monkeypatch):
+    """Set one NPU_CACHE_* setting (None: unset) for this process's caches (npu_cache.config,
+    whose environment defaults were read at import) and for processes it starts (the
+    environment); both are undone after the test. (config.patch, not monkeypatch.setattr:
+    pytest's undo deletes a config key it did not find in the module's __dict__.)"""
+    from npu_cache import config
+    from npu_cache.settings import KEYS
+
+    with contextlib.ExitStack() as stack:
+        def set_(name, value):
+            if value is None:
+                monkeypatch.delenv(name, raising=False)
+            else:
+                monkeypatch.setenv(name, str(value))
+            stack.enter_context(config.patch({KEYS[name]: value}))
+
+        yield set_
 
 
 @pytest.fixture

@@ -157,11 +157,12 @@ def test_triton_kernel_key_separates_what_changes_the_binary(caches):
         assert other != key
 
 
-def test_no_redis_no_kernel_binary_cache(monkeypatch, tmp_path):
+def test_no_redis_no_kernel_binary_cache(monkeypatch, cache_env, tmp_path):
     """Without a Redis URL the default cache is off: no directory, no key file, plain compiles."""
     from npu_cache import kernel_binary
 
-    for name in ("NPU_CACHE_REDIS_URL", "TORCHINDUCTOR_REDIS_URL", "TORCHINDUCTOR_REDIS_HOST", "TORCHINDUCTOR_REDIS_PORT"):
+    cache_env("NPU_CACHE_REDIS_URL", None)
+    for name in ("TORCHINDUCTOR_REDIS_URL", "TORCHINDUCTOR_REDIS_HOST", "TORCHINDUCTOR_REDIS_PORT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     monkeypatch.setattr(kernel_binary, "_default", None)

@@ -23,14 +23,14 @@ from npu_cache import flush, routing
 
 
 @pytest.fixture
-def step(npu, monkeypatch, tmp_path, redis_url):
+def step(npu, monkeypatch, cache_env, tmp_path, redis_url):
     from torch._inductor import config
     from torch._inductor.codecache import PyCodeCache
     from torch._inductor.utils import clear_caches
 
-    monkeypatch.setenv("NPU_CACHE_HMAC_KEY", "u01-test-key-" + "0" * 16)
-    monkeypatch.setenv("NPU_CACHE_REDIS_PREFIX", f"npu-cache-u01-{uuid.uuid4().hex[:12]}")  # unique per run: a reused server keeps old entries
-    monkeypatch.setenv("NPU_CACHE_REDIS_URL", redis_url)
+    cache_env("NPU_CACHE_HMAC_KEY", "u01-test-key-" + "0" * 16)
+    cache_env("NPU_CACHE_REDIS_PREFIX", f"npu-cache-u01-{uuid.uuid4().hex[:12]}")  # unique per run: a reused server keeps old entries
+    cache_env("NPU_CACHE_REDIS_URL", redis_url)
     routing.reset()
 
     def fn(x):

@@ -19,17 +19,17 @@ TIMEOUT, COOLDOWN = 1.0, 3.0
 
 
 @pytest.fixture
-def compile_on_npu(npu, monkeypatch, tmp_path):
+def compile_on_npu(npu, monkeypatch, cache_env, tmp_path):
     from torch._inductor import config
     from torch._inductor.utils import fresh_cache
 
-    monkeypatch.setenv("NPU_CACHE_HMAC_KEY", "x03-test-key-" + "0" * 16)
-    monkeypatch.setenv("NPU_CACHE_REDIS_PREFIX", f"npu-cache-x03-{tmp_path.name}")
-    monkeypatch.setenv("NPU_CACHE_REDIS_TIMEOUT", str(TIMEOUT))
-    monkeypatch.setenv("NPU_CACHE_REDIS_COOLDOWN", str(COOLDOWN))
+    cache_env("NPU_CACHE_HMAC_KEY", "x03-test-key-" + "0" * 16)
+    cache_env("NPU_CACHE_REDIS_PREFIX", f"npu-cache-x03-{tmp_path.name}")
+    cache_env("NPU_CACHE_REDIS_TIMEOUT", TIMEOUT)
+    cache_env("NPU_CACHE_REDIS_COOLDOWN", COOLDOWN)
 
     def use_redis(url):
-        monkeypatch.setenv("NPU_CACHE_REDIS_URL", url)
+        cache_env("NPU_CACHE_REDIS_URL", url)
         routing.reset()  # the next compile opens the remote cache with these settings
 
     def run(step):

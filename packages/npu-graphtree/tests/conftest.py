@@ -44,8 +44,10 @@ def fresh_trees(monkeypatch):
     torch._dynamo.reset()  # models compiled by earlier tests must not exhaust recompiles
     npu_graphtree.reset_trees()
     npu_graphtree.clear_timings()
-    monkeypatch.setattr(config, "settings", config.Settings(cudagraph_trees_generation_cloning="none"))
-    yield
+    # tests set these keys plainly (not monkeypatch.setattr: pytest's undo would delete, and so
+    # hide, a config key); leaving this patch restores them
+    with config.patch(cudagraph_trees_generation_cloning="none", time_replays=False, slow_asserts=False):
+        yield
     npu_graphtree.reset_trees()
 
 
@@ -81,7 +83,7 @@ def h(request, fresh_trees):
     _start(request.param)
     # npu-sim: slow asserts on, so every restore is checked against the pool and against what
     # cuda's and torch_npu's restore refuse (on cuda the allocator itself refuses)
-    config.settings.slow_asserts = request.param == "npu"
+    config.slow_asserts = request.param == "npu"  # undone by fresh_trees' patch
     return Device(request.param)
 
 

@@ -161,12 +161,12 @@ def test_config_reads_follow_upstream_patches():
     seen, exactly as ``getattr`` sees it."""
     from torch._inductor import config as inductor_config
 
-    from npu_graphtree import config
+    from npu_graphtree import upstream_config
 
-    read = config._reader("cudagraph_unexpected_rerecord_limit", 128)
+    read = upstream_config._reader("cudagraph_unexpected_rerecord_limit", 128)
     assert read() == inductor_config.triton.cudagraph_unexpected_rerecord_limit
     with inductor_config.patch({"triton.cudagraph_unexpected_rerecord_limit": 7}):
-        assert read() == 7 and config.Snapshot(0).rerecord_limit == 7
+        assert read() == 7 and upstream_config.Snapshot(0).rerecord_limit == 7
     assert read() == inductor_config.triton.cudagraph_unexpected_rerecord_limit
     if hasattr(torch._inductor.config, "cudagraph_policy"):  # torch 2.13: the direct read is in use
         assert read.fast, read.why
@@ -201,7 +201,7 @@ def test_several_trees_with_copied_inputs_keep_the_pool_consistent(h, monkeypatc
 
     from npu_graphtree import config
 
-    monkeypatch.setattr(config.settings, "slow_asserts", True)
+    config.slow_asserts = True  # undone by the fresh_trees fixture's patch
     fwd = G.graphify(lambda a: [a[0] * 2], [h.rand(4)], name="fwd")
     bwd = G.graphify(lambda a: [a[0] * a[1]], [h.rand(4), h.rand(4)], is_backward=True, name="bwd")
     other = G.graphify(lambda a: [a[0] - a[1]], [h.rand(4), h.rand(4)], name="other")

@@ -161,7 +161,7 @@ def test_registry_current_stream_is_the_capture_stream(h):
 
 @pytest.mark.feature("GT04")
 def test_user_visible_outputs_are_cloned_before_a_new_generation(h, monkeypatch):
-    monkeypatch.setattr(config.settings, "cudagraph_trees_generation_cloning", "user_visible")
+    config.cudagraph_trees_generation_cloning = "user_visible"  # undone by the fresh_trees fixture's patch
     f = G.graphify(lambda a: [a[0] * 10], [h.rand(4)], name="tens")
     for _ in range(2):
         h.step()
@@ -357,7 +357,7 @@ def test_overwritten_gradients_get_the_accumulation_message(h):
 def test_compile_id_and_mode_flow_into_timings(h, monkeypatch):
     from torch._guards import CompileId
 
-    monkeypatch.setattr(config.settings, "time_replays", True)
+    config.time_replays = True  # undone by the fresh_trees fixture's patch
     cid = CompileId(frame_id=7, frame_compile_id=1)
     fwd = G.graphify(lambda a: [a[0] * 2], [h.rand(4)], compile_id=cid, name="fwd")
     bwd = G.graphify(lambda a: [a[0] * 3], [h.rand(4)], compile_id=cid, is_backward=True, name="bwd")

@@ -10,6 +10,7 @@ import pytest
 import triton
 import triton.language as tl
 
+import npu_launcher.config as launcher_config
 from npu_launcher import sim
 
 # entry points need an importable module name; under importlib import mode ours is not one
@@ -54,12 +55,14 @@ def fake_sim(monkeypatch, tmp_path):
     """Installs the fake npu_inductor.sim_launch entry point; kernels rebuild interpreted."""
     monkeypatch.setitem(sys.modules, FAKE_SIM, sys.modules[__name__])
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    monkeypatch.setenv("NPU_LAUNCHER_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(sim, "_modules", {})
     eps = [metadata.EntryPoint(sim.NAME, f"{FAKE_SIM}:fake_sim_launch", sim.GROUP)]
     monkeypatch.setattr(sim, "_entry_points", lambda: eps)
     SIM_CALLS.clear()
-    return SIM_CALLS
+    # config.patch, not monkeypatch.setattr: pytest's undo deletes a config key it did not
+    # find in the module's __dict__, which hides the key
+    with launcher_config.patch(cache_dir=str(tmp_path / "cache")):
+        yield SIM_CALLS
 
 
 @pytest.fixture

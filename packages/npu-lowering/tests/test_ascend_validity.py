@@ -12,7 +12,6 @@ suite generated (tools/run_tests.py).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -25,7 +24,6 @@ import torch.nn.functional as F
 HERE = Path(__file__).resolve().parent
 ASCEND_CHECK = HERE.parent / "ascend_check"
 SETUP, CHECK = ASCEND_CHECK / "setup.py", ASCEND_CHECK / "check.py"
-SAVE_ENV = "NPU_LOWERING_SAVE_KERNELS"
 D = "npu"
 
 pytestmark = [pytest.mark.feature("X04"),
@@ -98,18 +96,16 @@ by_case_report: dict = {}  # the whole report of the `lowered` run
 def lowered(tmp_path_factory, ascend_python, npu):
     """Generate each case's kernels into its own folder, then check them all in one run."""
     root = tmp_path_factory.mktemp("ascend_validity")
-    saved = os.environ.get(SAVE_ENV)
+    import npu_lowering.config as npu_config
+
     try:
         for name, (fn, make_args, kwargs) in CASES.items():
-            os.environ[SAVE_ENV] = str(root / name)
             torch._dynamo.reset()
-            with torch._inductor.config.patch(force_disable_caches=True):  # a cache hit generates nothing
+            # save_kernels: $NPU_LOWERING_SAVE_KERNELS's key; a cache hit generates nothing
+            with npu_config.patch(save_kernels=str(root / name)), \
+                    torch._inductor.config.patch(force_disable_caches=True):
                 torch.compile(fn, **kwargs)(*make_args())
     finally:
-        if saved is None:
-            os.environ.pop(SAVE_ENV, None)
-        else:
-            os.environ[SAVE_ENV] = saved
         torch._dynamo.reset()
     dirs = [root / name for name in CASES if (root / name).is_dir()]
     # both stages for both SoCs; UB overflows reported as dropped (X07's own tests read them)
@@ -362,18 +358,19 @@ def _mix_order_fusion_on_npu():
     eps["npu-autotune"].load()()
 
 
-def test_mix_order_reduction_kernels_lower_to_linalg(tmp_path, ascend_python, check, monkeypatch):
+def test_mix_order_reduction_kernels_lower_to_linalg(tmp_path, ascend_python, check):
     """Upstream's mix-order kernel steps its rows with a loop-carried index tensor, which
     triton-ascend's pointer analysis rejects; npu-lowering's rows come from the loop index,
     and every config carries the kernel's RSPLIT_SIZE and NUM_STAGES."""
     from torch._inductor import config, metrics
 
+    import npu_lowering.config as npu_config
+
     _mix_order_fusion_on_npu()
     try:
         for name, (fn, make_args) in MIX_ORDER.items():
-            monkeypatch.setenv(SAVE_ENV, str(tmp_path / name))  # restored after the test
             metrics.reset()
-            with config.patch({"force_disable_caches": True, "compile_threads": 1, "triton.mix_order_reduction": True,
+            with npu_config.patch(save_kernels=str(tmp_path / name)), config.patch({"force_disable_caches": True, "compile_threads": 1, "triton.mix_order_reduction": True,
                                "triton.mix_order_reduction_non_strict_mode": True}):  # small shapes too
                 check(fn, *make_args())  # matches eager on npu-sim
             assert metrics.codegen_mix_order_reduction == 1, name

@@ -9,8 +9,9 @@ import pytest
 import torch
 from torch._inductor.utils import run_and_get_code
 
+import npu_lowering.config as npu_config
 from npu_lowering import dtype_policy
-from npu_lowering.passes import NpuPostGradPass, UnsupportedDtype
+from npu_lowering.passes import UnsupportedDtype
 
 FOREIGN_IN_KERNEL = re.compile(r"'\*?(fp64|c64|c128|fp8\w*)'")
 
@@ -166,34 +167,32 @@ def test_npu_inductor_doctor_shows_the_counts(fresh_counts):
     assert "aten.cumprod.default complex64: 1" in text
 
 
-def test_the_error_policy_names_the_op_and_dtype(monkeypatch):
-    monkeypatch.setenv(dtype_policy.ENV, "error")
+def test_the_error_policy_names_the_op_and_dtype():
     x = torch.ones(4, device="npu", dtype=torch.float64)
     torch._dynamo.reset()
-    with pytest.raises(Exception, match=r"aten\.mul\.Tensor computes torch\.float64 on npu") as info:
+    with npu_config.patch(dtype_policy="error"), pytest.raises(Exception, match=r"aten\.mul\.Tensor computes torch\.float64 on npu") as info:
         torch.compile(lambda a: a * 2)(x)
     assert isinstance(info.value, UnsupportedDtype) or "UnsupportedDtype" in str(info.value)
 
 
-def test_a_bad_policy_is_a_clear_error(monkeypatch):
-    monkeypatch.setenv(dtype_policy.ENV, "downcats")
-    with pytest.raises(ValueError, match="NPU_LOWERING_DTYPE_POLICY='downcats': expected one of fallback, error"):
-        dtype_policy.policy()
-    assert dtype_policy.doctor_report()["status"] == "error"
+def test_a_bad_policy_is_a_clear_error():
+    with npu_config.patch(dtype_policy="downcats"):
+        with pytest.raises(ValueError, match="NPU_LOWERING_DTYPE_POLICY='downcats': expected one of fallback, error"):
+            dtype_policy.policy()
+        assert dtype_policy.doctor_report()["status"] == "error"
 
 
-def test_the_policy_is_in_the_fx_graph_cache_key(monkeypatch):
-    default = NpuPostGradPass().uuid()
-    monkeypatch.setenv(dtype_policy.ENV, "error")
-    assert NpuPostGradPass().uuid() != default
+def test_the_policy_is_in_the_fx_graph_cache_key():
+    default = npu_config.save_config_portable(ignore_private_configs=False)
+    with npu_config.patch(dtype_policy="error"):
+        assert npu_config.save_config_portable(ignore_private_configs=False) != default
     # end to end: the graph compiled under "fallback" is in the FX graph cache; under "error"
-    # the key differs, so the compile runs (and refuses) instead of serving the cached one
-    monkeypatch.delenv(dtype_policy.ENV)
+    # the key differs (npu's device_custom_config), so the compile runs (and refuses) instead
+    # of serving the cached one
     x = torch.ones(4, device="npu", dtype=torch.float64)
     fn = lambda a: a * 5 - 1  # noqa: E731
     torch._dynamo.reset()
     torch.compile(fn)(x)
-    monkeypatch.setenv(dtype_policy.ENV, "error")
     torch._dynamo.reset()
-    with pytest.raises(Exception, match="forbids the ATen fallback"):
+    with npu_config.patch(dtype_policy="error"), pytest.raises(Exception, match="forbids the ATen fallback"):
         torch.compile(fn)(x)

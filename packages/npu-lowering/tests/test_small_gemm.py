@@ -7,6 +7,7 @@ import torch
 from torch._inductor import config
 from torch._inductor.utils import fresh_cache, run_and_get_code
 
+import npu_lowering.config as npu_config
 from npu_lowering import small_gemm
 
 
@@ -42,13 +43,11 @@ def test_small_static_gemm_is_one_fused_template_kernel():
     assert "BLOCK_M : tl.constexpr = 16" in code  # the one tile, scaled to M=4
 
 
-def test_policy_off_large_dynamic_or_aten_only_stay_aten(monkeypatch):
-    monkeypatch.setenv("NPU_LOWERING_SMALL_GEMM_TEMPLATES", "0")
-    assert "tl.dot(" not in compiled(linear_gelu, args())
-    monkeypatch.delenv("NPU_LOWERING_SMALL_GEMM_TEMPLATES")
-    monkeypatch.setenv("NPU_LOWERING_SMALL_GEMM_MAX_MACS", str(4 * 64 * 64 - 1))  # one MAC too many
-    assert "tl.dot(" not in compiled(linear_gelu, args())
-    monkeypatch.delenv("NPU_LOWERING_SMALL_GEMM_MAX_MACS")
+def test_policy_off_large_dynamic_or_aten_only_stay_aten():
+    with npu_config.patch(small_gemm_templates=False):
+        assert "tl.dot(" not in compiled(linear_gelu, args())
+    with npu_config.patch(small_gemm_max_macs=4 * 64 * 64 - 1):  # one MAC too many
+        assert "tl.dot(" not in compiled(linear_gelu, args())
     with config.patch(max_autotune_gemm_backends="ATEN"):
         assert "tl.dot(" not in compiled(linear_gelu, args())
     assert "tl.dot(" not in compiled(linear_gelu, args(m=5), dynamic=True)
@@ -61,13 +60,15 @@ def test_bmm_and_baddbmm_too():
     assert "tl.dot(" in code
 
 
-def test_other_devices_and_the_cache_key(monkeypatch):
+def test_other_devices_and_the_cache_key():
     assert small_gemm.DEVICES == {"npu"}
     cpu = torch.compile(lambda x, w: x @ w)
     x, w = torch.randn(4, 8), torch.randn(8, 8)
     torch.testing.assert_close(cpu(x, w), x @ w)  # cpu: upstream's lowering (DEVICES has no cpu)
-    from npu_lowering.passes import NpuPostGradPass
+    from torch._inductor.codegen.common import get_custom_backend_config_for_device
 
-    key = NpuPostGradPass().uuid()
-    monkeypatch.setenv("NPU_LOWERING_SMALL_GEMM_TEMPLATES", "0")
-    assert NpuPostGradPass().uuid() != key  # the FX graph cache never serves the other policy's code
+    # npu's device_custom_config: its keys are in the FX graph cache key (tests/test_config.py)
+    assert get_custom_backend_config_for_device("npu") is npu_config
+    key = npu_config.save_config_portable(ignore_private_configs=False)
+    with npu_config.patch(small_gemm_templates=False):
+        assert npu_config.save_config_portable(ignore_private_configs=False) != key

@@ -52,11 +52,12 @@ def compiled_code(name, cases):
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_size1_template_store_keeps_full_tile(name, monkeypatch):
+def test_size1_template_store_keeps_full_tile(name):
     # upstream's M=1 / N=1 template does not lower on triton-ascend (the ``rm % M`` zero
     # stride above, the reason default mode keeps ATen): not a kernel for the Ascend check
-    monkeypatch.delenv("NPU_LOWERING_SAVE_KERNELS", raising=False)
-    with config.patch(TEMPLATE):
+    import npu_lowering.config as npu_config
+
+    with config.patch(TEMPLATE), npu_config.patch(save_kernels=None):
         assert "tl.dot(" in compiled_code(name, CASES)
 
 

@@ -15,6 +15,7 @@ import os
 import torch
 
 # set by the pool in a worker started for one device: that device is the worker's npu:0
+# environment only (not npu_autotune.config): set by the parent for its benchmark worker process
 WORKER_DEVICE_ENV = "NPU_AUTOTUNE_TUNING_DEVICE"
 VISIBLE_ENV = "ASCEND_RT_VISIBLE_DEVICES"
 # upstream flags the benchmark reads, carried to the worker (it has the defaults otherwise)

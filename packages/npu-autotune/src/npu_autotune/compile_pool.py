@@ -20,6 +20,7 @@ import time
 # there makes a compile worker wait while it exists (at most HANG_LIMIT_S; it writes
 # ``held-<kernel name>`` when it starts waiting), ``crash`` /
 # ``crash-<kernel name>`` makes the worker process exit. Read only in compile workers.
+# environment only (not npu_autotune.config): test-only, read in compile worker processes
 FAULTS_ENV = "NPU_AUTOTUNE_TEST_COMPILE_FAULTS"
 HANG_LIMIT_S = 120.0
 # state of the parent process only (locks, compile ids) and the worker marker stay

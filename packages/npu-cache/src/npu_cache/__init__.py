@@ -25,7 +25,7 @@ _registered = False
 
 
 def open_cache(kind: str) -> SignedCache:
-    """The process's cache for ``kind``, configured from the environment on first use."""
+    """The process's cache for ``kind``, configured from npu_cache.config on first use."""
     with _lock:
         if kind not in _open:
             _open[kind] = SignedCache(kind)
@@ -83,7 +83,7 @@ def _warm_up_writer() -> None:
     from . import writer
 
     try:
-        configured = Settings.from_env().redis_url is not None
+        configured = Settings.from_config().redis_url is not None
     except ConfigError:
         return  # the compile that opens a cache reports it
     if configured:

@@ -44,7 +44,7 @@ class SignedCache:
         if not KIND_RE.match(kind):
             raise ValueError(f"cache kind {kind!r}: use lowercase letters, digits and '-'")
         self.kind = kind
-        self.settings = settings = settings or Settings.from_env()
+        self.settings = settings = settings or Settings.from_config()
         self.key = key or load_key(settings)
         self.local = LocalStore(settings.cache_dir) if local and settings.cache_dir else None
         self.remote = RedisStore(settings) if remote and settings.redis_url else None

@@ -110,7 +110,7 @@ def _run(args: argparse.Namespace):
             overrides["cache_dir"] = Path(args.dir).absolute()
         if args.redis_url:
             overrides["redis_url"] = args.redis_url
-        settings = Settings.from_env(**overrides)
+        settings = Settings.from_env(**overrides)  # a command: $NPU_CACHE_* as the shell set them
         stores = _stores(args, settings)
         code, stores_data = {"stats": _stats, "verify": _verify, "clear": _clear}[args.action](args, settings, stores)
     except ConfigError as exc:

@@ -203,7 +203,7 @@ def open_kernel_binary_cache() -> KernelBinaryCache:
     global _default
     with _lock:
         if _default is None:
-            settings = Settings.from_env()
+            settings = Settings.from_config()
             _default = KernelBinaryCache(SignedCache("kernel-binary", settings) if settings.redis_url else None)
         return _default
 

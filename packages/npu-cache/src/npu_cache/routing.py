@@ -26,7 +26,7 @@ _remote: dict[str, SignedCache] = {}
 
 
 def remote_cache(kind: str) -> SignedCache:
-    """The process's remote-only signed cache for ``kind`` (configured from the environment)."""
+    """The process's remote-only signed cache for ``kind`` (configured from npu_cache.config)."""
     with _lock:
         if kind not in _remote:
             _remote[kind] = SignedCache(kind, local=False)
@@ -34,7 +34,7 @@ def remote_cache(kind: str) -> SignedCache:
 
 
 def reset() -> None:
-    """Forget the opened caches (tests change the environment between compiles)."""
+    """Forget the opened caches (tests change npu_cache.config between compiles)."""
     with _lock:
         _remote.clear()
     with _aot_lock:

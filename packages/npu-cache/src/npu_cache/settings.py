@@ -1,7 +1,9 @@
-"""Configuration read from the environment, in one place so the README can list it.
+"""The settings a cache is opened with, checked, in one place so the README can list them.
 
-Everything here is read when a cache is opened (not at import), so a process can set the
-variables before its first compile. Upstream's own flags (force_disable_caches,
+``Settings.from_config()`` reads ``npu_cache.config`` (a torch config module whose defaults
+are the ``NPU_CACHE_*`` variables) when a cache is opened, so a process can set the keys
+before its first compile; ``Settings.from_env(env)`` parses an explicit environment mapping
+the same way (the CLI's and tests' children). Upstream's own flags (force_disable_caches,
 file_lock_timeout, the cache directory) are read by policy.py at every call instead.
 """
 
@@ -41,21 +43,62 @@ class ConfigError(ValueError):
     """A cache setting is invalid; the message names the variable."""
 
 
-def _float(env: dict, name: str, default: float, minimum: float = 0.0) -> float:
+# our variable -> its npu_cache.config key
+KEYS = {REDIS_URL: "redis_url", REDIS_CA_FILE: "redis_ca_file", REDIS_CERT_FILE: "redis_cert_file",
+        REDIS_KEY_FILE: "redis_key_file", REDIS_TIMEOUT: "redis_timeout", REDIS_COOLDOWN: "redis_cooldown",
+        REDIS_PREFIX: "redis_prefix", CACHE_DIR: "cache_dir", HMAC_KEY: "hmac_key", HMAC_KEY_FILE: "hmac_key_file",
+        WRITE_QUEUE: "write_queue", WRITE_QUEUE_BYTES: "write_queue_bytes", EXIT_FLUSH_TIMEOUT: "exit_flush_timeout"}
+
+
+class _Source(dict):
+    """Our variables' values (a mapping by variable name) and how a message names each one."""
+
+    def label(self, name: str, raw) -> str:
+        return f"${name}={raw!r}"
+
+
+class _ConfigSource(_Source):
+    def label(self, name: str, raw) -> str:
+        return f"npu_cache.config.{KEYS[name]}={raw!r} (${name})"
+
+
+def _config_source() -> _ConfigSource:
+    from . import config
+
+    values = _ConfigSource(os.environ)  # upstream's variables, read now
+    for name in KEYS:
+        values.pop(name, None)
+        value = getattr(config, KEYS[name])
+        if value is not None:
+            values[name] = value
+    return values
+
+
+def _float(env: _Source, name: str, default: float, minimum: float = 0.0) -> float:
     raw = env.get(name)
-    if raw in (None, ""):
+    if raw is None or raw == "":
         return default
+    label = env.label(name, raw)
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        raise ConfigError(f"{label} is not a number")
     try:
         value = float(raw)
     except ValueError:
-        raise ConfigError(f"${name}={raw!r} is not a number") from None
+        raise ConfigError(f"{label} is not a number") from None
     if value < minimum:
-        raise ConfigError(f"${name}={raw!r} must be >= {minimum}")
+        raise ConfigError(f"{label} must be >= {minimum}")
     return value
 
 
-def _int(env: dict, name: str, default: int, minimum: int = 1) -> int:
+def _int(env: _Source, name: str, default: int, minimum: int = 1) -> int:
     return int(_float(env, name, default, minimum))
+
+
+def _text(env: _Source, name: str) -> str | None:
+    raw = env.get(name)
+    if raw is not None and not isinstance(raw, str):
+        raise ConfigError(f"{env.label(name, raw)} must be a string")
+    return raw or None
 
 
 def _default_cache_dir(env: dict) -> Path:
@@ -73,7 +116,7 @@ def _default_cache_dir(env: dict) -> Path:
 
 
 def _redis_url(env: dict) -> str | None:
-    url = env.get(REDIS_URL) or env.get(UPSTREAM_REDIS_URL)
+    url = _text(env, REDIS_URL) or env.get(UPSTREAM_REDIS_URL)
     if not url and (env.get(UPSTREAM_REDIS_HOST) or env.get(UPSTREAM_REDIS_PORT)):
         url = f"redis://{env.get(UPSTREAM_REDIS_HOST, 'localhost')}:{env.get(UPSTREAM_REDIS_PORT, '6379')}/0"
     if not url:
@@ -115,25 +158,35 @@ class Settings:
     exit_flush_timeout: float = 10.0
 
     @classmethod
+    def from_config(cls, **overrides) -> "Settings":
+        """From ``npu_cache.config`` now (its patches included) and upstream's variables."""
+        return cls._parse(_config_source(), overrides)
+
+    @classmethod
     def from_env(cls, env: dict | None = None, **overrides) -> "Settings":
-        env = dict(os.environ if env is None else env)
-        prefix = env.get(REDIS_PREFIX) or "npu-cache"
+        """From an environment mapping (``os.environ`` now when None), as a child process
+        given ``env`` would see it; a cache opened in this process uses ``from_config``."""
+        return cls._parse(_Source(os.environ if env is None else env), overrides)
+
+    @classmethod
+    def _parse(cls, env: _Source, overrides: dict) -> "Settings":
+        prefix = _text(env, REDIS_PREFIX) or "npu-cache"
         if not _PREFIX_RE.match(prefix):
-            raise ConfigError(f"${REDIS_PREFIX}={prefix!r}: use letters, digits, '_', '.', '-'")
-        cache_dir = env.get(CACHE_DIR)
+            raise ConfigError(f"{env.label(REDIS_PREFIX, prefix)}: use letters, digits, '_', '.', '-'")
+        cache_dir = _text(env, CACHE_DIR)
         values = dict(
             redis_url=_redis_url(env),
-            redis_ca_file=env.get(REDIS_CA_FILE) or None,
-            redis_cert_file=env.get(REDIS_CERT_FILE) or None,
-            redis_key_file=env.get(REDIS_KEY_FILE) or None,
+            redis_ca_file=_text(env, REDIS_CA_FILE),
+            redis_cert_file=_text(env, REDIS_CERT_FILE),
+            redis_key_file=_text(env, REDIS_KEY_FILE),
             redis_timeout=_float(env, REDIS_TIMEOUT, 1.0, 0.001),
             redis_cooldown=_float(env, REDIS_COOLDOWN, 5.0),
             redis_prefix=prefix,
             # NPU_CACHE_DIR=off (or 0/none) disables the local directory cache
             cache_dir=(None if cache_dir and cache_dir.lower() in ("off", "0", "none")
                        else Path(cache_dir).absolute() if cache_dir else _default_cache_dir(env)),
-            hmac_key=env.get(HMAC_KEY) or None,
-            hmac_key_file=env.get(HMAC_KEY_FILE) or None,
+            hmac_key=_text(env, HMAC_KEY),
+            hmac_key_file=_text(env, HMAC_KEY_FILE),
             write_queue=_int(env, WRITE_QUEUE, 64),
             write_queue_bytes=_int(env, WRITE_QUEUE_BYTES, 256 << 20),
             exit_flush_timeout=_float(env, EXIT_FLUSH_TIMEOUT, 10.0),

@@ -121,11 +121,11 @@ _writer: Writer | None = None
 
 
 def get_writer() -> Writer:
-    """The process's writer, created (from the environment) on first use."""
+    """The process's writer, created (from npu_cache.config) on first use."""
     global _writer
     with _lock:
         if _writer is None:
-            s = Settings.from_env()
+            s = Settings.from_config()
             _writer = Writer(s.write_queue, s.write_queue_bytes, s.exit_flush_timeout)
         return _writer
 

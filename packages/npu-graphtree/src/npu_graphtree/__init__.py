@@ -36,7 +36,8 @@ def register() -> None:
 
 from ._compat import mark_step_begin  # noqa: E402  (shared with torch.compiler.cudagraph_mark_step_begin)
 from .api import graphify, graphify_callable, manager_for  # noqa: E402
-from .config import settings  # noqa: E402
+from . import config  # noqa: E402
+from . import config as settings  # noqa: E402  (the old name of our settings)
 from .logs import clear_timings, timings  # noqa: E402
 from .tree import mark_warmup_incomplete, reset_trees  # noqa: E402
 

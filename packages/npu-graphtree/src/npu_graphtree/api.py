@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from . import config, logs
+from . import logs, upstream_config
 from .adapter import AdapterUnavailable, supports
 from .node import Mode
 from .tree import get_manager
@@ -77,7 +77,7 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
     def run(new_inputs: list) -> Any:
         if reason is not None:
             return _plain(new_inputs, reason)
-        cfg = config.snapshot()  # upstream config, read once per generation
+        cfg = upstream_config.snapshot()  # upstream config, read once per generation
         if not cfg.trees:
             return _plain(new_inputs, "triton.cudagraph_trees is off")
         key = get_ints(new_inputs)

@@ -10,6 +10,7 @@ them raises an error naming them) or, with generation cloning, copied out of the
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
@@ -19,7 +20,7 @@ from typing import Any
 
 import torch
 
-from . import _compat, config, logs
+from . import _compat, config, logs, upstream_config
 from . import storage as st
 from .adapter import DeviceAdapter, get_adapter
 from .node import GraphNode, Mode, Node, Status, WarmupNode, WrappedFunction
@@ -46,6 +47,12 @@ def _managers() -> dict:
     return managers
 
 
+@functools.cache
+def _time_replays():
+    """A ~0.1 us reader of ``config.time_replays`` (read per replay; patches are seen)."""
+    return _compat.fast_config_reader(config, "time_replays", False)
+
+
 def get_manager(device_type: str, device_index: int, create: bool = True) -> "TreeManager | None":
     managers = _managers()
     key = (device_type, device_index)
@@ -61,7 +68,7 @@ def reset_trees() -> None:
     """Forget this thread's trees (functions wrapped earlier re-record on next call) and, as
     upstream's reset does, the user's mark-step counter."""
     _compat.reset_mark_step()
-    config.refresh()
+    upstream_config.refresh()
     managers = _managers()
     for manager in list(managers.values()):
         manager.shutdown()
@@ -104,8 +111,8 @@ class TreeManager:
         self.functions[fn.id] = fn
         return fn
 
-    def run(self, fn: WrappedFunction, inputs: list, cfg: config.Snapshot | None = None) -> Any:
-        out = self._run(fn, inputs, cfg if cfg is not None else config.snapshot())
+    def run(self, fn: WrappedFunction, inputs: list, cfg: upstream_config.Snapshot | None = None) -> Any:
+        out = self._run(fn, inputs, cfg if cfg is not None else upstream_config.snapshot())
         if fn.mode is Mode.FORWARD:  # pending from now until its backward runs
             self.pending_backward = True
         elif fn.mode is Mode.BACKWARD:
@@ -117,8 +124,8 @@ class TreeManager:
         self.pending_backward = False
 
     # ---- the decision --------------------------------------------------------------------
-    def _run(self, fn: WrappedFunction, inputs: list, cfg: config.Snapshot) -> Any:
-        # cfg: upstream config for this generation (config.snapshot), never re-read per call
+    def _run(self, fn: WrappedFunction, inputs: list, cfg: upstream_config.Snapshot) -> Any:
+        # cfg: upstream config for this generation (upstream_config.snapshot), never re-read per call
         if fn.disabled:
             return self.eager(fn, inputs, fn.disabled)
         gen = cfg.generation
@@ -212,7 +219,7 @@ class TreeManager:
         path = node.path
         held = [(n, j, t) for n in path for j, tref in enumerate(n.tensor_refs)
                 if tref is not None and (t := tref()) is not None]
-        if held and config.settings.generation_cloning() == "user_visible":
+        if held and config.generation_cloning() == "user_visible":
             clones: dict[int, torch.UntypedStorage] = {}
             for _, _, t in held:
                 st.clone_out_of_pool(t, clones)  # GT04
@@ -280,7 +287,7 @@ class TreeManager:
                 if ref is not None and ref.ptr not in live and id(ref) not in skip:
                     dead[ref.ptr] = ref.nbytes
         handles = [(ref, ref.storage()) for ref in live.values() if not ref.owned]
-        if config.settings.slow_asserts:  # what cuda's and torch_npu's restore insist on
+        if config.slow_asserts:  # what cuda's and torch_npu's restore insist on
             now = self.adapter.live_blocks(self.device_index, self.pool)
             listed = self.adapter.checkpoint_blocks(node.checkpoint)
             if now is not None and listed is not None:
@@ -291,7 +298,7 @@ class TreeManager:
         for ref, _ in handles:
             ref.owned = True
         self.counters["checkpoints"] += 1
-        if config.settings.slow_asserts:
+        if config.slow_asserts:
             blocks = self.adapter.live_blocks(self.device_index, self.pool)
             if blocks is not None:
                 assert set(live) <= blocks and not (set(dead) & blocks), "pool state disagrees with the tree"
@@ -310,7 +317,7 @@ class TreeManager:
 
     def _warmup(self, fn: WrappedFunction, inputs: list, gen: int) -> Any:
         self.current_gen = gen
-        config.refresh()  # the next call reads upstream config again
+        upstream_config.refresh()  # the next call reads upstream config again
         node = WarmupNode(self, fn, self.current)
         self.warmup_incomplete = False
         _tls.active_manager = self
@@ -333,7 +340,7 @@ class TreeManager:
 
     def _record(self, fn: WrappedFunction, inputs: list, gen: int) -> Any:
         self.current_gen = gen
-        config.refresh()  # the next call reads upstream config again
+        upstream_config.refresh()  # the next call reads upstream config again
         parent = self.current
         with _compat.recording_callbacks(fn.compile_id), logs.timed("record", fn):
             node = GraphNode(self, fn, parent, inputs)
@@ -346,7 +353,7 @@ class TreeManager:
 
     def _execute(self, node: GraphNode, inputs: list, gen: int) -> Any:
         self.current_gen = gen
-        if config.settings.time_replays:
+        if _time_replays()():
             with logs.timed("replay", node.fn):
                 out = node.run(inputs)
         else:

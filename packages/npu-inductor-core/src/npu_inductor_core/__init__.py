@@ -5,7 +5,8 @@
 - ``ascend_rules``: facts of Ascend's compiler that several components' config generators obey;
 - ``entries``: entry-point lookups components use to find each other (npu-sim's launch entry);
 - ``compile_hooks``: contexts components run around upstream's ``compile_fx`` (one patch);
-- ``patches``: the registry of every upstream patch (``npu-inductor doctor --patches``).
+- ``patches``: the registry of every upstream patch (``npu-inductor doctor --patches``);
+- ``env_config``: environment defaults and checks for the components' torch config modules.
 
 It depends on torch only; every component may depend on it. It holds no component logic.
 """

@@ -17,6 +17,8 @@ from pathlib import Path
 from . import catalogue
 
 SCHEMA = "npu-inductor-test-results/1"
+# Environment only (no config module): ``npu-inductor features`` never imports torch, and torch
+# config modules are built on torch; ``--results PATH`` overrides it.
 RESULTS_ENV = "NPU_INDUCTOR_RESULTS"
 RELATIVE_PATH = Path("test-results") / "features.json"
 

@@ -33,6 +33,7 @@ def calibrate() -> tuple[bool, str]:
     """(fast path on, why not). Idempotent."""
     from . import _native
 
+    # environment only (not npu_launcher.config): decided once, when the launcher loads
     if os.environ.get("NPU_LAUNCHER_TENSOR_FAST_PATH", "1") == "0":
         _native.disable_tensor_fast_path()
         return False, "NPU_LAUNCHER_TENSOR_FAST_PATH=0"

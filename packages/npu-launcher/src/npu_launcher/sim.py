@@ -42,7 +42,9 @@ def launch_entry():
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("NPU_LAUNCHER_CACHE_DIR") or Path.home() / ".cache" / "npu_launcher"
+    from . import config  # read now: config.patch(cache_dir=...) applies to the next kernel
+
+    root = config.cache_dir or Path.home() / ".cache" / "npu_launcher"
     return Path(root) / "sim"
 
 

@@ -20,7 +20,7 @@ def register() -> None:
             return
         from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 
-        from . import _compat
+        from . import _compat, config
         from .device_op_overrides import NpuDeviceOpOverrides
         from .template_kernel import NpuTritonTemplateKernel
         from .passes import NpuPostGradPass
@@ -33,8 +33,9 @@ def register() -> None:
         _compat.npu_template_kernel_class(NpuTritonTemplateKernel)
         _compat.small_gemm_lowerings()
         _compat.static_check_defers_npu()
+        # device_custom_config: Inductor puts this module's keys in the FX graph cache key
         register_backend_for_device("npu", NpuScheduling, NpuPythonWrapperCodegen,
-                                    device_custom_pass=NpuPostGradPass())
+                                    device_custom_pass=NpuPostGradPass(), device_custom_config=config)
         register_device_op_overrides("npu", NpuDeviceOpOverrides())
         _registered = True
 

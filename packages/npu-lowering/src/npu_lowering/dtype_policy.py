@@ -11,10 +11,12 @@ lowered and fused as usual. Each fallback is logged once per (op, dtype) in a pr
 counted (in this process: ``counts()``; across processes, for ``npu-inductor doctor``: a small
 JSON file in Inductor's cache dir, ``doctor_report``).
 
-Policy (``NPU_LOWERING_DTYPE_POLICY``): ``fallback`` (default) or ``error`` (raise
-``UnsupportedDtype`` naming the op and dtype, for users who want no ATen fallback). The
-numerics issue's opt-in downcast joins here as another policy. ``settings_key()`` enters the
-FX graph cache key (``NpuPostGradPass.uuid``), so a changed policy never serves stale code.
+Policy (``npu_lowering.config.dtype_policy``, default from ``NPU_LOWERING_DTYPE_POLICY``):
+``fallback`` (default) or ``error`` (raise ``UnsupportedDtype`` naming the op and dtype, for
+users who want no ATen fallback). The numerics issue's opt-in downcast joins here as another
+policy. The config module is part of the FX graph cache key (npu's ``device_custom_config``)
+and ``settings_key()`` (the dtype set) enters it through ``NpuPostGradPass.uuid``, so a
+changed policy never serves stale code.
 """
 
 from __future__ import annotations
@@ -53,16 +55,21 @@ class UnsupportedDtype(TypeError):
 
 
 def policy() -> str:
-    value = os.environ.get(ENV, "fallback").strip().lower() or "fallback"
+    from . import config
+
+    raw = config.dtype_policy
+    value = (raw.strip().lower() or "fallback") if isinstance(raw, str) else raw
     if value not in POLICIES:
-        raise ValueError(f"{ENV}={value!r}: expected one of {', '.join(POLICIES)}")
+        raise ValueError(f"{ENV}={value!r}: expected one of {', '.join(POLICIES)} "
+                         f"(npu_lowering.config.dtype_policy)")
     return value
 
 
 def settings_key() -> str:
-    """Everything that changes the decisions, for the FX graph cache key."""
+    """What decides besides the policy (which the config module puts in the FX graph cache
+    key): the dtypes npu kernels take."""
     dtypes = ",".join(sorted(str(d).removeprefix("torch.") for d in KERNEL_DTYPES))
-    return f"dtype-policy={policy()}[{dtypes}]"
+    return f"kernel-dtypes[{dtypes}]"
 
 
 def _kernel_tensors(value):

@@ -42,7 +42,6 @@ NPU_MATH = ("from npu_lowering.runtime.math import libdevice, math as tl_math\n"
             "from npu_lowering.runtime import grid as npu_grid  # defines the npu grid types")
 SET_GPU_DRIVER = "triton_helpers.set_driver_to_gpu()\n"
 BROADCAST = "tl.broadcast_to("  # how upstream's indexing() densifies an index
-SAVE_ENV = "NPU_LOWERING_SAVE_KERNELS"
 HINT_SIZE_HINTS_KEY = "npu_hint_size_hints"  # inductor_meta: {hint: size_hints} (multi_kernel_hints)
 # upstream's mix-order reduction loop (TritonKernel.codegen_body), rewritten for triton-ascend
 MIX_ORDER_LOOP = "for _ in tl.range(0, split_size, XBLOCK"
@@ -58,9 +57,12 @@ def npu_imports(upstream_imports: str) -> str:
 
 
 def save_kernel(src: str) -> None:
-    """With $NPU_LOWERING_SAVE_KERNELS=<dir>, keep every generated kernel's source there
-    (the test command checks each one with triton-ascend's front end)."""
-    folder = os.environ.get(SAVE_ENV)
+    """With ``npu_lowering.config.save_kernels`` (default $NPU_LOWERING_SAVE_KERNELS) a folder,
+    keep every generated kernel's source there (ascend_check checks each one with
+    triton-ascend's front end)."""
+    from . import config
+
+    folder = config.save_kernels
     if not folder:
         return
     digest = hashlib.sha256(src.encode()).hexdigest()[:16]

@@ -6,6 +6,7 @@ device_custom_pass).
 - Its uuid is a hash of npu-lowering's sources and of the device facts generated code bakes
   in (UB bytes, vector cores: block sizes and the sub-block grid cap), and Inductor puts that
   uuid in the FX graph cache key: a changed lowering or another SoC never serves stale code.
+  Settings (``npu_lowering.config``) enter the key as npu's ``device_custom_config``.
 """
 
 from __future__ import annotations
@@ -34,9 +35,7 @@ class NpuPostGradPass(CustomGraphModulePass):
         dtype_policy.apply(gm)
 
     def uuid(self) -> str:
-        from . import small_gemm
         from .runtime import tiling
 
         dev = tiling.device(0)
-        return (f"npu-lowering-{source_hash()}-ub{dev.ub_bytes}-cores{dev.vector_cores}-"
-                f"{small_gemm.settings_key()}-{dtype_policy.settings_key()}")
+        return f"npu-lowering-{source_hash()}-ub{dev.ub_bytes}-cores{dev.vector_cores}-{dtype_policy.settings_key()}"

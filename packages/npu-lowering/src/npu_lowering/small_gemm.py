@@ -10,10 +10,11 @@ at most ``max_macs`` multiply-adds lowers to upstream's template with one tile (
 first candidate, scaled to the problem by upstream), so nothing is benchmarked.
 
 Upstream's flags still decide: with max_autotune or max_autotune_gemm on, upstream's own
-tuning runs; with TRITON not in max_autotune_gemm_backends, ATen. Ours:
-``NPU_LOWERING_SMALL_GEMM_TEMPLATES`` (default 1; 0 = ATen as upstream) and
-``NPU_LOWERING_SMALL_GEMM_MAX_MACS`` (default 2**24, e.g. 256 x 256 x 256). Both enter the
-FX graph cache key (``NpuPostGradPass.uuid``).
+tuning runs; with TRITON not in max_autotune_gemm_backends, ATen. Ours, in
+``npu_lowering.config``: ``small_gemm_templates`` ($NPU_LOWERING_SMALL_GEMM_TEMPLATES, default
+True; False = ATen as upstream) and ``small_gemm_max_macs`` ($NPU_LOWERING_SMALL_GEMM_MAX_MACS,
+default 2**24, e.g. 256 x 256 x 256). Both enter the FX graph cache key (the config module is
+npu's ``device_custom_config``).
 
 Not for M=1 or N=1 (one token, a matrix-vector product): upstream's template indexes the
 operands by ``rm % M`` / ``rn % N``, a zero-stride pointer there that triton-ascend refuses;
@@ -23,9 +24,11 @@ those stay ATen (K=1 is Inductor's pointwise decomposition, before any template)
 from __future__ import annotations
 
 import math
-import os
 
 import torch
+from npu_inductor_core import env_config
+
+from . import config as npu_config
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 # device types the policy applies to; the cuda benchmark (bench/launch_overhead.py) adds "cuda"
@@ -33,15 +36,13 @@ DEVICES = {"npu"}
 
 
 def enabled() -> bool:
-    return os.environ.get("NPU_LOWERING_SMALL_GEMM_TEMPLATES", "1") not in ("0", "false", "False", "")
+    return env_config.check(npu_config, "small_gemm_templates", env_config.is_bool, "True or False",
+                            "NPU_LOWERING_SMALL_GEMM_TEMPLATES")
 
 
 def max_macs() -> int:
-    return int(os.environ.get("NPU_LOWERING_SMALL_GEMM_MAX_MACS", str(1 << 24)))
-
-
-def settings_key() -> str:
-    return f"smallgemm{int(enabled())}-{max_macs()}"
+    return env_config.check(npu_config, "small_gemm_max_macs", env_config.is_int, "an int >= 0",
+                            "NPU_LOWERING_SMALL_GEMM_MAX_MACS")
 
 
 def _static_sizes(node) -> list[int] | None:

@@ -12,6 +12,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+# Environment only, no config module: the device starts at ``import torch`` (autoload), before
+# code could patch one, and child processes (compile and tuning workers) must start as the same
+# device, which only the environment carries to them.
 SOC_ENV = "NPU_SIM_SOC"
 COUNT_ENV = "NPU_SIM_DEVICE_COUNT"
 VISIBLE_ENV = "ASCEND_RT_VISIBLE_DEVICES"

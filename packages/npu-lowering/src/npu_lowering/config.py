@@ -1,0 +1,35 @@
+"""npu-lowering's settings: a torch config module (``install_config_module``).
+
+    import npu_lowering.config as c
+    with c.patch(small_gemm_max_macs=1 << 20): ...
+
+Defaults come from the ``NPU_LOWERING_*`` variables, read when this module is first imported
+(``npu_inductor_core.env_config``). ``register()`` passes this module to Inductor as npu's
+``device_custom_config``, so every key (``save_kernels`` excepted: it changes no code) is
+part of the FX graph cache key: a compile under other settings never reuses stale code.
+Code reads the keys where they are used, so ``patch()`` applies to the next compile.
+"""
+
+import os
+import sys
+from typing import Optional
+
+from npu_inductor_core import env_config as _env
+from torch.utils._config_module import install_config_module
+
+# nodes of a dtype npu kernels do not take: "fallback" (lower to ATen) or "error" (raise UnsupportedDtype)
+dtype_policy: str = _env.text("NPU_LOWERING_DTYPE_POLICY", "fallback")
+
+# small static GEMMs lower to a one-tile Triton template in default mode; False: ATen, as upstream
+small_gemm_templates: bool = os.environ.get("NPU_LOWERING_SMALL_GEMM_TEMPLATES", "1") not in ("0", "false", "False", "")
+
+# the largest GEMM (M*N*K multiply-adds, per batch entry) that small_gemm_templates takes
+small_gemm_max_macs: int = _env.integer("NPU_LOWERING_SMALL_GEMM_MAX_MACS", 1 << 24)
+
+# a folder: every generated npu kernel's source is also written there (for ascend_check); not in the cache key
+save_kernels: Optional[str] = _env.text("NPU_LOWERING_SAVE_KERNELS")
+
+# keys left out of the FX graph cache key (torch's save_config_portable honours this prefix list)
+_cache_config_ignore_prefix: list = ["save_kernels"]
+
+install_config_module(sys.modules[__name__])
