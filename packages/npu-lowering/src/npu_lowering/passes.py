@@ -34,9 +34,9 @@ class NpuPostGradPass(CustomGraphModulePass):
         dtype_policy.apply(gm)
 
     def uuid(self) -> str:
-        from . import small_gemm
+        from . import numerics, small_gemm
         from .runtime import tiling
 
         dev = tiling.device(0)
         return (f"npu-lowering-{source_hash()}-ub{dev.ub_bytes}-cores{dev.vector_cores}-"
-                f"{small_gemm.settings_key()}-{dtype_policy.settings_key()}")
+                f"{small_gemm.settings_key()}-{dtype_policy.settings_key()}-{numerics.settings_key()}")

@@ -41,9 +41,23 @@ LAUNCHES: collections.deque = collections.deque(maxlen=4096)
 _static_launches: "weakref.WeakKeyDictionary[NpuCachingAutotuner, object]" = weakref.WeakKeyDictionary()
 
 
+_REDUCTIONS = (HeuristicType.REDUCTION, HeuristicType.PERSISTENT_REDUCTION)
+
+
 class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
     """No state beyond upstream's, so an upstream-built autotuner can take this class. On
     Ascend the mixin (ascend_route.py) routes triton-ascend's binaries to npu-launcher."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.heuristic_type in _REDUCTIONS and (self.deterministic_mode
+                                                   or self.inductor_meta.get("are_deterministic_algorithms_enabled")):
+            # determinism (N05/N32): one config, chosen as upstream does, so no timing
+            # decides a reduction's block (and so its summation order); upstream filters
+            # only its own configs, the npu candidates come before them
+            from torch._inductor.runtime.triton_heuristics import filter_reduction_configs_for_determinism
+
+            self.configs = filter_reduction_configs_for_determinism(self.inductor_meta, self.configs)[:1]
 
     @property
     def _simulated(self) -> bool:
@@ -105,9 +119,20 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
     def _fetch_or_describe(self, describe, config):
         # describing is this flavour's kernel compile: a kernel-binary cache hit skips it
         def compile_fn():
-            return describe(self.fn, self.triton_meta, config.kwargs, simulated=True)
+            return describe(self.fn, self.triton_meta, self._sim_kwargs(config), simulated=True)
 
-        return self._fetch_or_compile(compile_fn, config, f"npu/{self.inductor_meta.get('npu_flavour', flavour())}")
+        # a descriptor carries the debug option: one with and one without are different binaries
+        target = f"npu/{self.inductor_meta.get('npu_flavour', flavour())}" + ("/debug" if self._device_asserts() else "")
+        return self._fetch_or_compile(compile_fn, config, target)
+
+    def _device_asserts(self) -> bool:
+        """Upstream's compile option ``debug`` (CachingAutotuner._precompile_config): device
+        asserts on when ``assert_indirect_indexing`` is, as on cuda. npu-sim's interpreter
+        checks them only with it (npu-sim's launch ``debug``)."""
+        return bool(self.inductor_meta.get("assert_indirect_indexing", True))
+
+    def _sim_kwargs(self, config) -> dict:
+        return {**config.kwargs, "debug": self._device_asserts()}
 
     def _fetch_or_compile(self, compile_fn, config, target: str):
         opener = kernel_binary_cache()
@@ -145,7 +170,7 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
             from .. import _compat
 
             _compat.ensure_kernel_source(self)
-        return sim_launch()(self.fn, grid, args, {**self._declared_constants(), **kwargs, **config.kwargs})
+        return sim_launch()(self.fn, grid, args, {**self._declared_constants(), **kwargs, **self._sim_kwargs(config)})
 
     def npu_direct_launch(self, args, stream):
         """The wrapper's direct-launch probe (runtime/direct_launch.py), asked after a run:
@@ -197,7 +222,7 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
                 # not precompiled into a descriptor (e.g. a GEMM candidate being benchmarked):
                 # describe it here, through the kernel-binary cache like any kernel compile
                 blob = self._fetch_or_describe(describe, config).to_bytes()
-            launch = binder(self.fn, self.triton_meta, config.kwargs, self._device_index(), simulated=True,
+            launch = binder(self.fn, self.triton_meta, self._sim_kwargs(config), self._device_index(), simulated=True,
                             descriptor=blob)
         except Exception as exc:
             name = self.inductor_meta.get("kernel_name")
