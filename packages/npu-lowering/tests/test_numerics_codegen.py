@@ -161,3 +161,22 @@ def test_skip_l1_cache_marks_single_use_loads():
     with config.patch({"triton.skip_l1_cache": False}):
         _, code = _code(lambda a, b: a + b + 0, x, x * 2)
     assert "cache_modifier" not in _kernels(code)
+
+
+@pytest.mark.feature("N33")
+def test_complex_wrapper_computes_complex_math_in_npu_kernels():
+    """npu kernels take no complex dtype (dtype policy: ATen per node); with functorch's
+    ``enable_complex_wrapper`` the same math becomes real/imag pairs in an npu kernel."""
+    import torch._functorch.config as functorch_config
+
+    z = torch.randn(8, device="npu", dtype=torch.complex64)
+    fn = lambda a: (a * a + 1).abs()  # noqa: E731
+    ref = fn(z.cpu())
+    with functorch_config.patch(enable_complex_wrapper=True):
+        out, code = _code(fn, z)
+    assert "@triton.jit" in code and "aten.mul.Tensor" not in code.split("def call")[-1]
+    torch.testing.assert_close(out.cpu(), ref, atol=1e-5, rtol=1e-5)
+    with functorch_config.patch(enable_complex_wrapper=False):
+        out, code = _code(fn, z)
+    assert "@triton.jit" not in code  # every node is a complex ATen fallback
+    torch.testing.assert_close(out.cpu(), ref, atol=1e-5, rtol=1e-5)
