@@ -6,9 +6,11 @@ their memory (no copies). While the calling thread captures a graph, the launch 
 instead of run; the recording keeps addresses, not tensors, as a device graph does.
 TRITON_INTERPRET is not needed (and not set: it would change cuda compiles in the process).
 
-``debug`` in ``constexprs`` is Triton's launch option of that name, not a kernel argument:
-with it true the kernel's ``tl.device_assert`` calls are checked (a failing one raises), as
-a GPU kernel compiled with ``debug=True`` traps; Triton's interpreter otherwise skips them.
+``debug`` and ``sanitize_overflow`` in ``constexprs`` are Triton's compile options of those
+names, not kernel arguments: with ``debug`` true the kernel's ``tl.device_assert`` calls are
+checked (a failing one raises), as a GPU kernel compiled with ``debug=True`` traps; Triton's
+interpreter otherwise skips them. ``sanitize_overflow`` (Triton's default: on) adds integer
+overflow asserts to arithmetic under ``debug``; Inductor compiles with it off.
 """
 
 from __future__ import annotations
@@ -40,17 +42,17 @@ def _interpreted(fn: Any):
     raise TypeError(f"npu-sim launch: expected a @triton.jit function, got {type(fn).__name__}")
 
 
-DEBUG = "debug"  # Triton's compile option: device asserts checked
+OPTIONS = ("debug", "sanitize_overflow")  # Triton compile options a launch may carry
 
 
 @contextlib.contextmanager
-def _interpreter_debug(debug: bool):
+def _interpreter_options(options: dict):
     """Triton's interpreter checks ``tl.device_assert`` only when its options say ``debug``
-    (``semantic.device_assert``); this run's setting, restored afterwards."""
+    (``semantic.device_assert``); this run's options, restored afterwards."""
     from triton.runtime.interpreter import interpreter_builder
 
     prev = interpreter_builder.options
-    interpreter_builder.options = dataclasses.replace(prev, debug=bool(debug))
+    interpreter_builder.options = dataclasses.replace(prev, **{k: bool(v) for k, v in options.items()})
     try:
         yield
     finally:
@@ -74,15 +76,16 @@ def launch(fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[s
     device: list[int] = []
     host_args = tuple(_host_view(a, device) for a in args)
     constexprs = dict(constexprs or {})
-    # (a kernel with a parameter of that name gets it as an argument)
-    debug = False if DEBUG in getattr(kernel, "arg_names", ()) else constexprs.pop(DEBUG, False)
+    # (a kernel with a parameter of such a name gets it as an argument)
+    params = getattr(kernel, "arg_names", ())
+    options = {"debug": False, **{k: constexprs.pop(k) for k in OPTIONS if k in constexprs and k not in params}}
     kwargs = {k: _host_view(v, device) for k, v in constexprs.items()}
     grid = tuple(int(g) for g in grid)
     if not 1 <= len(grid) <= 3 or min(grid) < 0:
         raise ValueError(f"npu-sim launch: grid must have 1 to 3 non-negative axes, got {grid}")
     def run() -> None:
         if min(grid) > 0:
-            with _compat.interpreting(), _interpreter_debug(debug):
+            with _compat.interpreting(), _interpreter_options(options):
                 kernel[grid](*host_args, **kwargs)
 
     if ext()._is_current_stream_capturing():

@@ -132,7 +132,9 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
         return bool(self.inductor_meta.get("assert_indirect_indexing", True))
 
     def _sim_kwargs(self, config) -> dict:
-        return {**config.kwargs, "debug": self._device_asserts()}
+        # upstream's compile options for these two (CachingAutotuner._create_compile_options):
+        # no integer-overflow asserts, Inductor's kernels wrap on purpose (uint8 arithmetic)
+        return {**config.kwargs, "debug": self._device_asserts(), "sanitize_overflow": False}
 
     def _fetch_or_compile(self, compile_fn, config, target: str):
         opener = kernel_binary_cache()
