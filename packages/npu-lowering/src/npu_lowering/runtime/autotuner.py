@@ -50,8 +50,8 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        if self.heuristic_type in _REDUCTIONS and (self.deterministic_mode
-                                                   or self.inductor_meta.get("are_deterministic_algorithms_enabled")):
+        if len(self.configs or ()) > 1 and self.heuristic_type in _REDUCTIONS and (
+                self.deterministic_mode or self.inductor_meta.get("are_deterministic_algorithms_enabled")):
             # determinism (N05/N32): one config, chosen as upstream does, so no timing
             # decides a reduction's block (and so its summation order); upstream filters
             # only its own configs, the npu candidates come before them
