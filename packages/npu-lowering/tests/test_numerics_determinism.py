@@ -114,3 +114,44 @@ def _reduction_config_counts(fn) -> list:
         mod = PyCodeCache.load(src)
         counts += [len(v.configs) for v in vars(mod).values() if isinstance(v, NpuCachingAutotuner)]
     return counts
+
+
+@pytest.mark.feature("N05")
+def test_deterministic_reduction_on_ascend_keeps_the_first_config_that_compiles():
+    """On Ascend bishengir may refuse a config for the UB (ub_fit.py drops it): the kernel
+    keeps upstream's deterministic pick first and then the first config that compiles, the
+    same on every run, instead of timing the survivors. npu-sim runs the pick alone."""
+    import triton
+    import triton.language as tl
+    from torch._inductor.runtime.hints import DeviceProperties, HeuristicType
+    from triton import Config
+    from triton.runtime.errors import OutOfResources
+
+    from npu_lowering.runtime.autotuner import NpuCachingAutotuner
+
+    @triton.jit
+    def kernel(x, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):
+        pass
+
+    class Kernel(NpuCachingAutotuner):
+        def _precompile_config(self, cfg):  # what UbFitMixin makes of bishengir's "ub overflow"
+            if cfg.kwargs["R0_BLOCK"] >= 1024:
+                raise OutOfResources(2163200, 1572864, "unified buffer bits")
+            return ("compiled", cfg.kwargs["R0_BLOCK"])
+
+    def build(flavour, deterministic):
+        configs = [Config({"XBLOCK": 8, "R0_BLOCK": r}, num_warps=1) for r in (2048, 1024, 512, 256, 128)]
+        meta = {"kernel_name": "k", "npu_flavour": flavour, "deterministic": deterministic}
+        return Kernel(kernel, triton_meta={"signature": {"x": "*fp32"}, "constants": {},
+                                           "device": DeviceProperties.create(torch.device("npu", 0))},
+                      configs=configs, save_cache_hook=None, mutated_arg_names=[], optimize_mem=True,
+                      heuristic_type=HeuristicType.REDUCTION, size_hints={"x": 8, "r0_": 4096}, inductor_meta=meta)
+
+    ascend = build("ascend", True)
+    assert [c.kwargs["R0_BLOCK"] for c in ascend.configs] == [1024, 2048, 512, 256, 128]  # upstream's pick first
+    ascend._precompile_worker()
+    assert [r[1] for r in ascend.compile_results] == [512]
+    assert [c.kwargs["R0_BLOCK"] for c in build("interpreter", True).configs] == [1024]
+    free = build("ascend", False)
+    free._precompile_worker()
+    assert [r[1] for r in free.compile_results] == [512, 256, 128]  # left to tuning

@@ -50,14 +50,22 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        if len(self.configs or ()) > 1 and self.heuristic_type in _REDUCTIONS and (
-                self.deterministic_mode or self.inductor_meta.get("are_deterministic_algorithms_enabled")):
-            # determinism (N05/N32): one config, chosen as upstream does, so no timing
-            # decides a reduction's block (and so its summation order); upstream filters
-            # only its own configs, the npu candidates come before them
+        if len(self.configs or ()) > 1 and self._deterministic_reduction():
+            # determinism (N05/N20/N32): no timing may decide a reduction's block (and so its
+            # summation order). Upstream's pick (filter_reduction_configs_for_determinism,
+            # which upstream applies to its own configs only; ours come first) goes first.
+            # npu-sim runs just that one; on Ascend the rest stay behind it, in order, for
+            # when bishengir refuses it for the UB (ub_fit.py), and the first that compiles
+            # is kept (_precompile_worker): the same choice on every run of a device.
             from torch._inductor.runtime.triton_heuristics import filter_reduction_configs_for_determinism
 
-            self.configs = filter_reduction_configs_for_determinism(self.inductor_meta, self.configs)[:1]
+            pick = filter_reduction_configs_for_determinism(self.inductor_meta, self.configs)[0]
+            rest = [c for c in self.configs if c is not pick]
+            self.configs = [pick] if self._simulated else [pick, *rest]
+
+    def _deterministic_reduction(self) -> bool:
+        return self.heuristic_type in _REDUCTIONS and bool(
+            self.deterministic_mode or self.inductor_meta.get("are_deterministic_algorithms_enabled"))
 
     @property
     def _simulated(self) -> bool:
@@ -155,7 +163,10 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
     def _precompile_worker(self):
         if self._simulated:
             return
-        return super()._precompile_worker()
+        result = super()._precompile_worker()
+        if len(self.compile_results) > 1 and self._deterministic_reduction():
+            self.compile_results = self.compile_results[:1]  # the first config that compiled (__init__)
+        return result
 
     def run(self, *args, stream, **kwargs):
         if not self._simulated:
