@@ -20,7 +20,7 @@ def register() -> None:
             return
         from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 
-        from . import _compat, config
+        from . import _compat, config, numerics
         from .device_op_overrides import NpuDeviceOpOverrides
         from .template_kernel import NpuTritonTemplateKernel
         from .passes import NpuPostGradPass
@@ -37,6 +37,7 @@ def register() -> None:
         register_backend_for_device("npu", NpuScheduling, NpuPythonWrapperCodegen,
                                     device_custom_pass=NpuPostGradPass(), device_custom_config=config)
         register_device_op_overrides("npu", NpuDeviceOpOverrides())
+        numerics.install_choices()  # upstream's choices for every device but npu under determinism
         _registered = True
 
 

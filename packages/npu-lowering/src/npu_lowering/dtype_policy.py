@@ -45,6 +45,19 @@ WHY = {
     torch.float8_e4m3fn: "float8 needs the cube unit's GEMM path, not vector kernels",
     torch.float8_e5m2: "float8 needs the cube unit's GEMM path, not vector kernels",
 }
+# What npu kernels do with each dtype family (issue 19 item 2), for the README and the doctor:
+# correctness first; nothing is computed in a narrower type than eager computes it in.
+DECISIONS = (
+    ("float64", "ATen per node", "Ascend vector cores have no float64; never narrowed to float32"),
+    ("int64", "native in kernels", "triton-ascend emulates 64-bit integer ops on 32-bit lanes: exact, slower; "
+                                   "index arithmetic is int64 where Inductor needs it (int32 when the sizes fit)"),
+    ("uint8", "native in kernels", "wraps modulo 256 as eager does"),
+    ("uint16/uint32/uint64", "ATen per node", "not an npu kernel dtype"),
+    ("bool", "native in kernels", "ordering compares of two bools as int8 (bishengir has no i1 ordering)"),
+    ("complex64/complex128", "ATen per node", "no complex arithmetic in npu kernels; with functorch's "
+                                              "enable_complex_wrapper the math is real/imag float kernels"),
+    ("float8", "ATen per node", "the cube unit's GEMM path, not vector kernels"),
+)
 POLICIES = ("fallback", "error")
 ENV = "NPU_LOWERING_DTYPE_POLICY"
 COUNTS_FILE = "npu_lowering_dtype_fallbacks.json"
@@ -189,6 +202,8 @@ def doctor_report(shown: int = 12) -> dict:
         mode, status = policy(), "ok"
     except ValueError as exc:
         mode, status = str(exc), "error"
+    rows = [f"{dtype}: {what} ({why})" for dtype, what, why in DECISIONS] + rows
     return {"status": status, "policy": mode, "path": str(path), "counts": saved, "rows": rows,
+            "decisions": {dtype: what for dtype, what, _ in DECISIONS},
             "summary": (f"dtype policy {mode}; {sum(saved.values())} node(s) of {len(saved)} op/dtype "
                         f"pair(s) compiled as ATen fallbacks ({path})")}

@@ -30,6 +30,7 @@ from torch._inductor.utils import IndentedBuffer
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
+from . import numerics
 from .runtime import grid as npu_grid
 from .runtime import tiling
 from .runtime.flavour import flavour
@@ -101,7 +102,31 @@ def _ordered_as_int8(a, b):
     return a, b
 
 
+def _floating(*values) -> bool:
+    return all(getattr(v, "dtype", None) is not None and v.dtype.is_floating_point for v in values)
+
+
 class NpuTritonKernelOverrides(TritonKernelOverrides):
+    # strict_signed_zero (N18; torch 2.14's flag, numerics_config on 2.13): the sign of zero
+    # survives negation and maximum/minimum, as in eager (runtime/helpers.py)
+    @staticmethod
+    def neg(x):
+        if numerics.strict_signed_zero() and _floating(x):
+            return f"triton_helpers.neg_signed_zero({x})"
+        return TritonKernelOverrides.neg(x)
+
+    @staticmethod
+    def maximum(a, b):
+        if numerics.strict_signed_zero() and _floating(a, b):
+            return f"triton_helpers.maximum_signed_zero({a}, {b})"
+        return TritonKernelOverrides.maximum(a, b)
+
+    @staticmethod
+    def minimum(a, b):
+        if numerics.strict_signed_zero() and _floating(a, b):
+            return f"triton_helpers.minimum_signed_zero({a}, {b})"
+        return TritonKernelOverrides.minimum(a, b)
+
     @staticmethod
     def lt(a, b):
         return TritonKernelOverrides.lt(*_ordered_as_int8(a, b))

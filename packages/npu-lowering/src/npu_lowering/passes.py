@@ -35,7 +35,9 @@ class NpuPostGradPass(CustomGraphModulePass):
         dtype_policy.apply(gm)
 
     def uuid(self) -> str:
+        from . import numerics
         from .runtime import tiling
 
         dev = tiling.device(0)
-        return f"npu-lowering-{source_hash()}-ub{dev.ub_bytes}-cores{dev.vector_cores}-{dtype_policy.settings_key()}"
+        return (f"npu-lowering-{source_hash()}-ub{dev.ub_bytes}-cores{dev.vector_cores}-"
+                f"{dtype_policy.settings_key()}-{numerics.settings_key()}")

@@ -5,10 +5,18 @@ The launcher and lowering packages reach this through the entry point
 their memory (no copies). While the calling thread captures a graph, the launch is recorded
 instead of run; the recording keeps addresses, not tensors, as a device graph does.
 TRITON_INTERPRET is not needed (and not set: it would change cuda compiles in the process).
+
+``debug`` and ``sanitize_overflow`` in ``constexprs`` are Triton's compile options of those
+names, not kernel arguments: with ``debug`` true the kernel's ``tl.device_assert`` calls are
+checked (a failing one raises), as a GPU kernel compiled with ``debug=True`` traps; Triton's
+interpreter otherwise skips them. ``sanitize_overflow`` (Triton's default: on) adds integer
+overflow asserts to arithmetic under ``debug``; Inductor compiles with it off.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 from typing import Any, Sequence
 
@@ -34,6 +42,23 @@ def _interpreted(fn: Any):
     raise TypeError(f"npu-sim launch: expected a @triton.jit function, got {type(fn).__name__}")
 
 
+OPTIONS = ("debug", "sanitize_overflow")  # Triton compile options a launch may carry
+
+
+@contextlib.contextmanager
+def _interpreter_options(options: dict):
+    """Triton's interpreter checks ``tl.device_assert`` only when its options say ``debug``
+    (``semantic.device_assert``); this run's options, restored afterwards."""
+    from triton.runtime.interpreter import interpreter_builder
+
+    prev = interpreter_builder.options
+    interpreter_builder.options = dataclasses.replace(prev, **{k: bool(v) for k, v in options.items()})
+    try:
+        yield
+    finally:
+        interpreter_builder.options = prev
+
+
 def _host_view(arg: Any, device: list[int]) -> Any:
     if isinstance(arg, torch.Tensor) and arg.device.type == "npu":
         if device and device[0] != arg.device.index:
@@ -50,13 +75,17 @@ def launch(fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[s
     kernel = _interpreted(fn)
     device: list[int] = []
     host_args = tuple(_host_view(a, device) for a in args)
-    kwargs = {k: _host_view(v, device) for k, v in (constexprs or {}).items()}
+    constexprs = dict(constexprs or {})
+    # (a kernel with a parameter of such a name gets it as an argument)
+    params = getattr(kernel, "arg_names", ())
+    options = {"debug": False, **{k: constexprs.pop(k) for k in OPTIONS if k in constexprs and k not in params}}
+    kwargs = {k: _host_view(v, device) for k, v in constexprs.items()}
     grid = tuple(int(g) for g in grid)
     if not 1 <= len(grid) <= 3 or min(grid) < 0:
         raise ValueError(f"npu-sim launch: grid must have 1 to 3 non-negative axes, got {grid}")
     def run() -> None:
         if min(grid) > 0:
-            with _compat.interpreting():
+            with _compat.interpreting(), _interpreter_options(options):
                 kernel[grid](*host_args, **kwargs)
 
     if ext()._is_current_stream_capturing():

@@ -41,9 +41,31 @@ LAUNCHES: collections.deque = collections.deque(maxlen=4096)
 _static_launches: "weakref.WeakKeyDictionary[NpuCachingAutotuner, object]" = weakref.WeakKeyDictionary()
 
 
+_REDUCTIONS = (HeuristicType.REDUCTION, HeuristicType.PERSISTENT_REDUCTION)
+
+
 class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
     """No state beyond upstream's, so an upstream-built autotuner can take this class. On
     Ascend the mixin (ascend_route.py) routes triton-ascend's binaries to npu-launcher."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if len(self.configs or ()) > 1 and self._deterministic_reduction():
+            # determinism (N05/N20/N32): no timing may decide a reduction's block (and so its
+            # summation order). Upstream's pick (filter_reduction_configs_for_determinism,
+            # which upstream applies to its own configs only; ours come first) goes first.
+            # npu-sim runs just that one; on Ascend the rest stay behind it, in order, for
+            # when bishengir refuses it for the UB (ub_fit.py), and the first that compiles
+            # is kept (_precompile_worker): the same choice on every run of a device.
+            from torch._inductor.runtime.triton_heuristics import filter_reduction_configs_for_determinism
+
+            pick = filter_reduction_configs_for_determinism(self.inductor_meta, self.configs)[0]
+            rest = [c for c in self.configs if c is not pick]
+            self.configs = [pick] if self._simulated else [pick, *rest]
+
+    def _deterministic_reduction(self) -> bool:
+        return self.heuristic_type in _REDUCTIONS and bool(
+            self.deterministic_mode or self.inductor_meta.get("are_deterministic_algorithms_enabled"))
 
     @property
     def _simulated(self) -> bool:
@@ -105,9 +127,22 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
     def _fetch_or_describe(self, describe, config):
         # describing is this flavour's kernel compile: a kernel-binary cache hit skips it
         def compile_fn():
-            return describe(self.fn, self.triton_meta, config.kwargs, simulated=True)
+            return describe(self.fn, self.triton_meta, self._sim_kwargs(config), simulated=True)
 
-        return self._fetch_or_compile(compile_fn, config, f"npu/{self.inductor_meta.get('npu_flavour', flavour())}")
+        # a descriptor carries the debug option: one with and one without are different binaries
+        target = f"npu/{self.inductor_meta.get('npu_flavour', flavour())}" + ("/debug" if self._device_asserts() else "")
+        return self._fetch_or_compile(compile_fn, config, target)
+
+    def _device_asserts(self) -> bool:
+        """Upstream's compile option ``debug`` (CachingAutotuner._precompile_config): device
+        asserts on when ``assert_indirect_indexing`` is, as on cuda. npu-sim's interpreter
+        checks them only with it (npu-sim's launch ``debug``)."""
+        return bool(self.inductor_meta.get("assert_indirect_indexing", True))
+
+    def _sim_kwargs(self, config) -> dict:
+        # upstream's compile options for these two (CachingAutotuner._create_compile_options):
+        # no integer-overflow asserts, Inductor's kernels wrap on purpose (uint8 arithmetic)
+        return {**config.kwargs, "debug": self._device_asserts(), "sanitize_overflow": False}
 
     def _fetch_or_compile(self, compile_fn, config, target: str):
         opener = kernel_binary_cache()
@@ -128,7 +163,10 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
     def _precompile_worker(self):
         if self._simulated:
             return
-        return super()._precompile_worker()
+        result = super()._precompile_worker()
+        if len(self.compile_results) > 1 and self._deterministic_reduction():
+            self.compile_results = self.compile_results[:1]  # the first config that compiled (__init__)
+        return result
 
     def run(self, *args, stream, **kwargs):
         if not self._simulated:
@@ -145,7 +183,7 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
             from .. import _compat
 
             _compat.ensure_kernel_source(self)
-        return sim_launch()(self.fn, grid, args, {**self._declared_constants(), **kwargs, **config.kwargs})
+        return sim_launch()(self.fn, grid, args, {**self._declared_constants(), **kwargs, **self._sim_kwargs(config)})
 
     def npu_direct_launch(self, args, stream):
         """The wrapper's direct-launch probe (runtime/direct_launch.py), asked after a run:
@@ -197,7 +235,7 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
                 # not precompiled into a descriptor (e.g. a GEMM candidate being benchmarked):
                 # describe it here, through the kernel-binary cache like any kernel compile
                 blob = self._fetch_or_describe(describe, config).to_bytes()
-            launch = binder(self.fn, self.triton_meta, config.kwargs, self._device_index(), simulated=True,
+            launch = binder(self.fn, self.triton_meta, self._sim_kwargs(config), self._device_index(), simulated=True,
                             descriptor=blob)
         except Exception as exc:
             name = self.inductor_meta.get("kernel_name")

@@ -71,3 +71,31 @@ def frexp(x):
     y = tl.where(small, y - 1, y)
     mantissa = tl.where(zero, 0.0, tl.where(not_finite, x, m))
     return mantissa, tl.where(special, 0, y)
+
+
+# ---- signed zero (strict_signed_zero, N18: npu_lowering.numerics) -----------------------
+@triton.jit
+def neg_signed_zero(x):
+    # the sign bit flipped, as eager negates (zeros and NaNs included); Triton's ``-x`` is
+    # ``0 - x`` (triton-ascend's too), +0.0 for either zero
+    if x.dtype == tl.float32:
+        return (x.to(tl.int32, bitcast=True) ^ -2147483648).to(tl.float32, bitcast=True)
+    elif x.dtype == tl.float16:
+        return (x.to(tl.int16, bitcast=True) ^ -32768).to(tl.float16, bitcast=True)
+    elif x.dtype == tl.bfloat16:
+        return (x.to(tl.int16, bitcast=True) ^ -32768).to(tl.bfloat16, bitcast=True)
+    else:
+        return (tl.zeros_like(x) * -1.0) - x  # -0.0 - x: -x for every x, zeros included
+
+
+@triton.jit
+def maximum_signed_zero(a, b):
+    # two zeros: a + b is +0.0 unless both are -0.0, i.e. their maximum with -0.0 < +0.0
+    return tl.where((a == 0) & (b == 0), a + b, maximum(a, b))
+
+
+@triton.jit
+def minimum_signed_zero(a, b):
+    # two zeros: -((-a) + (-b)) is -0.0 unless both are +0.0
+    zeros = (a == 0) & (b == 0)
+    return tl.where(zeros, neg_signed_zero(neg_signed_zero(a) + neg_signed_zero(b)), minimum(a, b))

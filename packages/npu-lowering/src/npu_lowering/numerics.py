@@ -1,0 +1,68 @@
+"""Numerics decisions for npu kernels (issue 19), in one place.
+
+- **Determinism** (N05 ``deterministic``, N32 ``batch_invariant``,
+  ``torch.use_deterministic_algorithms`` with N20 ``write_are_deterministic_algorithms_enabled``):
+  upstream keeps split reductions in deterministic mode, with a split factor computed from
+  the device's core count (``InductorChoices.reduction_split_factor``), so the same model on
+  a 24- and a 48-core part, or two differently tuned grids, sums in a different order. On npu
+  a reduction then never splits across programs (no split reductions, no cooperative
+  reductions) and reduction kernels keep one config (upstream's
+  ``filter_reduction_configs_for_determinism`` over our candidates, so nothing is timed).
+  Sub-block loops already give each output one program whatever the grid.
+- **Signed zero** (N18 ``strict_signed_zero``, torch 2.14's flag; ``numerics_config`` on
+  2.13): ``-x`` and ``maximum``/``minimum`` of floats keep the sign of zero (``NpuTritonKernelOverrides``).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch._inductor import config as inductor_config
+from torch._inductor.choices import InductorChoices
+
+from . import numerics_config
+
+
+def deterministic_requested() -> bool:
+    """Inductor's deterministic modes, or PyTorch's deterministic algorithms where Inductor is
+    told of them (``write_are_deterministic_algorithms_enabled``, as its kernels read it)."""
+    return bool(inductor_config.deterministic or inductor_config.batch_invariant or (
+        inductor_config.write_are_deterministic_algorithms_enabled and torch.are_deterministic_algorithms_enabled()))
+
+
+def strict_signed_zero() -> bool:
+    upstream = getattr(inductor_config, "strict_signed_zero", None)  # torch >= 2.14
+    return bool(numerics_config.strict_signed_zero if upstream is None else upstream)
+
+
+def settings_key() -> str:
+    """What of this module changes generated code (part of the FX graph cache key)."""
+    return f"ssz{int(strict_signed_zero())}"
+
+
+class NpuChoices(InductorChoices):
+    """Upstream's choices; on npu under determinism no reduction is split across programs.
+    Installed through Inductor's ``inductor_choices_class`` (only when unset), so every other
+    device's choices are upstream's."""
+
+    @staticmethod
+    def reduction_split_factor(device, reduction_numel_hint, numel_hint, inner_reduction) -> int:
+        if device.type == "npu" and deterministic_requested():
+            return 1
+        return InductorChoices.reduction_split_factor(device, reduction_numel_hint, numel_hint, inner_reduction)
+
+    @staticmethod
+    def should_use_cooperative_reduction(device, numel, reduction_numel) -> bool:
+        if device.type == "npu" and deterministic_requested():
+            return False
+        return InductorChoices.should_use_cooperative_reduction(device, numel, reduction_numel)
+
+    def uuid(self) -> str:
+        return "npu-lowering.NpuChoices-1"
+
+
+def install_choices() -> bool:
+    """Make ``NpuChoices`` Inductor's choices class unless the user chose one."""
+    if inductor_config.inductor_choices_class is not None:
+        return False
+    inductor_config.inductor_choices_class = NpuChoices
+    return True
