@@ -124,17 +124,31 @@ def test_configs_are_shrunk_until_they_fit(tmp_path):
     meta = {"kernel_name": "k", "npu_device_facts": {"ub_bytes": 64 * 1024, "vector_cores": 8}}
     sig = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}}
     prof = M.kernel_profile(filename, "k", sig["signature"])
-    out = fit_to_ub([_Cfg({"XBLOCK": 65536}), _Cfg({"XBLOCK": 64})], sig, meta, filename)
+    out = fit_to_ub([_Cfg({"XBLOCK": 65536}), _Cfg({"XBLOCK": 64})], {"x": 65536}, sig, meta, filename)
     assert [c.kwargs["XBLOCK"] for c in out][1] == 64  # a config that fits is left alone
     big = out[0].kwargs["XBLOCK"]
     assert big < 65536 and M.estimate(prof, {"XBLOCK": big}) <= 64 * 1024 < M.estimate(prof, {"XBLOCK": 2 * big})
     # a multi-buffered variant is shrunk for two copies of its loads, never the reverse
-    mb = fit_to_ub([_Cfg({"XBLOCK": 65536}, num_stages=2)], sig, meta, filename)[0]
+    mb = fit_to_ub([_Cfg({"XBLOCK": 65536}, num_stages=2)], {"x": 65536}, sig, meta, filename)[0]
     assert mb.kwargs["XBLOCK"] <= big and mb.num_stages == 2
     assert M.estimate(prof, {"XBLOCK": mb.kwargs["XBLOCK"]}, multibuffer=True) <= 64 * 1024
     # no readable source: the configs are the heuristics' own
     cfgs = [_Cfg({"XBLOCK": 65536})]
-    assert fit_to_ub(cfgs, sig, meta, str(tmp_path / "gone.py")) == cfgs
+    assert fit_to_ub(cfgs, {"x": 65536}, sig, meta, str(tmp_path / "gone.py")) == cfgs
+
+
+def test_shrinking_takes_the_outer_axes_first_and_keeps_indirect_rows(tmp_path):
+    body = POINTWISE.replace("def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):",
+                             "def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):")
+    body = body.replace("tl.arange(0, XBLOCK)[:]", "tl.arange(0, XBLOCK)[:, None] + tl.arange(0, R0_BLOCK)[None, :]")
+    filename = _kernel_file(tmp_path, body)
+    meta = {"kernel_name": "k", "npu_device_facts": {"ub_bytes": 160 * 1024, "vector_cores": 8}}
+    sig = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}}
+    out = fit_to_ub([_Cfg({"XBLOCK": 8, "R0_BLOCK": 2048})], {"x": 64, "r0_": 2048}, sig, meta, filename)[0]
+    assert out.kwargs["R0_BLOCK"] == 2048 and out.kwargs["XBLOCK"] < 8  # rows give way before the reduction
+    indirect = {**meta, "npu_indirect_indexing": True, "npu_device_facts": {"ub_bytes": 64 * 1024, "vector_cores": 8}}
+    out = fit_to_ub([_Cfg({"XBLOCK": 8, "R0_BLOCK": 2048})], {"x": 64, "r0_": 2048}, sig, indirect, filename)[0]
+    assert out.kwargs["XBLOCK"] == 2 and out.kwargs["R0_BLOCK"] < 2048
 
 
 def test_the_950_family_has_its_own_calibration():

@@ -107,7 +107,7 @@ def decorators(cls) -> dict:
     def autotune(size_hints, configs, triton_meta, inductor_meta, heuristic_type, filename):
         npu_config.validate_inductor_meta(inductor_meta)
         configs = tiles.without_one_row_indirect(configs, size_hints, inductor_meta)
-        configs = tiles.fit_to_ub(configs, triton_meta, inductor_meta, filename)
+        configs = tiles.fit_to_ub(configs, size_hints, triton_meta, inductor_meta, filename)
         return upstream.cached_autotune(size_hints, configs, triton_meta=triton_meta, inductor_meta=inductor_meta,
                                         heuristic_type=heuristic_type, filename=filename,
                                         caching_autotuner_cls=cls)

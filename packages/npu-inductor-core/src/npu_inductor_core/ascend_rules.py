@@ -18,10 +18,12 @@ def without_one_row_indirect(configs: list, size_hints: dict, inductor_meta: dic
     return [c for c in configs if c.kwargs.get("XBLOCK") != 1] or configs
 
 
-# the order in which a config's blocks give way when it does not fit the UB (the largest
-# first; on a tie the reduction block, then y and z, so that x, the contiguous axis, keeps
-# the longest DMA rows)
-_SHRINK_ORDER = ("R0_BLOCK", "R1_BLOCK", "YBLOCK", "ZBLOCK", "XBLOCK")
+# the order in which a config's blocks give way when it does not fit the UB: the outer axes
+# first, the innermost (contiguous) one last, so that DMA rows stay long; in a reduction the
+# reduction block is innermost and gives way last, which also keeps the order of its sums
+# independent of how many rows a program takes (deterministic mode: the same bits whatever
+# the core count)
+_SHRINK_ORDER = ("ZBLOCK", "YBLOCK", "XBLOCK", "R1_BLOCK", "R0_BLOCK")
 
 
 def soc_family(soc: str | None) -> str:
@@ -29,11 +31,13 @@ def soc_family(soc: str | None) -> str:
     return "950" if soc and ("950" in soc or "910_95" in soc) else "910B"
 
 
-def fit_to_ub(configs: list, triton_meta: dict, inductor_meta: dict | None, filename: str | None) -> list:
-    """Every config shrunk (its largest block halved, repeatedly) until the kernel's UB
+def fit_to_ub(configs: list, size_hints: dict, triton_meta: dict, inductor_meta: dict | None,
+              filename: str | None) -> list:
+    """Every config shrunk (its outermost block above 1 halved, repeatedly) until the kernel's UB
     estimate from its body (ub_model, calibrated never below bishengir's figure) fits the
     device's UB with the multi-buffer setting the config compiles with. A config that cannot
-    fit even with blocks of 1 is kept as it is (Ascend's compile then drops it, ub_fit.py).
+    fit even with its smallest blocks is kept as it is (Ascend's compile then drops it,
+    ub_fit.py). An indirect-load kernel's x block stays above one row (the rule above).
     Kernels whose source cannot be read keep their configs."""
     from . import device as device_facts
     from . import ub_model
@@ -44,17 +48,17 @@ def fit_to_ub(configs: list, triton_meta: dict, inductor_meta: dict | None, file
         return configs
     dev = device_facts.device_for(meta, getattr(triton_meta.get("device"), "index", 0) or 0)
     family = soc_family(dev.soc)
+    floor = {"XBLOCK": 2} if meta.get(INDIRECT_KEY) and int(size_hints.get("x", 1)) > 1 else {}
     out, seen = [], set()
     for cfg in configs:
         multibuffer = (getattr(cfg, "num_stages", 1) or 1) >= 2
         kwargs = dict(cfg.kwargs)
         while ub_model.estimate(prof, kwargs, multibuffer, family) > dev.ub_bytes:
-            blocks = [k for k in _SHRINK_ORDER if isinstance(kwargs.get(k), int) and kwargs[k] > 1]
+            blocks = [k for k in _SHRINK_ORDER if isinstance(kwargs.get(k), int) and kwargs[k] > max(1, floor.get(k, 1))]
             if not blocks:
                 kwargs = dict(cfg.kwargs)
                 break
-            largest = max(blocks, key=lambda k: kwargs[k])
-            kwargs[largest] //= 2
+            kwargs[blocks[0]] //= 2
         key = (tuple(sorted(kwargs.items())), cfg.num_warps, cfg.num_stages)
         if key in seen:
             continue

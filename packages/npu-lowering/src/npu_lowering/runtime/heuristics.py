@@ -48,7 +48,7 @@ def _mix_order_configs(theirs: list, triton_meta: dict, persistent_rblock: int,
 
 def _autotune(size_hints, configs, triton_meta, inductor_meta, heuristic_type, filename):
     configs = tiling.without_one_row_indirect(configs, size_hints, inductor_meta)
-    configs = tiling.fit_to_ub(configs, triton_meta, inductor_meta, filename)
+    configs = tiling.fit_to_ub(configs, size_hints, triton_meta, inductor_meta, filename)
     return cached_autotune(size_hints, configs, triton_meta=triton_meta, inductor_meta=inductor_meta,
                            heuristic_type=heuristic_type, filename=filename,
                            caching_autotuner_cls=NpuCachingAutotuner)
