@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 import torch
 
@@ -14,19 +16,47 @@ def npu():
     return torch.device("npu")
 
 
+@dataclasses.dataclass
+class Compiled:
+    code: str  # the generated wrapper and kernels
+    nodes: int  # scheduler nodes before fusion (what lowering realized)
+
+    @property
+    def kernels(self) -> int:
+        return self.code.count("@triton.jit")
+
+    @property
+    def loads(self) -> int:
+        return self.code.count("tl.load(")
+
+    @property
+    def stores(self) -> int:
+        return self.code.count("tl.store(")
+
+
+def _cpu(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_cpu(v) for v in x)
+    return x
+
+
 @pytest.fixture
 def compiled():
-    """compiled(fn, *args, **inductor_config) -> (kernel count, generated code): a fresh
-    compile (no FX graph or kernel cache reuse), kernels counted by their @triton.jit."""
-    from torch._inductor import config
+    """compiled(fn, *args, **inductor_config) -> Compiled: a fresh compile for npu (no FX
+    graph or kernel cache reuse) under the given Inductor config, its results checked
+    against eager on CPU copies."""
+    from torch._inductor import config, metrics
     from torch._inductor.utils import fresh_cache, run_and_get_code
 
     def run(fn, *args, **patch):
         torch._dynamo.reset()
+        metrics.reset()
         with fresh_cache(), config.patch(patch):
-            _, codes = run_and_get_code(torch.compile(fn), *args)
-        code = "\n".join(codes)
-        return code.count("@triton.jit"), code
+            out, codes = run_and_get_code(torch.compile(fn), *args)
+        torch.testing.assert_close(_cpu(out), fn(*_cpu(args)), atol=1e-4, rtol=1e-4)
+        return Compiled("\n".join(codes), metrics.ir_nodes_pre_fusion)
 
     yield run
     torch._dynamo.reset()

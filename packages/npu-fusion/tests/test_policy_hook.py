@@ -22,18 +22,18 @@ def test_entry_point_names_the_policy():
 def test_npu_scheduling_consults_the_policy(compiled):
     x = torch.randn(8, 8, device="npu")
     with fusion_config.patch(ub_bytes=64):  # no pair of 8x8 buffers fits 64 bytes
-        refused, _ = compiled(_pair, x)
+        refused = compiled(_pair, x).kernels
     with fusion_config.patch(ub_bytes=64, ub_rule=False):
-        fused, _ = compiled(_pair, x)
+        fused = compiled(_pair, x).kernels
     assert (refused, fused) == (2, 1)
 
 
 def test_cpu_fusion_is_not_the_policys(compiled):
     x = torch.randn(8, 8)
     with fusion_config.patch(ub_bytes=64):
-        _, with_rule = compiled(_pair, x)
+        with_rule = compiled(_pair, x).code
     with fusion_config.patch(ub_rule=False):
-        _, without = compiled(_pair, x)
+        without = compiled(_pair, x).code
     kernels = [set(re.findall(r"cpp_fused_\w+", code)) for code in (with_rule, without)]
     assert kernels[0] == kernels[1] and len(kernels[0]) == 1  # one fused cpu kernel either way
 

@@ -1,0 +1,82 @@
+"""Upstream's scheduler and choices flags decide npu's fusions as they decide cuda's: each
+test compiles one tiny program on npu with the flag flipped and sees the fusion decision
+change (kernel count), so it fails if npu's scheduling ignored the flag."""
+
+import pytest
+import torch
+
+
+def _siblings(a):
+    return a.sin() + 1, a.cos() * 2  # two nodes reading one input: a horizontal fusion
+
+
+@pytest.mark.feature("F16")
+def test_vertical_and_horizontal_fusion(compiled):
+    x = torch.randn(8, 8, device="npu")
+    b_used_twice = compiled(lambda a: (lambda b: (b, b.cos() * 2))(a.sin() + 1), x)  # producer -> consumer
+    assert (b_used_twice.nodes, b_used_twice.kernels) == (2, 1)
+    siblings = compiled(_siblings, x)
+    assert (siblings.nodes, siblings.kernels) == (2, 1)
+    # the same programs with fusion off (every pair over the size limit): one kernel per node
+    assert compiled(_siblings, x, max_fusion_size=1).kernels == 2
+
+
+@pytest.mark.feature("F01")
+def test_aggressive_fusion_fuses_nodes_without_shared_data(compiled):
+    x, y = torch.randn(8, 8, device="npu"), torch.randn(8, 8, device="npu")
+
+    def unrelated(a, b):
+        return a + 1, b * 2
+
+    # score_fusion_memory_threshold=0: only aggressive_fusion stands between the two
+    on = compiled(unrelated, x, y, aggressive_fusion=True, score_fusion_memory_threshold=0)
+    off = compiled(unrelated, x, y, aggressive_fusion=False, score_fusion_memory_threshold=0)
+    assert (on.kernels, off.kernels) == (1, 2)
+
+
+@pytest.mark.feature("F08")
+def test_max_fusion_buffer_group_pairwise_attempts(compiled):
+    x = torch.randn(8, 8, device="npu")
+    assert compiled(_siblings, x, max_fusion_buffer_group_pairwise_attempts=0).kernels == 2
+    assert compiled(_siblings, x, max_fusion_buffer_group_pairwise_attempts=64).kernels == 1
+
+
+@pytest.mark.feature("F09")
+def test_max_fusion_size(compiled):
+    x = torch.randn(8, 8, device="npu")
+
+    def three(a):
+        return a.sin() + 1, a.cos() * 2, a.exp() - 1
+
+    assert compiled(three, x, max_fusion_size=64).kernels == 1
+    assert compiled(three, x, max_fusion_size=2).kernels == 2  # two fuse, the third stays apart
+    assert compiled(three, x, max_fusion_size=1).kernels == 3
+
+
+@pytest.mark.feature("F10")
+def test_max_fusion_unique_io_buffers(compiled):
+    x, y = torch.randn(8, 8, device="npu"), torch.randn(8, 8, device="npu")
+
+    def two(a, b):
+        return a.sin() + b, a.cos() * b  # fused: 2 inputs + 2 outputs
+
+    assert compiled(two, x, y, max_fusion_unique_io_buffers=None).kernels == 1
+    assert compiled(two, x, y, max_fusion_unique_io_buffers=3).kernels == 2
+
+
+@pytest.mark.feature("F11")
+def test_score_fusion_memory_threshold(compiled):
+    x = torch.randn(8, 8, device="npu")  # the siblings share one read: 64 float32 = 256 bytes
+    assert compiled(_siblings, x, score_fusion_memory_threshold=256).kernels == 1
+    assert compiled(_siblings, x, score_fusion_memory_threshold=257).kernels == 2
+
+
+@pytest.mark.feature("F31")
+def test_min_overlap_ratio(compiled):
+    x = torch.randn(16, 8, device="npu")
+
+    def halves(a):
+        return a[:8] + 1, a[8:] * 2  # one buffer, disjoint reads: only overlap scoring pairs them
+
+    assert compiled(halves, x, min_overlap_ratio=0.5).kernels == 1
+    assert compiled(halves, x, min_overlap_ratio=1.1).kernels == 2  # upstream's default: off
