@@ -80,3 +80,18 @@ def test_min_overlap_ratio(compiled):
 
     assert compiled(halves, x, min_overlap_ratio=0.5).kernels == 1
     assert compiled(halves, x, min_overlap_ratio=1.1).kernels == 2  # upstream's default: off
+
+
+@pytest.mark.feature("F14")
+def test_tiling_prevents_pointwise_fusion(compiled):
+    a = torch.randn(4, 16, 8, device="npu")
+    b = torch.randn(4, 8, 16, device="npu")
+    c = torch.randn(16, 8, 4, device="npu")
+
+    def two_transposes(x, y, z):
+        # both 2-D tiled, along different dimension splits; they share y
+        return x.permute(0, 2, 1) + y, z.permute(2, 1, 0) + y
+
+    kept_apart = compiled(two_transposes, a, b, c, **{"triton.tiling_prevents_pointwise_fusion": True})
+    fused = compiled(two_transposes, a, b, c, **{"triton.tiling_prevents_pointwise_fusion": False})
+    assert (kept_apart.kernels, fused.kernels) == (2, 1)

@@ -49,3 +49,18 @@ def test_pick_loop_orders(compiled):
     on = compiled(straight_and_transposed, x, pick_loop_orders=True, **_NO_REWRITES)
     off = compiled(straight_and_transposed, x, pick_loop_orders=False, **_NO_REWRITES)
     assert (on.kernels, off.kernels) == (1, 2)
+
+
+@pytest.mark.feature("F05")
+def test_loop_index_inversion_in_fusion(compiled):
+    x = torch.randn(16, 256, device="npu")
+
+    def swizzled_block_max(a):
+        # per-block max (a reduction), then a reshape-permute-reshape of its result: the
+        # consumer reads it through an index only inversion can map onto the producer's
+        scale = a.reshape(16, 16, 16).abs().amax(dim=-1)  # [16, 16]
+        return scale.reshape(2, 8, 4, 4).permute(0, 2, 1, 3).contiguous().reshape(-1) + 1.0
+
+    on = compiled(swizzled_block_max, x, loop_index_inversion_in_fusion=True)
+    off = compiled(swizzled_block_max, x, loop_index_inversion_in_fusion=False)
+    assert (on.kernels, off.kernels) == (1, 2)
