@@ -95,3 +95,17 @@ def test_tiling_prevents_pointwise_fusion(compiled):
     kept_apart = compiled(two_transposes, a, b, c, **{"triton.tiling_prevents_pointwise_fusion": True})
     fused = compiled(two_transposes, a, b, c, **{"triton.tiling_prevents_pointwise_fusion": False})
     assert (kept_apart.kernels, fused.kernels) == (2, 1)
+
+
+@pytest.mark.feature("F15")
+def test_tiling_prevents_reduction_fusion(compiled):
+    y = torch.randn(4, 8, 16, device="npu")
+    z = torch.randn(16, 8, 4, device="npu")
+
+    def transpose_then_row_sums(a, b):
+        t = b.permute(2, 1, 0) + a  # 2-D tiled (128 x 4), a tiling the row sums cannot share
+        return t, t.sum(-1)
+
+    kept_apart = compiled(transpose_then_row_sums, y, z, **{"triton.tiling_prevents_reduction_fusion": True})
+    fused = compiled(transpose_then_row_sums, y, z, **{"triton.tiling_prevents_reduction_fusion": False})
+    assert (kept_apart.kernels, fused.kernels) == (2, 1)
