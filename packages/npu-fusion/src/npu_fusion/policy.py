@@ -19,7 +19,7 @@ from .log import log
 
 
 def can_fuse(kind: str, node1, node2) -> bool:
-    if not config.ub_rule:
+    if not config.ub_rule or not _priced(node1) or not _priced(node2):
         return True
     fp = ub_rule.footprint(node1, node2)
     if fp.fits:
@@ -27,6 +27,12 @@ def can_fuse(kind: str, node1, node2) -> bool:
     log.debug("refused %s fusion %s + %s: rule ub_footprint: %s", kind, node1.get_name(), node2.get_name(),
               fp.explain())
     return False
+
+
+def _priced(node) -> bool:
+    """The UB rule prices vector kernels: a template's operands stream through L1/L0 (cube
+    unit), and a foreach (combo) kernel runs each sub-kernel in its own programs."""
+    return not (node.is_template() or node.is_foreach())
 
 
 @functools.cache
