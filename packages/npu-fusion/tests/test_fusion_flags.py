@@ -109,3 +109,41 @@ def test_tiling_prevents_reduction_fusion(compiled):
     kept_apart = compiled(transpose_then_row_sums, y, z, **{"triton.tiling_prevents_reduction_fusion": True})
     fused = compiled(transpose_then_row_sums, y, z, **{"triton.tiling_prevents_reduction_fusion": False})
     assert (kept_apart.kernels, fused.kernels) == (2, 1)
+
+
+def _gqa_rope(q, k, cos, sin):
+    """Rotary embedding of queries and of fewer key heads (grouped-query attention): two
+    pointwise nodes whose loops differ in one dimension (heads), both reading cos and sin."""
+
+    def rotate_half(x):
+        return torch.cat([-x[..., 4:], x[..., :4]], -1)
+
+    c, s = cos[None, :, None, :], sin[None, :, None, :]
+    return q * c + rotate_half(q) * s, k * c + rotate_half(k) * s
+
+
+def _gqa_inputs():
+    return (torch.randn(2, 4, 4, 8, device="npu"), torch.randn(2, 4, 2, 8, device="npu"),
+            torch.randn(4, 8, device="npu"), torch.randn(4, 8, device="npu"))
+
+
+# upstream matches an expanded node's dependencies against the other node's normalized ones;
+# on a GPU-like device (npu is one) the scheduler normalizes them up front only when
+# loop_ordering_after_fusion is off
+_EXPAND = {"expand_dimension_for_pointwise_nodes": True, "loop_ordering_after_fusion": False}
+
+
+@pytest.mark.feature("F27")
+def test_expand_dimension_for_pointwise_nodes(compiled):
+    expanded = compiled(_gqa_rope, *_gqa_inputs(), **_EXPAND)
+    apart = compiled(_gqa_rope, *_gqa_inputs(), **{**_EXPAND, "expand_dimension_for_pointwise_nodes": False})
+    assert (expanded.kernels, apart.kernels) == (1, 2)
+
+
+@pytest.mark.feature("F33")
+def test_small_memory_access_threshold(compiled):
+    # the nodes write 256 and 128 float32 (1 KiB, 512 B): expansion only when both are at or
+    # below the threshold (bytes)
+    below = compiled(_gqa_rope, *_gqa_inputs(), small_memory_access_threshold=1 << 24, **_EXPAND)
+    above = compiled(_gqa_rope, *_gqa_inputs(), small_memory_access_threshold=512, **_EXPAND)
+    assert (below.kernels, above.kernels) == (1, 2)
