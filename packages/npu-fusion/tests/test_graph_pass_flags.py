@@ -107,3 +107,29 @@ def test_max_pointwise_cat_inputs(compiled):
     copied = compiled(fn, *xs, max_complex_pointwise_cat_inputs=1, max_pointwise_cat_inputs=2)
     assert (pointwise.kernels, pointwise.nodes) == (1, 2)
     assert copied.nodes > pointwise.nodes
+
+
+@pytest.mark.feature("F26")
+def test_selective_decomposition_as_on_cpu(compiled):
+    """``selective_decompose`` (with ``fallback_by_default``: upstream's lite mode) keeps ops
+    outside regions annotated for Inductor undecomposed, as ATen calls. On npu the flag moves
+    the same ops between ATen and generated kernels as it does on cpu."""
+    import re
+
+    from torch.fx import traceback as fx_traceback
+
+    def norms(a, w):
+        with fx_traceback.annotate({"compile_with_inductor": 0}):
+            y = torch.nn.functional.layer_norm(a, (16,), w) * 2
+        return torch.nn.functional.layer_norm(y, (16,), w) + 1
+
+    x, w = torch.randn(4, 16, device="npu"), torch.randn(16, device="npu")
+    kernels = {}
+    for selective in (True, False):
+        flags = {"fallback_by_default": True, "selective_decompose": selective}
+        npu = compiled(norms, x, w, **flags)
+        cpu = compiled(norms, x.cpu(), w.cpu(), **flags)
+        cpu_kernels = len(set(re.findall(r"cpp_fused_\w+", cpu.code)))
+        assert npu.kernels == cpu_kernels
+        kernels[selective] = npu.kernels
+    assert kernels[True] < kernels[False]  # undecomposed: fewer generated kernels
