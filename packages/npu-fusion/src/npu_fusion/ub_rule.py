@@ -38,16 +38,19 @@ class Footprint:
                 f"= {self.nbytes} B > UB {self.ub_bytes} B")
 
 
-def ub_bytes() -> int:
+def ub_bytes(index: int = 0) -> int:
+    """The UB bytes the rule plans with: the setting, else what the compiler plans on npu
+    ``index`` (npu-inductor-core's device facts)."""
     if config.ub_bytes is not None:
         return int(config.ub_bytes)
     from npu_inductor_core.device import device
 
-    return device().ub_bytes
+    return device(index).ub_bytes
 
 
 def _elements(node) -> int:
-    """Elements one program of the fused node iterates (pointwise x reduction)."""
+    """Elements the node iterates (pointwise x reduction): a tensor smaller than the minimal
+    tile is priced whole."""
     try:
         _, (numel, rnumel) = node.group
     except (AttributeError, TypeError, ValueError):
@@ -85,4 +88,5 @@ def footprint(node1, node2) -> Footprint:
     copies = 2 if config.multibuffer else 1
     nbytes = sum(_pad(tile * _dtype_bytes(n)) * copies for n in loaded)
     nbytes += sum(_pad(tile * _dtype_bytes(n)) for n in writes)
-    return Footprint(len(loaded), len(writes), tile, copies, nbytes, ub_bytes())
+    index = getattr(node1.get_device(), "index", None) or 0
+    return Footprint(len(loaded), len(writes), tile, copies, nbytes, ub_bytes(index))
