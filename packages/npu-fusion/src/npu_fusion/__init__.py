@@ -1,8 +1,27 @@
-"""npu_fusion: see this package's README for what it owns."""
+"""npu_fusion: npu's fusion policy (see this package's README).
+
+``register()`` (component hook, idempotent) names the ``npu_fusion`` log in torch's logging
+registry. The policy itself needs no registration: npu's scheduling finds it through the entry
+point ``npu_inductor.fusion: policy`` and consults it for npu nodes only, so cpu and cuda
+fusion stay upstream's. This module imports nothing heavy: torch imports it when
+``TORCH_LOGS`` names it.
+"""
+
+from __future__ import annotations
+
+import threading
+
+_lock = threading.Lock()
+_registered = False
 
 
 def register() -> None:
-    """Component hook of the ``npu_inductor.components`` entry-point group.
+    """Component hook of the ``npu_inductor.components`` entry-point group. Idempotent."""
+    global _registered
+    with _lock:
+        if _registered:
+            return
+        from . import log
 
-    Idempotent. Nothing to register yet: this component's features arrive with a later issue.
-    """
+        log.register()
+        _registered = True

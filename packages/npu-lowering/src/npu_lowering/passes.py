@@ -5,7 +5,8 @@ device_custom_pass).
   lower as the device's ATen op, per node (``dtype_policy``: the one place that decides).
 - Its uuid is a hash of npu-lowering's sources and of the device facts generated code bakes
   in (UB bytes, vector cores: block sizes and the sub-block grid cap), and Inductor puts that
-  uuid in the FX graph cache key: a changed lowering or another SoC never serves stale code.
+  uuid in the FX graph cache key: a changed lowering or another SoC never serves stale code;
+  so is the installed fusion policy's ``cache_key()`` (npu-fusion's sources and settings).
   Settings (``npu_lowering.config``) enter the key as npu's ``device_custom_config``.
 """
 
@@ -37,7 +38,10 @@ class NpuPostGradPass(CustomGraphModulePass):
     def uuid(self) -> str:
         from . import numerics
         from .runtime import tiling
+        from .runtime.entries import fusion_policy
 
         dev = tiling.device(0)
+        policy = fusion_policy()  # its decisions shape the kernels too
         return (f"npu-lowering-{source_hash()}-ub{dev.ub_bytes}-cores{dev.vector_cores}-"
-                f"{dtype_policy.settings_key()}-{numerics.settings_key()}")
+                f"{dtype_policy.settings_key()}-{numerics.settings_key()}-"
+                f"{policy.cache_key() if policy is not None else 'no-fusion-policy'}")

@@ -1,4 +1,5 @@
-"""Scheduling for npu: upstream's Triton scheduling with the npu kernel class."""
+"""Scheduling for npu: upstream's Triton scheduling with the npu kernel class, and the
+installed fusion policy's veto on npu fusions."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from torch._inductor.select_algorithm import TritonTemplateKernel
 from torch._inductor.virtualized import V
 
 from .kernel import NpuTritonKernel, save_kernel
+from .runtime.entries import fusion_policy
 
 
 class NpuScheduling(TritonScheduling):
@@ -19,6 +21,16 @@ class NpuScheduling(TritonScheduling):
         if isinstance(kernel, TritonTemplateKernel):
             save_kernel(src_code)
         return super().define_kernel(src_code, node_schedule, kernel)
+
+    # Upstream's scheduler asks the device's scheduling last, after its own legality and
+    # V.choices (which read upstream's fusion flags): a per-device hook, so the installed
+    # policy (entry point ``npu_inductor.fusion: policy``, npu-fusion) decides for npu nodes
+    # only, in every thread and for lazily compiled backward graphs, with no global replaced.
+    def can_fuse_vertical(self, node1, node2):
+        return super().can_fuse_vertical(node1, node2) and _policy_allows("vertical", node1, node2)
+
+    def can_fuse_horizontal(self, node1, node2):
+        return super().can_fuse_horizontal(node1, node2) and _policy_allows("horizontal", node1, node2)
 
     def create_kernel_choices(self, kernel_features, kernel_args, kernel_kwargs):
         """A scan too long for one block (``ir.SplitScan``) is built as one looped scan per
@@ -35,3 +47,8 @@ class NpuScheduling(TritonScheduling):
         kernel_kwargs = V.choices.triton_kernel_kwargs(self.kernel_type, kernel_features, kernel_args, kernel_kwargs)
         kernel = self.kernel_type(*kernel_args, **kernel_kwargs)
         return self.add_multi_kernel_choices(kernel, kernel_args, kernel_kwargs)
+
+
+def _policy_allows(kind: str, node1, node2) -> bool:
+    policy = fusion_policy()
+    return policy is None or bool(policy.can_fuse(kind, node1, node2))

@@ -1,6 +1,6 @@
 """The other packages' pieces the npu kernel object uses, found by entry point (each None
 when its package is not installed): npu-sim's launch entry, npu-launcher's describers and
-binders, npu-cache's kernel-binary cache."""
+binders, npu-cache's kernel-binary cache, npu-fusion's fusion policy."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from npu_inductor_core.entries import entry, sim_launch  # noqa: F401 (sim_launc
 
 LAUNCHER_GROUP = "npu_inductor.kernel_launcher"  # npu-launcher's bind_triton, describe_triton, ...
 CACHES_GROUP = "npu_inductor.caches"  # npu-cache's kernel_binary
+FUSION_GROUP = "npu_inductor.fusion"  # npu-fusion's policy
 
 
 def _launcher_entry(name: str):
@@ -38,3 +39,9 @@ def kernel_binary_cache():
     """npu-cache's kernel-binary cache opener (R03-R05: descriptors fetched before describing,
     uploaded after) when installed, else None."""
     return entry(CACHES_GROUP, "kernel_binary")
+
+
+def fusion_policy():
+    """npu-fusion's policy module (``can_fuse(kind, node1, node2)``, ``cache_key()``) when
+    installed, else None (upstream's fusion decisions alone)."""
+    return entry(FUSION_GROUP, "policy")

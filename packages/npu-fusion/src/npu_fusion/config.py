@@ -1,0 +1,24 @@
+"""npu-fusion's settings, a torch config module: read and patch them as Inductor's
+(``npu_fusion.config.patch(ub_rule=False)``, ``npu_fusion.config.min_tile_elems = 512``).
+
+They reach the FX graph cache key through ``npu_fusion.policy.cache_key()``, which npu's
+post-grad pass puts into its uuid, so a changed setting never serves code fused under another.
+"""
+
+import sys
+
+from torch.utils._config_module import Config, install_config_module
+
+# Refuse an npu fusion whose UB footprint cannot fit the unified buffer (README, "The rule").
+ub_rule: bool = Config(default=True, env_name_default="NPU_FUSION_UB_RULE")
+
+# Smallest tile, in elements per buffer, that keeps Ascend's DMA efficient (README).
+min_tile_elems: int = 1024
+
+# Price loaded buffers twice: the autotuner tries every config with multi-buffering on.
+multibuffer: bool = True
+
+# The UB bytes the rule plans with; None: the device's (npu_inductor_core.device().ub_bytes).
+ub_bytes: "int | None" = None
+
+install_config_module(sys.modules[__name__])

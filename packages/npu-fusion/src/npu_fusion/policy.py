@@ -1,0 +1,48 @@
+"""npu's fusion policy, consulted by npu's scheduling (npu-lowering's ``NpuScheduling``) for
+every fusion of two npu nodes that upstream's scheduler, choices and Triton scheduling allowed.
+
+Entry point ``npu_inductor.fusion: policy`` names this module. Its contract, for any policy:
+``can_fuse(kind, node1, node2) -> bool`` (``kind`` is "vertical" or "horizontal"; False
+refuses the fusion) and ``cache_key() -> str`` (what the decisions depend on besides the
+graph; npu's post-grad pass puts it into the FX graph cache key). It only ever refuses:
+upstream's flags and heuristics keep deciding everything else.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+
+from . import config, ub_rule
+from .log import log
+
+
+def can_fuse(kind: str, node1, node2) -> bool:
+    if not config.ub_rule or not _priced(node1) or not _priced(node2):
+        return True
+    fp = ub_rule.footprint(node1, node2)
+    if fp.fits:
+        return True
+    log.debug("refused %s fusion %s + %s: rule ub_footprint: %s", kind, node1.get_name(), node2.get_name(),
+              fp.explain())
+    return False
+
+
+def _priced(node) -> bool:
+    """The UB rule prices vector kernels: a template's operands stream through L1/L0 (cube
+    unit), and a foreach (combo) kernel runs each sub-kernel in its own programs."""
+    return not (node.is_template() or node.is_foreach())
+
+
+@functools.cache
+def _source_hash() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_key() -> str:
+    settings = ",".join(f"{k}={getattr(config, k)}" for k in ("ub_rule", "min_tile_elems", "multibuffer", "ub_bytes"))
+    return f"npu-fusion-{_source_hash()}-{settings}-ub{ub_rule.ub_bytes()}"

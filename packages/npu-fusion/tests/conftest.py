@@ -1,0 +1,69 @@
+import dataclasses
+
+import pytest
+import torch
+
+
+@pytest.fixture(scope="session", autouse=True)
+def npu():
+    import npu_fusion
+    import npu_lowering
+    import npu_sim
+
+    npu_sim.start()
+    npu_lowering.register()
+    npu_fusion.register()
+    return torch.device("npu")
+
+
+@dataclasses.dataclass
+class Compiled:
+    code: str  # the generated wrapper and kernels
+    nodes: int  # scheduler nodes before fusion (what lowering realized)
+
+    @property
+    def kernels(self) -> int:
+        return self.code.count("@triton.jit")
+
+    @property
+    def loads(self) -> int:
+        return self.code.count("tl.load(")
+
+    @property
+    def stores(self) -> int:
+        return self.code.count("tl.store(")
+
+
+def _cpu(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_cpu(v) for v in x)
+    return x
+
+
+@pytest.fixture
+def compiled():
+    """compiled(fn, *args, **inductor_config) -> Compiled: a fresh compile for npu (no FX
+    graph or kernel cache reuse) under the given Inductor config, its results checked
+    against eager on CPU copies."""
+    from torch._inductor import config, metrics
+    from torch._inductor.utils import fresh_cache, run_and_get_code
+
+    def run(fn, *args, **patch):
+        for key in patch:  # a flag this torch does not have (2.11 lacks some of 2.13's)
+            *path, name = key.split(".")
+            owner = config
+            for part in path:
+                owner = getattr(owner, part, None)
+            if owner is None or not hasattr(owner, name):
+                pytest.skip(f"torch {torch.__version__} has no Inductor flag {key}")
+        torch._dynamo.reset()
+        metrics.reset()
+        with fresh_cache(), config.patch(patch):
+            out, codes = run_and_get_code(torch.compile(fn), *args)
+        torch.testing.assert_close(_cpu(out), fn(*_cpu(args)), atol=1e-4, rtol=1e-4)
+        return Compiled("\n".join(codes), metrics.ir_nodes_pre_fusion)
+
+    yield run
+    torch._dynamo.reset()
