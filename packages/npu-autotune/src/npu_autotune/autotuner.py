@@ -119,7 +119,8 @@ class KernelObjectMixin:
                 name=getattr(self.fn, "__name__", "unknown"), size_hints=self.size_hints,
                 inductor_meta=self.inductor_meta, triton_meta=self.triton_meta, dev=self._npu_device(),
                 persistent=self._npu_persistent(), pointwise=self.heuristic_type == HeuristicType.POINTWISE,
-                is_mix_order_reduction=getattr(self, "is_mix_order_reduction", False))
+                is_mix_order_reduction=getattr(self, "is_mix_order_reduction", False),
+                filename=getattr(self, "filename", None))
 
     # ---- upstream hooks ---------------------------------------------------------------
     def precompile(self, warm_cache_only=False, reload_kernel=None, static_triton_bundle_key=None):

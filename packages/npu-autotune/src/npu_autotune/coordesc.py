@@ -1,7 +1,8 @@
 """Coordinate descent for npu kernels: upstream's CoordescTuner (radius A26, all-directions
 A25, tuning A27 all read from ``inductor_meta`` by upstream) with the Ascend limits: a
 vector core runs one SIMD program, so num_warps is not a direction, and a neighbour whose
-blocks overflow the unified buffer is invalid (never compiled or launched)."""
+blocks overflow the unified buffer (by the tile budget, and by npu-inductor-core's
+body-aware estimate of the kernel) is invalid (never compiled or launched)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ from . import tiles
 
 class NpuCoordescTuner(CoordescTuner):
     def __init__(self, *, name, size_hints, inductor_meta, triton_meta, dev: tiles.Device, persistent: bool,
-                 pointwise: bool, is_mix_order_reduction: bool = False):
+                 pointwise: bool, is_mix_order_reduction: bool = False, filename: str | None = None):
         super().__init__(is_mm=False, is_mix_order_reduction=is_mix_order_reduction, name=name,
                          size_hints=size_hints, inductor_meta=inductor_meta)
         self.npu_triton_meta = triton_meta
         self.npu_device = dev
         self.npu_persistent = persistent
         self.npu_pointwise = pointwise
+        self.npu_filename = filename  # the kernel's source: its body-aware UB estimate
         self.npu_rejected = 0  # neighbours refused for the UB (tests read it)
 
     @property
@@ -36,7 +38,9 @@ class NpuCoordescTuner(CoordescTuner):
         if not super().is_valid_config(config):
             return False
         rn = tiles.persistent_rnumel(self.size_hints, config.kwargs) if self.npu_persistent else None
-        if not tiles.fits_ub(config, self.npu_triton_meta, self.npu_device, rn):
+        if not tiles.fits_ub(config, self.npu_triton_meta, self.npu_device, rn) or not tiles.fits_ub_estimate(
+                config.kwargs, tiles.is_multibuffer(config), self.npu_triton_meta, self.inductor_meta,
+                self.npu_filename):
             self.npu_rejected += 1
             return False
         return True

@@ -16,7 +16,8 @@ from __future__ import annotations
 import functools
 import re
 
-from npu_inductor_core.ascend_rules import INDIRECT_KEY, fit_to_ub, without_one_row_indirect  # noqa: F401 (re-exported)
+from npu_inductor_core.ascend_rules import (  # noqa: F401 (re-exported)
+    INDIRECT_KEY, fit_to_ub, fits_ub_estimate, without_one_row_indirect)
 # device facts: the core package's reader, which prefers the facts the lowering recorded in
 # the kernel (so a compile worker tiles for the real SoC)
 from npu_inductor_core.device import (  # noqa: F401 (re-exported)

@@ -31,6 +31,26 @@ def soc_family(soc: str | None) -> str:
     return "950" if soc and ("950" in soc or "910_95" in soc) else "910B"
 
 
+def _facts(triton_meta: dict, inductor_meta: dict | None, filename: str | None):
+    from . import device as device_facts
+    from . import ub_model
+
+    meta = inductor_meta or {}
+    prof = ub_model.kernel_profile(filename, meta.get("kernel_name"), triton_meta.get("signature", {}))
+    dev = device_facts.device_for(meta, getattr(triton_meta.get("device"), "index", 0) or 0)
+    return prof, dev, soc_family(dev.soc)
+
+
+def fits_ub_estimate(kwargs: dict, multibuffer: bool, triton_meta: dict, inductor_meta: dict | None,
+                     filename: str | None) -> bool:
+    """Whether a config's blocks fit the device's UB by the kernel's body-aware estimate
+    (True when the kernel's source cannot be read: nothing to say against it)."""
+    from . import ub_model
+
+    prof, dev, family = _facts(triton_meta, inductor_meta, filename)
+    return prof is None or ub_model.estimate(prof, kwargs, multibuffer, family) <= dev.ub_bytes
+
+
 def fit_to_ub(configs: list, size_hints: dict, triton_meta: dict, inductor_meta: dict | None,
               filename: str | None) -> list:
     """Every config shrunk (its outermost block above 1 halved, repeatedly) until the kernel's UB
@@ -39,15 +59,12 @@ def fit_to_ub(configs: list, size_hints: dict, triton_meta: dict, inductor_meta:
     fit even with its smallest blocks is kept as it is (Ascend's compile then drops it,
     ub_fit.py). An indirect-load kernel's x block stays above one row (the rule above).
     Kernels whose source cannot be read keep their configs."""
-    from . import device as device_facts
     from . import ub_model
 
     meta = inductor_meta or {}
-    prof = ub_model.kernel_profile(filename, meta.get("kernel_name"), triton_meta.get("signature", {}))
+    prof, dev, family = _facts(triton_meta, meta, filename)
     if prof is None:
         return configs
-    dev = device_facts.device_for(meta, getattr(triton_meta.get("device"), "index", 0) or 0)
-    family = soc_family(dev.soc)
     floor = {"XBLOCK": 2} if meta.get(INDIRECT_KEY) and int(size_hints.get("x", 1)) > 1 else {}
     out, seen = [], set()
     for cfg in configs:
