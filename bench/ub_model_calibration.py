@@ -58,7 +58,7 @@ def solve(data: list, rounds: int = 4):
 
     C = M.CLASSES
     w = np.ones(len(C))
-    bounds = [(1.0 if k in "vl" else 0.25, 64.0) for k in C] + [(512.0, 16384.0)]
+    bounds = [(1.0 if k in "vlq" else 0.0 if k in "Fc" else 0.25, 64.0) for k in C] + [(512.0, 16384.0)]
     for _ in range(rounds):  # the binding statement of each config moves with the weights
         A, b, obj = [], [], np.zeros(len(C) + 1)
         for P, T, _, _ in data:

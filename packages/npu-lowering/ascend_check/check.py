@@ -586,10 +586,25 @@ def ub_comparison(results, target="910B2") -> list[dict]:
     return rows
 
 
+def ub_below(results, targets) -> list[str]:
+    """Every config whose body-model estimate (the one the heuristics tile with) is below what
+    bishengir planned or required: each one fails the run (refit ub_model's weights with
+    bench/ub_model_calibration.py on the report)."""
+    out = []
+    for r in results:
+        for c in r.configs:
+            for t in targets:
+                x = c.targets.get(t.name) or {}
+                theirs = x.get("ub_required_bytes") or x.get("ub_bytes")
+                ours = (c.ub_body or {}).get("950" if t.name == "950" else "910B")
+                if theirs and not (ours and ours >= theirs):
+                    out.append(f"{r.name} cfg{c.index} {c.kwargs} [{t.name}]: ours {ours} < bishengir {theirs} ({r.path})")
+    return out
+
+
 def ub_agreement(results, targets) -> dict:
     """Per target: how the two UB models compare with bishengir's figure (configs whose
-    estimate is below it, median estimate/bishengir). Reported, not yet enforced: the body
-    model's calibration is issue 17's open item 2."""
+    estimate is below it, median estimate/bishengir); ub_below fails the run on any."""
     out = {}
     for t in targets:
         fam = "950" if t.name == "950" else "910B"
@@ -730,6 +745,9 @@ def main(argv=None) -> int:
     if not results:
         print("ascend_check: FAILED: no kernels to check", flush=True)
         return 2
+    below = ub_below(results, targets) if targets else []
+    for line in below:
+        print(f"ascend_check: FAILED UB estimate below bishengir's: {line}", flush=True)
     if failed:
         for r in failed:
             bad = next((c for c in r.configs if not c.ok and not c.dropped), None) or next(
@@ -737,7 +755,7 @@ def main(argv=None) -> int:
             where = f" cfg{bad.index} {bad.kwargs}" if bad is not None else ""
             print(f"ascend_check: FAILED kernel {r.name}{where} ({r.path}) [{r.stage}]: {summary(r.error)}", flush=True)
         return 1
-    return 0
+    return 1 if below else 0
 
 
 def _version(dist: str) -> str | None:

@@ -581,6 +581,13 @@ def profile(body: str, pointer_dtypes: dict[str, str] | None = None, name: str |
         kept.append(p)
     out = {"points": kept, "blocks": b.constexprs,
            "ops": sum(1 for _, _, _, v in b.stmts if v is not None and v.is_tile)}
+    math_all: dict[str, int] = {}  # every math expansion's temporaries in the body, summed
+    for _, _, temps, _ in b.stmts:
+        for t in temps:
+            if not isinstance(t, str) and t.cls == "f":
+                math_all[t.key()] = math_all.get(t.key(), 0) + 1
+    if math_all:
+        out["math_all"] = math_all
     if b.padded:
         out["padded"] = dict(sorted(b.padded.items()))
     return out
