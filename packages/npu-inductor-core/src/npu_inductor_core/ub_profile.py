@@ -36,12 +36,11 @@ Shape = tuple  # of axis names ("X", "R0", ...) or None for a size-1 dimension
 
 
 class _Val:
-    __slots__ = ("shape", "nbytes", "kind", "loaded", "cls")
+    __slots__ = ("shape", "nbytes", "kind", "cls")
 
-    def __init__(self, shape: Shape = (), nbytes: int = 4, kind: str = "f", loaded: bool = False, cls: str = "v"):
+    def __init__(self, shape: Shape = (), nbytes: int = 4, kind: str = "f", cls: str = "v"):
         # kind: "f" float, "i" integer, "b" bool (i1); cls: the buffer class (CLASSES)
-        self.shape, self.nbytes, self.kind, self.loaded = tuple(shape), nbytes, kind, loaded
-        self.cls = "l" if loaded else cls
+        self.shape, self.nbytes, self.kind, self.cls = tuple(shape), nbytes, kind, cls
 
     @property
     def is_tile(self) -> bool:
@@ -183,7 +182,7 @@ class _Body:
             return _Val(_broadcast(*(v.shape for v in vals)), max(v.nbytes for v in vals[1:]), vals[1].kind)
         if isinstance(node, ast.Subscript):
             v = self._expr(node.value, temps, uses)
-            return _Val(self._index(v.shape, node.slice), v.nbytes, v.kind, v.loaded, v.cls)
+            return _Val(self._index(v.shape, node.slice), v.nbytes, v.kind, v.cls)
         if isinstance(node, ast.Call):
             return self.call(node, temps, uses)
         if isinstance(node, (ast.Tuple, ast.List)):
@@ -346,7 +345,7 @@ class _Body:
             temps.extend(t if isinstance(t, str) or t.kind != "b" or selects else t.like(cls="k") for t in bounds)
             if name != "load":
                 return _SCALAR
-            return _Val(shape, nbytes, _kind_of(dtype), loaded=True)
+            return _Val(shape, nbytes, _kind_of(dtype), cls="l")
         args = [self.expr(a, temps, uses) for a in node.args]
         if name == "arange":
             axis = _axis(node.args[1]) if len(node.args) >= 2 else None
@@ -554,7 +553,7 @@ def _imported_names(tree) -> dict:
 
 
 def _size_rank(v: _Val) -> tuple:
-    return (sum(1 for d in v.shape if d), v.nbytes, v.loaded)
+    return (sum(1 for d in v.shape if d), v.nbytes, v.cls == "l")
 
 
 def _dominated(a: dict[str, int], b: dict[str, int]) -> bool:
