@@ -116,3 +116,40 @@ def test_tiles_respect_the_cube_and_the_unified_buffer():
     assert g.fits(128, 128, 64, 192 * 1024) and not g.fits(128, 256, 64, 192 * 1024)
     assert g.fits(128, 256, 64, 512 * 1024)  # a bigger UB takes bigger accumulators
     assert not g.fits(24, 16, 16, 192 * 1024)  # not a cube multiple
+
+
+@pytest.mark.feature("A43")
+def test_pruning_by_the_cubes_buffers_drops_tiles_over_l1_and_l0(fresh):
+    """max_autotune_prune_choices_based_on_shared_mem on npu prunes by the cube core's L1 and
+    L0A/L0B/L0C (a cube core has no shared memory): off, every exhaustive tile is offered; on,
+    exactly those over one of the buffers go."""
+    from types import SimpleNamespace
+
+    from npu_autotune import gemm_templates as g
+    from torch._inductor.sizevars import SizeVarAllocator
+    from torch._inductor.virtualized import V
+
+    h = g.NpuMMTemplateConfigHeuristic()
+    dev = g._device()
+
+    def tiles(prune: bool, dtype_size: int) -> set:
+        # what tuned_mm asks for a 4096^3 GEMM (large enough that no tile is scaled down)
+        with config.patch(max_autotune_prune_choices_based_on_shared_mem=prune,
+                          max_autotune_gemm_search_space="EXHAUSTIVE"), \
+                V.set_graph_handler(SimpleNamespace(sizevars=SizeVarAllocator())):
+            out = h.preprocess_mm_configs(4096, 4096, 4096, h.exhaustive_configs, dtype_size=dtype_size)
+            return {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_stages) for c in out}
+
+    everything, pruned = tiles(False, 4), tiles(True, 4)
+    over = {t for t in everything if g.exceeds_cube(*t, 4, dev)}
+    assert over and pruned == everything - over
+    assert {g.exceeds_cube(*t, 4, dev) for t in over} >= {"L1", "L0A"}
+    assert tiles(True, 2) > pruned  # half-size elements: more tiles fit the same buffers
+
+
+def test_cube_buffers_are_the_compilers_figures():
+    from npu_inductor_core.device import Device, L0C_BYTES
+
+    dev = Device()
+    assert (dev.l1_bytes, dev.l0a_bytes, dev.l0b_bytes, dev.l0c_bytes) == (512 << 10, 64 << 10, 64 << 10, 128 << 10)
+    assert L0C_BYTES["950"] == 256 << 10 and Device(soc_version=260).family == "950"

@@ -10,7 +10,10 @@ Why these tiles (Ascend cube facts, DESIGN.md): cube tiles are multiples of 16; 
 accumulator of a BLOCK_M x BLOCK_N tile is post-processed by the vector unit (the fused
 epilogue), so it must fit half the unified buffer (192 KiB -> 96 KiB, at most 128 x 128 fp32
 elements); num_warps means nothing to a cube core (1); triton-ascend pipelines loads itself
-(num_stages 1, plus 2 for the larger K tiles where double buffering of L1 helps).
+(num_stages 1, plus 2 for the larger K tiles where double buffering of L1 helps). With
+max_autotune_prune_choices_based_on_shared_mem (A43) a tile is also pruned when it would
+overflow the Cube's L1 or L0A/L0B/L0C (the device facts' figures, from bishengir's target
+spec), upstream's shared-memory bound read for a cube core.
 """
 
 from __future__ import annotations
@@ -37,14 +40,35 @@ CUBE = 16  # cube tile edge: every block size is a multiple
 ACC_BYTES = 4  # fp32 / int32 accumulator
 
 
-def _ub_bytes() -> int:
+def _device() -> tiles.Device:
     import torch
 
     try:
         index = torch.npu.current_device()
     except Exception:  # compile worker without a device: tiles.device gives the 910B defaults
         index = 0
-    return tiles.device(index).ub_bytes
+    return tiles.device(index)
+
+
+def _ub_bytes() -> int:
+    return _device().ub_bytes
+
+
+def exceeds_cube(block_m: int, block_n: int, block_k: int, num_stages: int, dtype_size: int, dev) -> str | None:
+    """Which Cube buffer a GEMM tile overflows (None: it fits): the A and B tiles in L1, once
+    per pipeline stage; each of them in L0A / L0B; the fp32 accumulator in L0C. An upper
+    bound, as upstream's shared-memory estimate is (bishengir may split K into L0-sized
+    steps), so it prunes only under max_autotune_prune_choices_based_on_shared_mem."""
+    a, b = block_m * block_k * dtype_size, block_k * block_n * dtype_size
+    if (a + b) * max(1, num_stages) > dev.l1_bytes:
+        return "L1"
+    if a > dev.l0a_bytes:
+        return "L0A"
+    if b > dev.l0b_bytes:
+        return "L0B"
+    if block_m * block_n * ACC_BYTES > dev.l0c_bytes:
+        return "L0C"
+    return None
 
 
 def fits(block_m: int, block_n: int, block_k: int, ub_bytes: int | None = None) -> bool:
@@ -91,6 +115,16 @@ class NpuGemmConfigHeuristic(BaseConfigHeuristic):
         # int8 and mm+mm use the same cube tiles (int8 needs BLOCK_K >= 32: upstream's scaling)
         self.int8_mm_configs = [GemmConfig(*t) for t in DEFAULT_TILES if t[2] >= 32]
         self.mm_plus_mm_configs = [GemmConfig(*t) for t in DEFAULT_TILES[:6]]
+
+    def _get_exceeding_shared_memory_checker(self, has_sm_layout_conversion, layout_conversion_byte_size):
+        # max_autotune_prune_choices_based_on_shared_mem on npu: a cube core has no shared
+        # memory; its L1 and L0A/L0B/L0C buffers are what a GEMM tile must fit
+        dev = _device()
+
+        def exceeds(c, dtype_size: int) -> bool:
+            return exceeds_cube(c.block_m, c.block_n, c.block_k, c.num_stages, dtype_size, dev) is not None
+
+        return exceeds
 
     def _filter_configs(self, configs):
         # the device's own unified buffer (Ascend 950: 256 KiB) decides what fits

@@ -8,6 +8,13 @@ device, tiles for the real SoC: ``device_for(inductor_meta)`` prefers the record
 ``ub_bytes`` is the UB the compiler can plan, not the hardware's size: for the 950 family
 (SoC version >= 260) bishengir-compile-a5's HIVM target spec plans 2031616 bits (248 KiB) of
 the 256 KiB torch_npu reports; 910B-class parts plan all of their 192 KiB.
+
+The Cube's buffers (what GEMM candidates are pruned by) are the figures Ascend's compiler
+itself plans with: ``bishengir-opt --hacc-append-device-spec=target=Ascend910B2`` (and
+``bishengir-opt-a5 ... target=Ascend910_9599``, ascendnpu-ir 1.2.0) print the HIVM target
+spec in bits: L1 4194304 (512 KiB), L0A and L0B 524288 (64 KiB) on both families, L0C
+1048576 (128 KiB) on 910B and 2097152 (256 KiB) on 950. CANN's catlass
+(include/acot/arch/arch.hpp, AtlasA2) gives the same 910B figures.
 """
 
 from __future__ import annotations
@@ -20,6 +27,9 @@ UB_950 = 248 * 1024
 SOC_950 = 260  # torch_npu's SoC enum: 950-family parts from here on
 DEFAULT_VECTOR_CORES = 48
 DEFAULT_CUBE_CORES = 24
+L1_BYTES = 512 * 1024  # both families
+L0AB_BYTES = 64 * 1024  # L0A and L0B, both families
+L0C_BYTES = {"910B": 128 * 1024, "950": 256 * 1024}
 FACTS_KEY = "npu_device_facts"
 
 
@@ -34,16 +44,29 @@ class Device:
     soc: str = "Ascend910B2"
     soc_version: int | None = None
     flavour: str = "none"  # "sim" (npu-sim), "ascend" (torch_npu), "none" (no device here)
+    l1_bytes: int = L1_BYTES
+    l0a_bytes: int = L0AB_BYTES
+    l0b_bytes: int = L0AB_BYTES
+    l0c_bytes: int = L0C_BYTES["910B"]
+
+    @property
+    def family(self) -> str:
+        return family(self.soc_version)
 
     def record(self) -> dict:
         """What a kernel's inductor_meta keeps under ``FACTS_KEY``."""
         return {"ub_bytes": self.ub_bytes, "vector_cores": self.vector_cores}
 
 
+def family(soc_version: int | None) -> str:
+    """"950" for the 950 family (SoC version >= 260), else "910B" (also without a device)."""
+    return "950" if soc_version is not None and soc_version >= SOC_950 else "910B"
+
+
 def plannable_ub(ub_size: int | None, soc_version: int | None) -> int:
     """The UB bytes the compiler plans on a part reporting ``ub_size`` (None: derive it from
     the SoC version, as torch_npu does)."""
-    limit = UB_950 if soc_version is not None and soc_version >= SOC_950 else DEFAULT_UB
+    limit = UB_950 if family(soc_version) == "950" else DEFAULT_UB
     return min(int(ub_size), limit) if ub_size else limit
 
 
@@ -93,4 +116,5 @@ def _read(index: int) -> Device:
         soc=str(getattr(props, "name", "") or "unknown"),
         soc_version=soc_version,
         flavour="sim" if provider == "npu_sim" else "ascend",
+        l0c_bytes=L0C_BYTES[family(soc_version)],
     )
