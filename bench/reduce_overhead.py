@@ -5,16 +5,24 @@
 Cases (issue #6): an 8-block MLP (width 256, batch 4: LayerNorm, Linear, GELU, Linear,
 residual) and a single-op function, each timed per call as
   eager        the plain function,
-  raw replay   one hand-captured graph replayed (torch.npu.NPUGraph / torch.cuda.CUDAGraph),
-  ours         npu_graphtree.graphify (tree bookkeeping + replay; a new generation per call),
-and on cuda only (Inductor for cuda; chosen explicitly, as the comparison needs):
+  raw replay   one hand-captured graph of the eager function (torch.npu.NPUGraph /
+               torch.cuda.CUDAGraph): the eager kernels,
+  ours         npu_graphtree.graphify of the eager function (tree bookkeeping + replay),
+and, compiled by Inductor for the device (issue #24: every ratio against the same kernels),
   compile      torch.compile(fn) (default mode),
-  upstream ro  torch.compile(fn, mode="reduce-overhead"): upstream's cudagraph trees,
-  ours ro      the same compile after ``npu_graphtree.policy.use_for_cuda(True)``: Inductor's
-               cuda graphs in our trees (torch 2.13: the policy; 2.11: the post_compile patch).
-Timing is per call over --calls calls after 20 warm calls, best of --repeats runs (the box
-may be shared). Prints a table and JSON. On npu-sim the numbers measure host bookkeeping.
---profile PATH writes a cProfile table of ``ours`` on the single op.
+  raw compiled one hand-captured graph of the compiled function's kernels, replayed,
+  aot ro       the reduce-overhead compile's AOTAutograd-wrapped callable called directly
+               (what Dynamo calls after its guards: runtime wrappers, the compiled output's
+               call path, the tree, the replay),
+  ours ro      torch.compile(fn, mode="reduce-overhead") (npu: our tree; cuda: after
+               ``npu_graphtree.policy.use_for_cuda(True)``),
+  ours ro grad the same with grad enabled (parameters requiring grad, no torch.no_grad()),
+  upstream ro  (cuda) torch.compile(fn, mode="reduce-overhead") with upstream's cudagraph trees.
+So per layer: replay = raw compiled; AOTAutograd + output code + tree = aot ro - raw compiled;
+Dynamo (frame evaluation, guards) = ours ro - aot ro. Timing is per call over --calls calls
+after 20 warm calls, best of --repeats runs (the box may be shared). Prints a table and JSON.
+On npu-sim the numbers measure host bookkeeping. --profile PATH writes cProfile tables of
+``ours ro`` on both cases.
 """
 
 from __future__ import annotations
@@ -62,6 +70,8 @@ def main():
     ap.add_argument("--device", default="npu")
     ap.add_argument("--json", default=None)
     ap.add_argument("--profile", default=None)
+    ap.add_argument("--cases", default="mlp8x256,single_op",
+                    help="comma-separated (on npu-sim the compiled MLP runs interpreted kernels: seconds a call)")
     ap.add_argument("--watchdog", type=float, default=0, help="dump every thread's stack and exit after S seconds")
     args = ap.parse_args()
     if args.watchdog:
@@ -90,21 +100,52 @@ def main():
         "mlp8x256": (lambda x: mlp_forward(blocks, x), torch.randn(4, 256, device=dev)),
         "single_op": (lambda x: x + 1, torch.randn(4, 256, device=dev)),
     }
+    cases = {k: v for k, v in cases.items() if k in args.cases.split(",")}
+
+    def capture(fn, x):
+        """A graph of fn on a static copy of x (after a warm-up call on a side stream)."""
+        static = x.clone()
+        g = Graph()
+        s = mod.Stream()
+        with mod.stream(s):
+            fn(static)
+            g.capture_begin()
+            fn(static)
+            g.capture_end()
+        sync()
+        return g
+
+    def aot_callable(fn, x):
+        """The reduce-overhead compile's AOTAutograd-wrapped callable and the arguments Dynamo
+        passes it (the lifted parameters too), captured by a backend that hands Dynamo's graph
+        to Inductor as the "inductor" backend does."""
+        from torch._inductor.compile_fx import compile_fx
+
+        got = {}
+
+        def backend(gm, example_inputs):
+            got["fn"] = compile_fx(gm, example_inputs, config_patches={"triton.cudagraphs": True})
+            got["args"] = list(example_inputs)
+            return got["fn"]
+
+        torch._dynamo.reset()
+        torch.compile(fn, backend=backend)(x)
+        return got["fn"], got["args"]
+
     rows = {}
-    with torch.no_grad():
-        for name, (fn, x) in cases.items():
-            row = {"eager": timed(lambda: fn(x), f"{name} eager")}
-            # raw replay: one graph on a static input
-            static = x.clone()
-            g = Graph()
-            s = mod.Stream()
-            with mod.stream(s):
-                fn(static)  # warm up
-                g.capture_begin()
-                fn(static)
-                g.capture_end()
-            sync()
-            row["raw_replay"] = timed(g.replay, f"{name} raw_replay")
+    if args.device == "cuda":  # upstream's trees first: choosing ours for cuda stays for the process
+        with torch.no_grad():
+            for name, (fn, x) in cases.items():
+                torch._dynamo.reset()
+                upstream = torch.compile(fn, mode="reduce-overhead")
+                rows[name] = {"upstream_ro": timed(lambda: (mark(), upstream(x)), f"{name} upstream_ro")}
+        G.register()
+        G.policy.use_for_cuda(True)
+    for name, (fn, x) in cases.items():
+        row = rows.setdefault(name, {})
+        with torch.no_grad():
+            row["eager"] = timed(lambda: fn(x), f"{name} eager")
+            row["raw_replay"] = timed(capture(fn, x).replay, f"{name} raw_replay")
             tree_fn = G.graphify(lambda a, fn=fn: [fn(a[0])], [x], name=name)
 
             def ours():
@@ -112,33 +153,37 @@ def main():
                 tree_fn([x])
 
             row["ours"] = timed(ours, f"{name} ours")
-            if args.profile and name == "single_op":
-                profile(ours, args.calls * 5, args.profile)
-            if args.device == "cuda":
-                torch._dynamo.reset()
-                compiled = torch.compile(fn)
-                row["compile"] = timed(lambda: compiled(x), f"{name} compile")
-                torch._dynamo.reset()
-                upstream = torch.compile(fn, mode="reduce-overhead")
-                row["upstream_ro"] = timed(lambda: (mark(), upstream(x)), f"{name} upstream_ro")
-            rows[name] = row
-        if args.device == "cuda":  # last: choosing our trees for cuda stays for the process
-            G.register()
-            G.policy.use_for_cuda(True)
-            for name, (fn, x) in cases.items():
-                torch._dynamo.reset()
-                ours_ro = torch.compile(fn, mode="reduce-overhead")
-                rows[name]["ours_ro"] = timed(lambda: (mark(), ours_ro(x)), f"{name} ours_ro")
-                m = G.manager_for(args.device, 0)
-                rows[name]["ours_ro_replays"] = m.counters["replays"] if m is not None else 0
-    cols = [c for c in ("eager", "compile", "upstream_ro", "raw_replay", "ours", "ours_ro") if c in rows["single_op"]]
-    print(f"{'case':<12}" + "".join(f"{c + ' us':>16}" for c in cols) + f"{'ours/raw':>10}"
-          + (f"{'ours/upstream':>15}" if "upstream_ro" in cols else ""))
+            torch._dynamo.reset()
+            compiled = torch.compile(fn)
+            row["compile"] = timed(lambda: compiled(x), f"{name} compile")
+            row["raw_compiled"] = timed(capture(compiled, x).replay, f"{name} raw_compiled")
+            aot, aot_args = aot_callable(fn, x)
+            row["aot_ro"] = timed(lambda: (mark(), aot(*aot_args)), f"{name} aot_ro")
+            torch._dynamo.reset()
+            ours_ro = torch.compile(fn, mode="reduce-overhead")
+            row["ours_ro"] = timed(lambda: (mark(), ours_ro(x)), f"{name} ours_ro")
+            m = G.manager_for(args.device, 0)
+            row["ours_ro_replays"] = m.counters["replays"] if m is not None else 0
+            if args.profile:
+                profile(lambda: (mark(), ours_ro(x)), args.calls * 5, f"{args.profile}.{name}.txt")
+        # inference code as often written: parameters requiring grad, grad enabled
+        torch._dynamo.reset()
+        ours_ro_grad = torch.compile(fn, mode="reduce-overhead")
+        row["ours_ro_grad"] = timed(lambda: (mark(), ours_ro_grad(x)), f"{name} ours_ro_grad")
+    cols = [c for c in ("eager", "compile", "upstream_ro", "raw_replay", "raw_compiled", "ours", "aot_ro", "ours_ro",
+                        "ours_ro_grad") if c in next(iter(rows.values()))]
+    print(f"{'case':<12}" + "".join(f"{c + ' us':>16}" for c in cols) + f"{'ro/raw_cmp':>12}{'ours/raw':>10}"
+          + (f"{'ro/upstream':>13}" if "upstream_ro" in cols else ""))
     for name, r in rows.items():
-        line = f"{name:<12}" + "".join(f"{r[c]:>16.1f}" for c in cols) + f"{r['ours'] / r['raw_replay']:>10.2f}"
+        line = (f"{name:<12}" + "".join(f"{r[c]:>16.1f}" for c in cols) + f"{r['ours_ro'] / r['raw_compiled']:>12.2f}"
+                f"{r['ours'] / r['raw_replay']:>10.2f}")
         if "upstream_ro" in cols:
-            line += f"{r['ours'] / r['upstream_ro']:>15.2f}"
+            line += f"{r['ours_ro'] / r['upstream_ro']:>13.2f}"
         print(line)
+    for name, r in rows.items():
+        print(f"{name}: replay {r['raw_compiled']:.1f} us, AOTAutograd + output code + tree "
+              f"{r['aot_ro'] - r['raw_compiled']:.1f} us, Dynamo {r['ours_ro'] - r['aot_ro']:.1f} us; "
+              f"grad enabled {r['ours_ro_grad'] / r['ours_ro']:.2f}x no_grad")
     reader = G.upstream_config._reader("cudagraph_trees", True)
     data = {"device": str(dev), "torch": torch.__version__, "calls": args.calls, "repeats": args.repeats,
             "direct_config_reads": bool(getattr(reader, "fast", False)), "config_read_note": getattr(reader, "why", ""),
@@ -149,7 +194,21 @@ def main():
             json.dump(data, f, indent=1)
 
 
+# the layers of one compiled reduce-overhead call, outermost first: (label, file suffix, function)
+LAYERS = (
+    ("torch.compile call (Dynamo frame, guards)", "_dynamo/eval_frame.py", "compile_wrapper"),
+    ("AOTAutograd forward", "_functorch/aot_autograd.py", "forward"),
+    ("AOTAutograd runtime wrappers", "_aot_autograd/runtime_wrappers.py", "runtime_wrapper"),
+    ("compiled output (CompiledFxGraph.__call__)", "_inductor/output_code.py", "__call__"),
+    ("tree: run", "npu_graphtree/tree.py", "run"),
+    ("tree: node run (inputs, outputs)", "npu_graphtree/node.py", "run"),
+    ("graph replay", "graphs.py", "replay"),
+)
+
+
 def profile(fn, calls, path):
+    """cProfile of ``calls`` calls: the 30 costliest functions, and microseconds a call spent
+    in each layer of LAYERS (cumulative, under the profiler: its overhead inflates them)."""
     import cProfile
     import io
     import pstats
@@ -160,7 +219,13 @@ def profile(fn, calls, path):
         fn()
     prof.disable()
     out = io.StringIO()
-    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(30)
+    stats = pstats.Stats(prof, stream=out)
+    out.write("layers (cumulative us a call under the profiler; the layer's own = it minus the next)\n")
+    for label, suffix, name in LAYERS:
+        cum = max((v[3] for (file, _, func), v in stats.stats.items() if file.endswith(suffix) and func == name),
+                  default=0.0)
+        out.write(f"  {cum / calls * 1e6:10.1f}  {label}\n")
+    stats.sort_stats("tottime").print_stats(30)
     with open(path, "w") as f:
         f.write(out.getvalue())
 
