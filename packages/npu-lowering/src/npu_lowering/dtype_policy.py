@@ -108,6 +108,13 @@ def foreign_dtype(node: torch.fx.Node) -> torch.dtype | None:
     return None
 
 
+def _returns_tensors(node: torch.fx.Node) -> bool:
+    """A node whose result is a Python scalar (``.item()`` of a float64 tensor: Inductor reads
+    it in the wrapper, no kernel) keeps its lowering: a ``FallbackKernel`` returns tensors only."""
+    leaves = torch.utils._pytree.tree_leaves(node.meta.get("val"))
+    return bool(leaves) and all(isinstance(v, torch.Tensor) or v is None for v in leaves)
+
+
 def op_name(target) -> str:
     return str(target) if isinstance(target, torch._ops.OpOverload) else getattr(target, "__name__", str(target))
 
@@ -131,7 +138,7 @@ def apply(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
         if node.op != "call_function":
             continue
         dtype = foreign_dtype(node)
-        if dtype is None:
+        if dtype is None or not _returns_tensors(node):
             continue
         name, why = op_name(node.target), WHY.get(dtype, "not a dtype npu kernels take")
         if mode == "error":

@@ -8,6 +8,7 @@ from torch._inductor.select_algorithm import TritonTemplateKernel
 
 from torch._inductor.virtualized import V
 
+from . import numerics
 from .kernel import NpuTritonKernel, save_kernel
 from .runtime.entries import fusion_policy
 
@@ -21,6 +22,12 @@ class NpuScheduling(TritonScheduling):
         if isinstance(kernel, TritonTemplateKernel):
             save_kernel(src_code)
         return super().define_kernel(src_code, node_schedule, kernel)
+
+    def codegen_template(self, template_node, epilogue_nodes, prologue_nodes, **kwargs):
+        # N04 cutlass.use_fast_math: npu's GEMM templates are Triton, their fused prologue and
+        # epilogue math is where fast math applies (numerics.template_fast_math)
+        with numerics.template_fast_math():
+            return super().codegen_template(template_node, epilogue_nodes, prologue_nodes, **kwargs)
 
     # Upstream's scheduler asks the device's scheduling last, after its own legality and
     # V.choices (which read upstream's fusion flags): a per-device hook, so the installed
