@@ -30,6 +30,8 @@ from pathlib import Path
 
 import torch
 
+from . import fp64_compute
+
 log = logging.getLogger(__name__)
 
 KERNEL_DTYPES = frozenset({
@@ -58,6 +60,21 @@ DECISIONS = (
                                               "enable_complex_wrapper the math is real/imag float kernels"),
     ("float8", "ATen per node", "the cube unit's GEMM path, not vector kernels"),
 )
+# the float64 row under the opt-in (npu_lowering.config.fp64_compute = "fp32", fp64_compute.py)
+FP64_OPT_IN = ("float64", "float32 in npu kernels (opt-in)",
+               "fp64_compute='fp32': float64 values computed in float32 between float64 loads and stores; "
+               "each such kernel says so in its source and warns once, naming itself")
+
+
+def decisions_now() -> tuple:
+    """``DECISIONS`` as the current settings make them (the float64 opt-in)."""
+    try:
+        narrowed = fp64_compute.narrowing()
+    except ValueError:
+        narrowed = False
+    return tuple(FP64_OPT_IN if narrowed and row[0] == "float64" else row for row in DECISIONS)
+
+
 POLICIES = ("fallback", "error")
 ENV = "NPU_LOWERING_DTYPE_POLICY"
 COUNTS_FILE = "npu_lowering_dtype_fallbacks.json"
@@ -140,6 +157,8 @@ def apply(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
         dtype = foreign_dtype(node)
         if dtype is None or not _returns_tensors(node):
             continue
+        if dtype == torch.float64 and fp64_compute.boundary(node):
+            continue  # the opt-in's float64 <-> float32 converts fuse into npu kernels
         name, why = op_name(node.target), WHY.get(dtype, "not a dtype npu kernels take")
         if mode == "error":
             raise UnsupportedDtype(f"npu-lowering: {name} computes {dtype} on npu ({why}) and "
@@ -209,8 +228,9 @@ def doctor_report(shown: int = 12) -> dict:
         mode, status = policy(), "ok"
     except ValueError as exc:
         mode, status = str(exc), "error"
-    rows = [f"{dtype}: {what} ({why})" for dtype, what, why in DECISIONS] + rows
+    decisions = decisions_now()
+    rows = [f"{dtype}: {what} ({why})" for dtype, what, why in decisions] + rows
     return {"status": status, "policy": mode, "path": str(path), "counts": saved, "rows": rows,
-            "decisions": {dtype: what for dtype, what, _ in DECISIONS},
+            "decisions": {dtype: what for dtype, what, _ in decisions},
             "summary": (f"dtype policy {mode}; {sum(saved.values())} node(s) of {len(saved)} op/dtype "
                         f"pair(s) compiled as ATen fallbacks ({path})")}
