@@ -62,8 +62,8 @@ DECISIONS = (
 )
 # the float64 row under the opt-in (npu_lowering.config.fp64_compute = "fp32", fp64_compute.py)
 FP64_OPT_IN = ("float64", "float32 in npu kernels (opt-in)",
-               "fp64_compute='fp32': float64 values computed in float32 between float64 loads and stores; "
-               "each such kernel says so in its source and warns once, naming itself")
+               "fp64_compute='fp32': float64 values computed in float32, the float64 <-> float32 casts "
+               "at their edges ATen ops; each such kernel says so in its source and warns once, naming itself")
 
 
 def decisions_now() -> tuple:
@@ -157,8 +157,6 @@ def apply(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
         dtype = foreign_dtype(node)
         if dtype is None or not _returns_tensors(node):
             continue
-        if dtype == torch.float64 and fp64_compute.boundary(node):
-            continue  # the opt-in's float64 <-> float32 converts fuse into npu kernels
         name, why = op_name(node.target), WHY.get(dtype, "not a dtype npu kernels take")
         if mode == "error":
             raise UnsupportedDtype(f"npu-lowering: {name} computes {dtype} on npu ({why}) and "

@@ -6,11 +6,13 @@ Ascend's vector cores have no float64. By default (``npu_lowering.config.fp64_co
 ``NPU_LOWERING_FP64_COMPUTE=fp32``) the user accepts float32 arithmetic for float64 values:
 the post-grad pass rewrites the graph so each float64 value is computed in float32 (a
 float64 input is converted once, float64 dtypes in op arguments become float32) and
-converted back to float64 where the graph returns it or an op mutates a float64 tensor. The
-converts fuse into the npu kernels around them: a kernel loads its float64 inputs
-``.to(tl.float32)``, computes in float32 and stores float64; the kernel's source says so in
-a comment, and the first compile of each such kernel in a process warns naming it
-(``NpuScheduling.define_kernel``). Outputs keep eager's dtypes; only the precision is float32.
+converted back to float64 where the graph returns it or an op mutates a float64 tensor.
+The converts themselves stay the device's ATen casts (the dtype policy's fallback for
+float64 nodes): triton-ascend 3.2.0 refuses any float64 load or store ("[fp8, fp64] is
+unsupported on Ascend"), so npu kernels see float32 only. Each kernel computing narrowed
+values says so in a comment in its source, and its first compile in a process warns naming
+it (``NpuScheduling.define_kernel``). Outputs keep eager's dtypes; only the precision is
+float32.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ def narrow(gm: torch.fx.GraphModule) -> int:
             continue
         with graph.inserting_before(node):
             new = graph.call_function(node.target, args, kwargs)
-        new.meta = {**node.meta, "val": val}
+        new.meta = {**node.meta, "val": val, "npu_fp64_compute": "fp32"}
         count += 1
         if _has_fp64(node.meta.get("val")) or node.target is operator.getitem and node.args[0] in narrow_of:
             narrow_of[node] = new  # users are rewritten as they come; the output converts back
@@ -123,17 +125,21 @@ def narrow(gm: torch.fx.GraphModule) -> int:
     return count
 
 
-def boundary(node: torch.fx.Node) -> bool:
-    """A float64 <-> float32 convert the opt-in put (or kept) at a float64 value's edge."""
-    return narrowing() and node.target is _prims_convert and node.args[1] in (torch.float32, torch.float64)
-
-
 _warned: set[str] = set()
 
 
-def mark_kernel(src_code: str) -> str:
-    """A kernel under the opt-in that reads or writes float64 says so in its source."""
-    if narrowing() and ("'*fp64'" in src_code or "tl.float64" in src_code):
+def _narrowed(node_schedule) -> bool:
+    for snode in node_schedule or ():
+        for inner in (snode.get_nodes() if hasattr(snode, "get_nodes") else ()):
+            origins = getattr(getattr(inner, "node", None), "origins", None) or ()
+            if any(o.meta.get("npu_fp64_compute") for o in origins):
+                return True
+    return False
+
+
+def mark_kernel(src_code: str, node_schedule) -> str:
+    """A kernel computing float64 values in float32 (the opt-in) says so in its source."""
+    if narrowing() and _narrowed(node_schedule):
         return f"{MARK}\n{src_code}"
     return src_code
 

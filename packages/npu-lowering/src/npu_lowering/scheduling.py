@@ -19,7 +19,7 @@ class NpuScheduling(TritonScheduling):
     def define_kernel(self, src_code, node_schedule, kernel):
         # NpuTritonKernel saves its own source; a GEMM template kernel (upstream's class,
         # with npu imports) is saved here, with its fused epilogue, for the Ascend check
-        src_code = fp64_compute.mark_kernel(src_code)  # opt-in float64-in-float32: said in the code
+        src_code = fp64_compute.mark_kernel(src_code, node_schedule)  # opt-in float64-in-float32: said in the code
         if isinstance(kernel, TritonTemplateKernel):
             save_kernel(src_code)
         name = super().define_kernel(src_code, node_schedule, kernel)
