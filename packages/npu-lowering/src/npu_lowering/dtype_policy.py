@@ -13,8 +13,8 @@ JSON file in Inductor's cache dir, ``doctor_report``).
 
 Policy (``npu_lowering.config.dtype_policy``, default from ``NPU_LOWERING_DTYPE_POLICY``):
 ``fallback`` (default) or ``error`` (raise ``UnsupportedDtype`` naming the op and dtype, for
-users who want no ATen fallback). The numerics issue's opt-in downcast joins here as another
-policy. The config module is part of the FX graph cache key (npu's ``device_custom_config``)
+users who want no ATen fallback). The float64 opt-in (``fp64_compute``: float64 values
+computed in float32) runs before this pass; ``decisions_now()`` shows it in the doctor. The config module is part of the FX graph cache key (npu's ``device_custom_config``)
 and ``settings_key()`` (the dtype set) enters it through ``NpuPostGradPass.uuid``, so a
 changed policy never serves stale code.
 """
