@@ -159,15 +159,19 @@ def nextafter(a, b):
 @triton.jit
 def expm1(x):
     # Kahan: exact where exp(x) rounds to 1
+    # (x / log(u) first: um1 * x overflowed near x = 88.7; exp(x) = inf gave inf / inf)
     u = tl.exp(x)
     um1 = u - 1.0
-    return tl.where(u == 1.0, x, tl.where(um1 == -1.0, -1.0, um1 * x / tl.log(u)))
+    r = tl.where(u == float("inf"), u, um1 * (x / tl.log(u)))
+    return tl.where(u == 1.0, x, tl.where(um1 == -1.0, -1.0, r))
 
 
 @triton.jit
 def log1p(x):
+    # (x / (u - 1) first: log(u) * x overflowed near float max; x = inf gave inf / inf)
     u = 1.0 + x
-    return tl.where(u == 1.0, x, tl.log(u) * x / (u - 1.0))
+    r = tl.where(u == float("inf"), u, tl.log(u) * (x / (u - 1.0)))
+    return tl.where(u == 1.0, x, r)
 
 
 @triton.jit
@@ -177,20 +181,29 @@ def log10(x):
 
 @triton.jit
 def pow(a, b):
+    # C99 pow's special values, as eager's std::pow: (-1)^+-inf = 1 and 1^y = 1 (y nan too),
+    # an infinite exponent is even, -0 and -inf keep their sign under odd integral exponents,
+    # nan only for a finite negative base with a finite non-integral exponent
     mag = tl.exp2(b * tl.log2(tl.abs(a)))
+    finite_b = tl.abs(b) != float("inf")
     integral = tl.floor(b) == b
-    odd = integral & ((b - 2.0 * tl.floor(b * 0.5)) != 0)
-    neg = tl.where(integral, tl.where(odd, -mag, mag), float("nan"))
-    out = tl.where(a < 0, neg, mag)
-    return tl.where(b == 0, 1.0, out)
+    odd = integral & finite_b & ((b - 2.0 * tl.floor(b * 0.5)) != 0)
+    negative = (a < 0) | ((a == 0) & ((1.0 / a) < 0))
+    out = tl.where(negative & odd, -mag, mag)
+    out = tl.where((a < 0) & (a != float("-inf")) & ~integral, float("nan"), out)
+    out = tl.where((tl.abs(a) == 1) & ~finite_b, 1.0, out)
+    return tl.where((b == 0) | (a == 1), 1.0, out)
 
 
 # --- hyperbolic --------------------------------------------------------------------------
 @triton.jit
 def tanh(x):
-    e = tl.exp(-2.0 * tl.abs(x))
-    t = (1.0 - e) / (1.0 + e)
-    return tl.where(x < 0, -t, t)
+    # through expm1: (1 - e) / (1 + e) cancelled for small |x| (tanh(1e-8) was 0); below
+    # 2^-12, tanh(x) is x to float32 rounding (and -0 stays -0)
+    a = tl.abs(x)
+    em = expm1(-2.0 * a)
+    t = -em / (2.0 + em)
+    return tl.where(a < 0.000244140625, x, tl.where(x < 0, -t, t))
 
 
 @triton.jit
@@ -210,9 +223,11 @@ def cosh(x):
 
 @triton.jit
 def asinh(x):
+    # above 2^28, asinh(x) is log(2x) to float32 rounding (ax * ax overflowed past 1.8e19)
     ax = tl.abs(x)
     r = log1p(ax + ax * ax / (1.0 + tl.sqrt(1.0 + ax * ax)))
-    return tl.where(x < 0, -r, r)
+    r = tl.where(ax > 268435456.0, tl.log(ax) + 0.6931471805599453, r)
+    return tl.where(ax == 0, x, tl.where(x < 0, -r, r))  # -0 stays -0
 
 
 @triton.jit
@@ -427,7 +442,7 @@ def cyl_bessel_i0(x):
     v = 3.75 / big
     scaled = 0.39894228 + v * (0.01328592 + v * (0.00225319 + v * (-0.00157565 + v * (0.00916281 + v * (
         -0.02057706 + v * (0.02635537 + v * (-0.01647633 + v * 0.00392377)))))))
-    return tl.where(a < 3.75, near, scaled * (tl.exp(big) / tl.sqrt(big)))
+    return tl.where(a != a, a, tl.where(a < 3.75, near, scaled * (tl.exp(big) / tl.sqrt(big))))  # nan stays nan
 
 
 @triton.jit
@@ -440,7 +455,7 @@ def cyl_bessel_i1(x):
     v = 3.75 / big
     scaled = 0.39894228 + v * (-0.03988024 + v * (-0.00362018 + v * (0.00163801 + v * (-0.01031555 + v * (
         0.02282967 + v * (-0.02895312 + v * (0.01787654 + v * -0.00420059)))))))
-    r = tl.where(a < 3.75, near, scaled * (tl.exp(big) / tl.sqrt(big)))
+    r = tl.where(a != a, a, tl.where(a < 3.75, near, scaled * (tl.exp(big) / tl.sqrt(big))))  # nan stays nan
     return tl.where(x < 0.0, -r, r)
 
 
