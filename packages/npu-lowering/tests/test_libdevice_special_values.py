@@ -1,7 +1,8 @@
 """The portable libdevice's special values against eager (issue 19 item 4; the full
 measurement is bench/math_fidelity.py). Each case disagreed with eager before its fix:
 pow's C99 special values, expm1/log1p overflowing in their Kahan correction, tanh
-cancelling to 0 for small arguments, asinh overflowing x*x, i0/i1 of nan."""
+cancelling to 0 for small arguments, asinh overflowing x*x, i0/i1 of nan, round losing the
+sign of a zero and rounding odd integers past 2^23, atan2's and fmod's special values."""
 
 import math
 
@@ -9,7 +10,7 @@ import pytest
 import torch
 
 EDGES = [0.0, -0.0, math.inf, -math.inf, math.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0,
-         1e-8, -1e-8, 1e-3, 88.7, 100.0, 1e20, -1e30, 3.4e38]
+         1e-8, -1e-8, 1e-3, 88.7, 100.0, 1e20, -1e30, 3.4e38, -0.4, 2.0**23 + 1, -(2.0**23) - 3]
 
 
 def _same(out: torch.Tensor, ref: torch.Tensor, rtol: float) -> None:
@@ -18,7 +19,7 @@ def _same(out: torch.Tensor, ref: torch.Tensor, rtol: float) -> None:
     assert torch.equal(torch.signbit(out[finite_zero]), torch.signbit(ref[finite_zero]))  # -0 kept
 
 
-@pytest.mark.parametrize("name", ["expm1", "log1p", "tanh", "asinh", "i0", "i1"])
+@pytest.mark.parametrize("name", ["expm1", "log1p", "tanh", "asinh", "i0", "i1", "round"])
 def test_unary_special_values_match_eager(name):
     fn = {"i0": torch.special.i0, "i1": torch.special.i1}.get(name) or getattr(torch, name)
     x = torch.tensor(EDGES)
@@ -27,9 +28,11 @@ def test_unary_special_values_match_eager(name):
     _same(out, fn(x), rtol=2e-5 if name in ("i0", "i1") else 4e-6)
 
 
-def test_pow_special_values_match_eager():
+@pytest.mark.parametrize("name", ["pow", "atan2", "fmod"])
+def test_binary_special_values_match_eager(name):
+    fn = getattr(torch, name)
     e = torch.tensor([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, math.inf, -math.inf, math.nan])
     a, b = (t.flatten() for t in torch.meshgrid(e, e, indexing="ij"))
     torch._dynamo.reset()
-    out = torch.compile(torch.pow)(a.to("npu"), b.to("npu")).cpu()
-    _same(out, torch.pow(a, b), rtol=2e-6)
+    out = torch.compile(fn)(a.to("npu"), b.to("npu")).cpu()
+    _same(out, fn(a, b), rtol=2e-6)

@@ -86,11 +86,13 @@ def trunc(x):
 
 @triton.jit
 def nearbyint(x):
-    # round half to even, as the default rounding mode does
+    # round half to even, as the default rounding mode does; from 2^23 every float32 is an
+    # integer (x + 0.5 rounded an odd one up), and a zero result keeps x's sign (-0.4 -> -0)
     r = tl.floor(x + 0.5)
     tie = (r - x) == 0.5
     odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
-    return tl.where(tie & odd, r - 1.0, r)
+    r = tl.where(tl.abs(x) >= 8388608.0, x, tl.where(tie & odd, r - 1.0, r))
+    return tl.where(r == 0, x * 0.0, r)
 
 
 @triton.jit
@@ -131,7 +133,11 @@ def ilogb(x):
 
 @triton.jit
 def fmod(a, b):
-    return a - trunc(a / b) * b
+    # C's special values: fmod(x, +-inf) = x for finite x, a zero result has a's sign. Large
+    # quotients (|a / b| past 2^24) are not exact: see the README's math table.
+    r = a - trunc(a / b) * b
+    r = tl.where((tl.abs(b) == float("inf")) & (tl.abs(a) != float("inf")), a, r)
+    return tl.where(r == 0, a * 0.0, r)
 
 
 @triton.jit
@@ -261,10 +267,19 @@ def atan(x):
 
 @triton.jit
 def atan2(y, x):
-    r = atan(y / x)
-    neg_x = tl.where(y >= 0, r + _PI, r - _PI)
-    on_axis = tl.where(y > 0, _HALF_PI, tl.where(y < 0, -_HALF_PI, 0.0))
-    return tl.where(x > 0, r, tl.where(x < 0, neg_x, on_axis))
+    # the angle from the smaller magnitude over the larger (atan on [0, 1]: no inf / inf, no
+    # y / x overflow), then its octant; C's special values: atan2(+-0, -0) = +-pi,
+    # atan2(+-inf, +-inf) = +-pi/4 or +-3pi/4, and the sign of a zero y is kept
+    ay = tl.abs(y)
+    ax = tl.abs(x)
+    both_inf = (ay == float("inf")) & (ax == float("inf"))
+    lo = tl.where(both_inf, 1.0, tl.minimum(ay, ax))
+    hi = tl.where(both_inf, 1.0, tl.maximum(ay, ax))
+    t = tl.where(hi == 0, 0.0, atan(lo / hi))
+    t = tl.where(ay > ax, _HALF_PI - t, t)
+    t = tl.where((x < 0) | ((x == 0) & ((1.0 / x) < 0)), _PI - t, t)
+    r = tl.where((y < 0) | ((y == 0) & ((1.0 / y) < 0)), -t, t)
+    return tl.where((x != x) | (y != y), x + y, r)
 
 
 @triton.jit
