@@ -2,7 +2,7 @@
 measurement is bench/math_fidelity.py). Each case disagreed with eager before its fix:
 pow's C99 special values, expm1/log1p overflowing in their Kahan correction, tanh
 cancelling to 0 for small arguments, asinh overflowing x*x, i0/i1 of nan, round losing the
-sign of a zero and rounding odd integers past 2^23, atan2's and fmod's special values."""
+sign of a zero and rounding odd integers past 2^23, atan2's and fmod's special values, atan's -0, j0/j1/erfcx of nan."""
 
 import math
 
@@ -19,12 +19,19 @@ def _same(out: torch.Tensor, ref: torch.Tensor, rtol: float) -> None:
     assert torch.equal(torch.signbit(out[finite_zero]), torch.signbit(ref[finite_zero]))  # -0 kept
 
 
-@pytest.mark.parametrize("name", ["expm1", "log1p", "tanh", "asinh", "i0", "i1", "round"])
+SPECIAL = {"i0": torch.special.i0, "i1": torch.special.i1, "j0": torch.special.bessel_j0,
+           "j1": torch.special.bessel_j1, "erfcx": torch.special.erfcx}
+
+
+@pytest.mark.parametrize("name", ["expm1", "log1p", "tanh", "asinh", "i0", "i1", "round", "atan", "j0", "j1", "erfcx"])
 def test_unary_special_values_match_eager(name):
-    fn = {"i0": torch.special.i0, "i1": torch.special.i1}.get(name) or getattr(torch, name)
+    fn = SPECIAL.get(name) or getattr(torch, name)
     x = torch.tensor(EDGES)
     torch._dynamo.reset()
     out = torch.compile(fn)(x.to("npu")).cpu()
+    if name in ("j0", "j1", "erfcx"):  # their accuracy is in the README's table: nan and the edges here
+        torch.testing.assert_close(out, fn(x), equal_nan=True, rtol=1e-4, atol=1e-6)
+        return
     _same(out, fn(x), rtol=2e-5 if name in ("i0", "i1") else 4e-6)
 
 

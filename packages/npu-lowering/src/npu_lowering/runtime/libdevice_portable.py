@@ -262,7 +262,7 @@ def atan(x):
     z2 = z * z
     p = (((8.05374449538e-2 * z2 - 1.38776856032e-1) * z2 + 1.99777106478e-1) * z2 - 3.33329491539e-1) * z2 * z + z
     r = base + p
-    return tl.where(x < 0, -r, r)
+    return tl.where(x == 0, x, tl.where(x < 0, -r, r))  # -0 stays -0
 
 
 @triton.jit
@@ -405,7 +405,7 @@ def j0(x):
     u = 3.0 / big
     far = _f0(u) * tl.cos(_theta0(big, u)) / tl.sqrt(big)
     near = _j0_small((a / 3.0) * (a / 3.0))
-    return tl.where(a <= 3.0, near, far)
+    return tl.where(a != a, a, tl.where(a <= 3.0, near, far))  # nan stays nan
 
 
 @triton.jit
@@ -416,6 +416,7 @@ def j1(x):
     far = _f1(u) * tl.cos(_theta1(big, u)) / tl.sqrt(big)
     near = a * _j1_small_over_x((a / 3.0) * (a / 3.0))
     r = tl.where(a <= 3.0, near, far)
+    r = tl.where(x != x, x, r)  # nan stays nan
     return tl.where(x < 0.0, -r, r)
 
 
@@ -485,4 +486,4 @@ def erfcx(x):
     far = 0.5641895835477563 / t
     s = tl.minimum(x, 2.0)
     near = tl.exp(s * s) * (1.0 - tl.erf(s))
-    return tl.where(x < 2.0, near, far)
+    return tl.where(x != x, x, tl.where(x < 2.0, near, far))  # nan stays nan
