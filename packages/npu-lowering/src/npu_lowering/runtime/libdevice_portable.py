@@ -204,12 +204,13 @@ def pow(a, b):
 # --- hyperbolic --------------------------------------------------------------------------
 @triton.jit
 def tanh(x):
-    # through expm1: (1 - e) / (1 + e) cancelled for small |x| (tanh(1e-8) was 0); below
-    # 2^-12, tanh(x) is x to float32 rounding (and -0 stays -0)
-    a = tl.abs(x)
-    em = expm1(-2.0 * a)
+    # -expm1(-2|x|) / (2 + expm1(-2|x|)) with Kahan's expm1 inline: (1 - e) / (1 + e)
+    # cancelled for small |x| (tanh(1e-8) was 0); zeros keep their sign
+    y = -2.0 * tl.abs(x)
+    u = tl.exp(y)
+    em = tl.where(u == 1.0, y, tl.where(u == 0.0, -1.0, (u - 1.0) * (y / tl.log(u))))
     t = -em / (2.0 + em)
-    return tl.where(a < 0.000244140625, x, tl.where(x < 0, -t, t))
+    return tl.where(x < 0, -t, tl.where(x == 0, x, t))
 
 
 @triton.jit
