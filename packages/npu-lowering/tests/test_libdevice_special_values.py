@@ -38,7 +38,8 @@ def test_unary_special_values_match_eager(name):
 @pytest.mark.parametrize("name", ["pow", "atan2", "fmod"])
 def test_binary_special_values_match_eager(name):
     fn = getattr(torch, name)
-    e = torch.tensor([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, math.inf, -math.inf, math.nan])
+    big = [3.4e38] if name == "pow" else []  # fmod's large quotients are inexact (README's table)
+    e = torch.tensor([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, math.inf, -math.inf, math.nan, *big])
     a, b = (t.flatten() for t in torch.meshgrid(e, e, indexing="ij"))
     torch._dynamo.reset()
     out = torch.compile(fn)(a.to("npu"), b.to("npu")).cpu()

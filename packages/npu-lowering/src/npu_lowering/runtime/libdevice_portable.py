@@ -198,6 +198,7 @@ def pow(a, b):
     out = tl.where(negative & odd, -mag, mag)
     out = tl.where((a < 0) & (a != float("-inf")) & ~integral, float("nan"), out)
     out = tl.where((tl.abs(a) == 1) & ~finite_b, 1.0, out)
+    out = tl.where(b == 1.0, a, out)  # exact (exp2(log2(max)) rounded to inf)
     return tl.where((b == 0) | (a == 1), 1.0, out)
 
 
