@@ -64,3 +64,31 @@ def test_doctor_reports_every_dtype_decision():
     families = {"float64", "int64", "uint8", "bool", "uint16/uint32/uint64", "complex64/complex128"}
     assert families <= set(report["decisions"])
     assert any(re.match(r"float64: ATen per node \(", row) for row in report["rows"])
+
+
+def test_int64_index_arithmetic_beyond_2_to_the_31():
+    """Index values past int32 without 2^31 elements: an iota starting at 2^31 - 4 and gather
+    indices computed from int64 values near 2^31 (int32 arithmetic would wrap negative)."""
+    base = 2**31 - 4
+    t = torch.arange(16, dtype=torch.float32, device="npu")
+    i = torch.arange(base, base + 8, dtype=torch.int64, device="npu")
+
+    def fn(t, i):
+        iota = torch.arange(base, base + 8, device=t.device) * 3 + 1  # index_expr in int64
+        return iota, t[i - base + 2] * 2, (i * 5) // 3
+
+    out, code = _run(fn, t, i)
+    assert "@triton.jit" in code
+    for o, r in zip(out, fn(t.cpu(), i.cpu())):
+        assert o.dtype == r.dtype and torch.equal(o.cpu(), r)
+
+
+def test_mixed_float64_promotion_stays_exact_by_default():
+    h = torch.linspace(-2, 2, 16, device="npu").half()
+    d = torch.randn(16, dtype=torch.float64, device="npu") * 1e-9 + 1
+    i = torch.arange(16, dtype=torch.int64, device="npu") + 2**40
+    fn = lambda h, d, i: (h * d, d + i, (h.float() * 3).relu())  # noqa: E731
+    out, code = _run(fn, h, d, i)
+    for o, r in zip(out, fn(h.cpu(), d.cpu(), i.cpu())):
+        assert o.dtype == r.dtype and torch.equal(o.cpu(), r)  # float64 math bit for bit
+    assert "tl.float64" not in _kernels(code)

@@ -88,3 +88,19 @@ def test_interpreting_npu_kernels_leaves_triton_language_untouched():
     assert {name: getattr(tl, name) for name in builtins_before} == builtins_before
     assert {name: getattr(tl.core, name) for name in core_before} == core_before
     assert tl.math.exp is math_before
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, s, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, (tl.load(x_ptr + offs) + s).to(tl.float32))
+
+
+def test_python_float_arguments_are_scalars_of_their_signature_type():
+    # Inductor's unbacked-float arguments typed fp64 add in float64, as compiled Triton does
+    x = torch.full((8,), 2.0**-24, device="npu")
+    for fp64, expected in ((True, 1 + 2.0**-23), (False, 1.0)):
+        out = torch.empty(8, device="npu")
+        launch(scale_kernel, (1,), (x, out, 1 + 2.0**-40), {"BLOCK": 8, "fp64_args": "s" if fp64 else ""})
+        # fp64: 2^-24 + (1 + 2^-40) rounds up in float32; fp32: s is 1.0, the sum ties to 1.0
+        assert out.cpu().tolist() == [expected] * 8

@@ -135,3 +135,17 @@ def test_device_generator_seeding_and_state():
     torch.npu.manual_seed(7)
     torch.manual_seed(123)
     assert torch.equal(torch.randn(8, device="npu").cpu(), a.cpu())
+
+
+def test_dropout_draws_from_the_npu_generator():
+    # native_dropout's CPU kernel has no generator argument: it drew from the CPU generator
+    x = torch.ones(8, 64, device="npu")
+    torch.npu.manual_seed(3)
+    first = torch.nn.functional.dropout(x, 0.5)
+    torch.manual_seed(99)  # the CPU generator moves; npu's does not
+    torch.npu.manual_seed(3)
+    out, mask = torch.ops.aten.native_dropout(x, 0.5, True)
+    assert torch.equal(first.cpu(), out.cpu()) and mask.dtype == torch.bool
+    assert torch.equal(out.cpu(), mask.cpu().float() * 2)
+    assert 0 < int(mask.sum()) < mask.numel()
+    assert torch.equal(torch.ops.aten.native_dropout(x, 0.5, False)[0].cpu(), x.cpu())

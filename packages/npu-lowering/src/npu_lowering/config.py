@@ -20,6 +20,10 @@ from torch.utils._config_module import install_config_module
 # nodes of a dtype npu kernels do not take: "fallback" (lower to ATen) or "error" (raise UnsupportedDtype)
 dtype_policy: str = _env.text("NPU_LOWERING_DTYPE_POLICY", "fallback")
 
+# float64 on npu: "fp64" (never narrowed: float64 nodes stay ATen ops) or "fp32" (opt-in: npu
+# kernels compute float64 values in float32, with a one-time warning naming each kernel)
+fp64_compute: str = _env.text("NPU_LOWERING_FP64_COMPUTE", "fp64")
+
 # small static GEMMs lower to a one-tile Triton template in default mode; False: ATen, as upstream
 small_gemm_templates: bool = os.environ.get("NPU_LOWERING_SMALL_GEMM_TEMPLATES", "1") not in ("0", "false", "False", "")
 

@@ -13,8 +13,8 @@ JSON file in Inductor's cache dir, ``doctor_report``).
 
 Policy (``npu_lowering.config.dtype_policy``, default from ``NPU_LOWERING_DTYPE_POLICY``):
 ``fallback`` (default) or ``error`` (raise ``UnsupportedDtype`` naming the op and dtype, for
-users who want no ATen fallback). The numerics issue's opt-in downcast joins here as another
-policy. The config module is part of the FX graph cache key (npu's ``device_custom_config``)
+users who want no ATen fallback). The float64 opt-in (``fp64_compute``: float64 values
+computed in float32) runs before this pass; ``decisions_now()`` shows it in the doctor. The config module is part of the FX graph cache key (npu's ``device_custom_config``)
 and ``settings_key()`` (the dtype set) enters it through ``NpuPostGradPass.uuid``, so a
 changed policy never serves stale code.
 """
@@ -29,6 +29,8 @@ import threading
 from pathlib import Path
 
 import torch
+
+from . import fp64_compute
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,21 @@ DECISIONS = (
                                               "enable_complex_wrapper the math is real/imag float kernels"),
     ("float8", "ATen per node", "the cube unit's GEMM path, not vector kernels"),
 )
+# the float64 row under the opt-in (npu_lowering.config.fp64_compute = "fp32", fp64_compute.py)
+FP64_OPT_IN = ("float64", "float32 in npu kernels (opt-in)",
+               "fp64_compute='fp32': float64 values computed in float32, the float64 <-> float32 casts "
+               "at their edges ATen ops; each such kernel says so in its source and warns once, naming itself")
+
+
+def decisions_now() -> tuple:
+    """``DECISIONS`` as the current settings make them (the float64 opt-in)."""
+    try:
+        narrowed = fp64_compute.narrowing()
+    except ValueError:
+        narrowed = False
+    return tuple(FP64_OPT_IN if narrowed and row[0] == "float64" else row for row in DECISIONS)
+
+
 POLICIES = ("fallback", "error")
 ENV = "NPU_LOWERING_DTYPE_POLICY"
 COUNTS_FILE = "npu_lowering_dtype_fallbacks.json"
@@ -108,6 +125,13 @@ def foreign_dtype(node: torch.fx.Node) -> torch.dtype | None:
     return None
 
 
+def _returns_tensors(node: torch.fx.Node) -> bool:
+    """A node whose result is a Python scalar (``.item()`` of a float64 tensor: Inductor reads
+    it in the wrapper, no kernel) keeps its lowering: a ``FallbackKernel`` returns tensors only."""
+    leaves = torch.utils._pytree.tree_leaves(node.meta.get("val"))
+    return bool(leaves) and all(isinstance(v, torch.Tensor) or v is None for v in leaves)
+
+
 def op_name(target) -> str:
     return str(target) if isinstance(target, torch._ops.OpOverload) else getattr(target, "__name__", str(target))
 
@@ -131,7 +155,7 @@ def apply(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
         if node.op != "call_function":
             continue
         dtype = foreign_dtype(node)
-        if dtype is None:
+        if dtype is None or not _returns_tensors(node):
             continue
         name, why = op_name(node.target), WHY.get(dtype, "not a dtype npu kernels take")
         if mode == "error":
@@ -202,8 +226,9 @@ def doctor_report(shown: int = 12) -> dict:
         mode, status = policy(), "ok"
     except ValueError as exc:
         mode, status = str(exc), "error"
-    rows = [f"{dtype}: {what} ({why})" for dtype, what, why in DECISIONS] + rows
+    decisions = decisions_now()
+    rows = [f"{dtype}: {what} ({why})" for dtype, what, why in decisions] + rows
     return {"status": status, "policy": mode, "path": str(path), "counts": saved, "rows": rows,
-            "decisions": {dtype: what for dtype, what, _ in DECISIONS},
+            "decisions": {dtype: what for dtype, what, _ in decisions},
             "summary": (f"dtype policy {mode}; {sum(saved.values())} node(s) of {len(saved)} op/dtype "
                         f"pair(s) compiled as ATen fallbacks ({path})")}

@@ -106,6 +106,41 @@ def _floating(*values) -> bool:
     return all(getattr(v, "dtype", None) is not None and v.dtype.is_floating_point for v in values)
 
 
+def _beyond_int32(expr) -> bool:
+    """Whether ``expr`` may leave int32 over the kernel's index ranges (unknown: True when a
+    constant in it already does)."""
+    import sympy
+    from torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
+
+    limit = 2**31 - 1
+    if any(abs(int(n)) > limit for n in expr.atoms(sympy.Integer)):
+        return True
+    try:
+        ranges = {s: ValueRanges(0, int(n) - 1) for s, n in V.kernel.var_ranges().items()
+                  if s in expr.free_symbols}
+        bound = bound_sympy(expr, ranges)
+        return bool(bound.lower < -limit - 1 or bound.upper > limit)
+    except Exception:  # symbolic sizes or an expression sympy cannot bound: keep upstream's
+        return False
+
+
+def _index_expr_int64(expr):
+    import re
+
+    from torch._inductor.codegen.triton import TritonSymbols
+    from torch._inductor.utils import get_bounds_index_expr
+
+    indexing = V.kernel.indexing(expr, block_ptr=False, tma_compatibility_checker=None)
+    text = indexing.index_str
+    for name in sorted({str(s) for s in indexing.index.free_symbols}, key=len, reverse=True):
+        text = re.sub(rf"\b{re.escape(name)}\b(?!\.to\()", f"{name}.to(tl.int64)", text)
+    shape = indexing.expand_shape or TritonSymbols.get_block_shape(indexing.index)
+    var = V.kernel.cse.generate(V.kernel.compute, f"({text})", dtype=torch.int64,
+                                bounds=get_bounds_index_expr(expr), shape=shape)
+    var.mask_vars = indexing.mask_vars
+    return var
+
+
 class NpuTritonKernelOverrides(TritonKernelOverrides):
     # strict_signed_zero (N18; torch 2.14's flag, numerics_config on 2.13): the sign of zero
     # survives negation and maximum/minimum, as in eager (runtime/helpers.py)
@@ -126,6 +161,26 @@ class NpuTritonKernelOverrides(TritonKernelOverrides):
         if numerics.strict_signed_zero() and _floating(a, b):
             return f"triton_helpers.minimum_signed_zero({a}, {b})"
         return TritonKernelOverrides.minimum(a, b)
+
+    @classmethod
+    def index_expr(cls, expr, dtype):
+        # An int64 index expression whose values pass int32 (an iota from 2^31 - 4, an int64
+        # offset) is evaluated in int64 even where the kernel's indices are int32: upstream
+        # prints it over the int32 index variables, and Triton refuses the constant ("out of
+        # range for type int32") or the sum wraps. Here its variables are widened first.
+        if (dtype == torch.int64 and V.kernel.get_index_dtype_as_torch_dtype() == torch.int32
+                and _beyond_int32(expr)):
+            return _index_expr_int64(expr)
+        return super().index_expr(expr, dtype)
+
+    @classmethod
+    def value_expr(cls, expr, dtype):
+        # the same for upstream's value-producing form (iota): it sets the kernel's index
+        # dtype to int64 for printing, the variables stay int32
+        if (dtype == torch.int64 and V.kernel.get_index_dtype_as_torch_dtype() == torch.int32
+                and _beyond_int32(expr)):
+            return _index_expr_int64(expr)
+        return super().value_expr(expr, dtype)
 
     @staticmethod
     def lt(a, b):

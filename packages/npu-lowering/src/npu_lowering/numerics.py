@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 from torch._inductor import config as inductor_config
 from torch._inductor.choices import InductorChoices
@@ -32,6 +34,17 @@ def deterministic_requested() -> bool:
 def strict_signed_zero() -> bool:
     upstream = getattr(inductor_config, "strict_signed_zero", None)  # torch >= 2.14
     return bool(numerics_config.strict_signed_zero if upstream is None else upstream)
+
+
+def template_fast_math():
+    """N04 ``cutlass.use_fast_math`` on npu. On cuda it compiles CUTLASS's C++ GEMM templates
+    with ``nvcc --use_fast_math`` (approximate transcendentals and division in their
+    epilogues, ``codegen/cuda/compile_utils.py``); npu has no CUTLASS, its GEMM templates are
+    Triton, so the flag gives their fused prologues and epilogues Inductor's Triton fast math
+    (``use_fast_math``: ``tl_math`` instead of libdevice), the rest of the graph unchanged."""
+    if inductor_config.cutlass.use_fast_math and not inductor_config.use_fast_math:
+        return inductor_config.patch(use_fast_math=True)
+    return contextlib.nullcontext()
 
 
 def settings_key() -> str:

@@ -1,6 +1,8 @@
 """The post-grad pass Inductor runs on graphs that hold npu tensors (registered as npu's
 device_custom_pass).
 
+- Under the opt-in ``fp64_compute = "fp32"`` float64 values are computed in float32
+  (``fp64_compute``), before the dtype policy.
 - Nodes with a dtype npu kernels do not take (float64, complex, float8, ...) are marked to
   lower as the device's ATen op, per node (``dtype_policy``: the one place that decides).
 - Its uuid is a hash of npu-lowering's sources and of the device facts generated code bakes
@@ -19,7 +21,7 @@ from pathlib import Path
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphModulePass
 
-from . import dtype_policy
+from . import dtype_policy, fp64_compute
 from .dtype_policy import UnsupportedDtype  # noqa: F401  (raised under the "error" policy)
 
 
@@ -33,6 +35,7 @@ def source_hash() -> str:
 
 class NpuPostGradPass(CustomGraphModulePass):
     def __call__(self, gm: torch.fx.GraphModule) -> None:
+        fp64_compute.narrow(gm)  # opt-in only: float64 values computed in float32
         dtype_policy.apply(gm)
 
     def uuid(self) -> str:

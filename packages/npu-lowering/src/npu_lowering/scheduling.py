@@ -8,6 +8,7 @@ from torch._inductor.select_algorithm import TritonTemplateKernel
 
 from torch._inductor.virtualized import V
 
+from . import fp64_compute, numerics
 from .kernel import NpuTritonKernel, save_kernel
 from .runtime.entries import fusion_policy
 
@@ -18,9 +19,18 @@ class NpuScheduling(TritonScheduling):
     def define_kernel(self, src_code, node_schedule, kernel):
         # NpuTritonKernel saves its own source; a GEMM template kernel (upstream's class,
         # with npu imports) is saved here, with its fused epilogue, for the Ascend check
+        src_code = fp64_compute.mark_kernel(src_code, node_schedule)  # opt-in float64-in-float32: said in the code
         if isinstance(kernel, TritonTemplateKernel):
             save_kernel(src_code)
-        return super().define_kernel(src_code, node_schedule, kernel)
+        name = super().define_kernel(src_code, node_schedule, kernel)
+        fp64_compute.warn_once(name, src_code)
+        return name
+
+    def codegen_template(self, template_node, epilogue_nodes, prologue_nodes, **kwargs):
+        # N04 cutlass.use_fast_math: npu's GEMM templates are Triton, their fused prologue and
+        # epilogue math is where fast math applies (numerics.template_fast_math)
+        with numerics.template_fast_math():
+            return super().codegen_template(template_node, epilogue_nodes, prologue_nodes, **kwargs)
 
     # Upstream's scheduler asks the device's scheduling last, after its own legality and
     # V.choices (which read upstream's fusion flags): a per-device hook, so the installed

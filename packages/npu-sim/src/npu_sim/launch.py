@@ -11,6 +11,11 @@ names, not kernel arguments: with ``debug`` true the kernel's ``tl.device_assert
 checked (a failing one raises), as a GPU kernel compiled with ``debug=True`` traps; Triton's
 interpreter otherwise skips them. ``sanitize_overflow`` (Triton's default: on) adds integer
 overflow asserts to arithmetic under ``debug``; Inductor compiles with it off.
+``fp64_args`` (a comma-separated string of parameter names, also not an argument) names the
+Python-float arguments the kernel's signature types ``fp64`` (Inductor's
+``_use_fp64_for_unbacked_floats``); every other Python float is ``fp32``, Triton's JIT type
+for one. Triton's interpreter passes a Python float on as a bare float, so a kernel's
+``ks0.to(tl.float32)`` would fail: such arguments become 0-d interpreter scalars of their type.
 """
 
 from __future__ import annotations
@@ -70,6 +75,20 @@ def _host_view(arg: Any, device: list[int]) -> Any:
     return arg
 
 
+def _float_scalar(value: float, fp64: bool) -> Any:
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    ty = tl.float64 if fp64 else tl.float32
+    return tl.tensor(TensorHandle(np.array([value], dtype=np.float64 if fp64 else np.float32), ty), ty)
+
+
+def _typed_floats(names: Sequence[str], args: tuple, fp64: set) -> tuple:
+    return tuple(_float_scalar(a, name in fp64) if type(a) is float else a
+                 for name, a in zip((*names, *[None] * len(args)), args))
+
+
 def launch(fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[str, Any] | None = None) -> None:
     """Run ``fn[grid](*args, **constexprs)`` on npu-sim (or record it during capture)."""
     kernel = _interpreted(fn)
@@ -79,6 +98,8 @@ def launch(fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[s
     # (a kernel with a parameter of such a name gets it as an argument)
     params = getattr(kernel, "arg_names", ())
     options = {"debug": False, **{k: constexprs.pop(k) for k in OPTIONS if k in constexprs and k not in params}}
+    fp64 = set(filter(None, str(constexprs.pop("fp64_args", "") if "fp64_args" not in params else "").split(",")))
+    host_args = _typed_floats(params, host_args, fp64)
     kwargs = {k: _host_view(v, device) for k, v in constexprs.items()}
     grid = tuple(int(g) for g in grid)
     if not 1 <= len(grid) <= 3 or min(grid) < 0:

@@ -142,7 +142,11 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
     def _sim_kwargs(self, config) -> dict:
         # upstream's compile options for these two (CachingAutotuner._create_compile_options):
         # no integer-overflow asserts, Inductor's kernels wrap on purpose (uint8 arithmetic)
-        return {**config.kwargs, "debug": self._device_asserts(), "sanitize_overflow": False}
+        kwargs = {**config.kwargs, "debug": self._device_asserts(), "sanitize_overflow": False}
+        # Python-float arguments the signature types fp64 (_use_fp64_for_unbacked_floats):
+        # npu-sim makes them interpreter scalars of that type (npu-sim's launch, fp64_args)
+        fp64 = [name for name, ty in self.triton_meta.get("signature", {}).items() if ty == "fp64"]
+        return {**kwargs, "fp64_args": ",".join(fp64)} if fp64 else kwargs
 
     def _fetch_or_compile(self, compile_fn, config, target: str):
         opener = kernel_binary_cache()

@@ -86,11 +86,13 @@ def trunc(x):
 
 @triton.jit
 def nearbyint(x):
-    # round half to even, as the default rounding mode does
+    # round half to even, as the default rounding mode does; from 2^23 every float32 is an
+    # integer (x + 0.5 rounded an odd one up), and a zero result keeps x's sign (-0.4 -> -0)
     r = tl.floor(x + 0.5)
     tie = (r - x) == 0.5
     odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
-    return tl.where(tie & odd, r - 1.0, r)
+    r = tl.where(tl.abs(x) >= 8388608.0, x, tl.where(tie & odd, r - 1.0, r))
+    return tl.where(r == 0, x * 0.0, r)
 
 
 @triton.jit
@@ -131,7 +133,11 @@ def ilogb(x):
 
 @triton.jit
 def fmod(a, b):
-    return a - trunc(a / b) * b
+    # C's special values: fmod(x, +-inf) = x for finite x, a zero result has a's sign. Large
+    # quotients (|a / b| past 2^24) are not exact: see the README's math table.
+    r = a - trunc(a / b) * b
+    r = tl.where((tl.abs(b) == float("inf")) & (tl.abs(a) != float("inf")), a, r)
+    return tl.where(r == 0, a * 0.0, r)
 
 
 @triton.jit
@@ -159,15 +165,19 @@ def nextafter(a, b):
 @triton.jit
 def expm1(x):
     # Kahan: exact where exp(x) rounds to 1
+    # (x / log(u) first: um1 * x overflowed near x = 88.7; exp(x) = inf gave inf / inf)
     u = tl.exp(x)
     um1 = u - 1.0
-    return tl.where(u == 1.0, x, tl.where(um1 == -1.0, -1.0, um1 * x / tl.log(u)))
+    r = tl.where(u == float("inf"), u, um1 * (x / tl.log(u)))
+    return tl.where(u == 1.0, x, tl.where(um1 == -1.0, -1.0, r))
 
 
 @triton.jit
 def log1p(x):
+    # (x / (u - 1) first: log(u) * x overflowed near float max; x = inf gave inf / inf)
     u = 1.0 + x
-    return tl.where(u == 1.0, x, tl.log(u) * x / (u - 1.0))
+    r = tl.where(u == float("inf"), u, tl.log(u) * (x / (u - 1.0)))
+    return tl.where(u == 1.0, x, r)
 
 
 @triton.jit
@@ -177,20 +187,31 @@ def log10(x):
 
 @triton.jit
 def pow(a, b):
+    # C99 pow's special values, as eager's std::pow: (-1)^+-inf = 1 and 1^y = 1 (y nan too),
+    # an infinite exponent is even, -0 and -inf keep their sign under odd integral exponents,
+    # nan only for a finite negative base with a finite non-integral exponent
     mag = tl.exp2(b * tl.log2(tl.abs(a)))
+    finite_b = tl.abs(b) != float("inf")
     integral = tl.floor(b) == b
-    odd = integral & ((b - 2.0 * tl.floor(b * 0.5)) != 0)
-    neg = tl.where(integral, tl.where(odd, -mag, mag), float("nan"))
-    out = tl.where(a < 0, neg, mag)
-    return tl.where(b == 0, 1.0, out)
+    odd = integral & finite_b & ((b - 2.0 * tl.floor(b * 0.5)) != 0)
+    negative = (a < 0) | ((a == 0) & ((1.0 / a) < 0))
+    out = tl.where(negative & odd, -mag, mag)
+    out = tl.where((a < 0) & (a != float("-inf")) & ~integral, float("nan"), out)
+    out = tl.where((tl.abs(a) == 1) & ~finite_b, 1.0, out)
+    out = tl.where(b == 1.0, a, out)  # exact (exp2(log2(max)) rounded to inf)
+    return tl.where((b == 0) | (a == 1), 1.0, out)
 
 
 # --- hyperbolic --------------------------------------------------------------------------
 @triton.jit
 def tanh(x):
-    e = tl.exp(-2.0 * tl.abs(x))
-    t = (1.0 - e) / (1.0 + e)
-    return tl.where(x < 0, -t, t)
+    # -expm1(-2|x|) / (2 + expm1(-2|x|)) with Kahan's expm1 inline: (1 - e) / (1 + e)
+    # cancelled for small |x| (tanh(1e-8) was 0); zeros keep their sign
+    y = -2.0 * tl.abs(x)
+    u = tl.exp(y)
+    em = tl.where(u == 1.0, y, tl.where(u == 0.0, -1.0, (u - 1.0) * (y / tl.log(u))))
+    t = -em / (2.0 + em)
+    return tl.where(x < 0, -t, tl.where(x == 0, x, t))
 
 
 @triton.jit
@@ -210,9 +231,11 @@ def cosh(x):
 
 @triton.jit
 def asinh(x):
+    # above 2^28, asinh(x) is log(2x) to float32 rounding (ax * ax overflowed past 1.8e19)
     ax = tl.abs(x)
     r = log1p(ax + ax * ax / (1.0 + tl.sqrt(1.0 + ax * ax)))
-    return tl.where(x < 0, -r, r)
+    r = tl.where(ax > 268435456.0, tl.log(ax) + 0.6931471805599453, r)
+    return tl.where(ax == 0, x, tl.where(x < 0, -r, r))  # -0 stays -0
 
 
 @triton.jit
@@ -241,15 +264,24 @@ def atan(x):
     z2 = z * z
     p = (((8.05374449538e-2 * z2 - 1.38776856032e-1) * z2 + 1.99777106478e-1) * z2 - 3.33329491539e-1) * z2 * z + z
     r = base + p
-    return tl.where(x < 0, -r, r)
+    return tl.where(x == 0, x, tl.where(x < 0, -r, r))  # -0 stays -0
 
 
 @triton.jit
 def atan2(y, x):
-    r = atan(y / x)
-    neg_x = tl.where(y >= 0, r + _PI, r - _PI)
-    on_axis = tl.where(y > 0, _HALF_PI, tl.where(y < 0, -_HALF_PI, 0.0))
-    return tl.where(x > 0, r, tl.where(x < 0, neg_x, on_axis))
+    # the angle from the smaller magnitude over the larger (atan on [0, 1]: no inf / inf, no
+    # y / x overflow), then its octant; C's special values: atan2(+-0, -0) = +-pi,
+    # atan2(+-inf, +-inf) = +-pi/4 or +-3pi/4, and the sign of a zero y is kept
+    ay = tl.abs(y)
+    ax = tl.abs(x)
+    both_inf = (ay == float("inf")) & (ax == float("inf"))
+    lo = tl.where(both_inf, 1.0, tl.minimum(ay, ax))
+    hi = tl.where(both_inf, 1.0, tl.maximum(ay, ax))
+    t = tl.where(hi == 0, 0.0, atan(lo / hi))
+    t = tl.where(ay > ax, _HALF_PI - t, t)
+    t = tl.where((x < 0) | ((x == 0) & ((1.0 / x) < 0)), _PI - t, t)
+    r = tl.where((y < 0) | ((y == 0) & ((1.0 / y) < 0)), -t, t)
+    return tl.where((x != x) | (y != y), x + y, r)
 
 
 @triton.jit
@@ -375,7 +407,7 @@ def j0(x):
     u = 3.0 / big
     far = _f0(u) * tl.cos(_theta0(big, u)) / tl.sqrt(big)
     near = _j0_small((a / 3.0) * (a / 3.0))
-    return tl.where(a <= 3.0, near, far)
+    return tl.where(a != a, a, tl.where(a <= 3.0, near, far))  # nan stays nan
 
 
 @triton.jit
@@ -386,6 +418,7 @@ def j1(x):
     far = _f1(u) * tl.cos(_theta1(big, u)) / tl.sqrt(big)
     near = a * _j1_small_over_x((a / 3.0) * (a / 3.0))
     r = tl.where(a <= 3.0, near, far)
+    r = tl.where(x != x, x, r)  # nan stays nan
     return tl.where(x < 0.0, -r, r)
 
 
@@ -427,7 +460,7 @@ def cyl_bessel_i0(x):
     v = 3.75 / big
     scaled = 0.39894228 + v * (0.01328592 + v * (0.00225319 + v * (-0.00157565 + v * (0.00916281 + v * (
         -0.02057706 + v * (0.02635537 + v * (-0.01647633 + v * 0.00392377)))))))
-    return tl.where(a < 3.75, near, scaled * (tl.exp(big) / tl.sqrt(big)))
+    return tl.where(a != a, a, tl.where(a < 3.75, near, scaled * (tl.exp(big) / tl.sqrt(big))))  # nan stays nan
 
 
 @triton.jit
@@ -440,7 +473,7 @@ def cyl_bessel_i1(x):
     v = 3.75 / big
     scaled = 0.39894228 + v * (-0.03988024 + v * (-0.00362018 + v * (0.00163801 + v * (-0.01031555 + v * (
         0.02282967 + v * (-0.02895312 + v * (0.01787654 + v * -0.00420059)))))))
-    r = tl.where(a < 3.75, near, scaled * (tl.exp(big) / tl.sqrt(big)))
+    r = tl.where(a != a, a, tl.where(a < 3.75, near, scaled * (tl.exp(big) / tl.sqrt(big))))  # nan stays nan
     return tl.where(x < 0.0, -r, r)
 
 
@@ -455,4 +488,4 @@ def erfcx(x):
     far = 0.5641895835477563 / t
     s = tl.minimum(x, 2.0)
     near = tl.exp(s * s) * (1.0 - tl.erf(s))
-    return tl.where(x < 2.0, near, far)
+    return tl.where(x != x, x, tl.where(x < 2.0, near, far))  # nan stays nan
