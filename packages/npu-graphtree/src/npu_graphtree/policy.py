@@ -78,9 +78,48 @@ def take(compiled_graph) -> tuple[str, int] | None:
     return dev_type, dev_index
 
 
+def _uncaptured_backward(compiled_graph) -> tuple[str, int] | None:
+    """(device type, index) of a backward graph on a device of ours that runs without a
+    graph: the forward's refusal (Inductor's device check) disabled the BoxedBool forward and
+    backward share, so Inductor checked nothing for the backward, and its
+    ``maybe_handle_backward_generation`` (which would tell the tree a backward ran) is only
+    for upstream's own trees."""
+    from torch._inductor import config
+
+    from .adapter import supports
+
+    fx_kwargs = getattr(compiled_graph, "fx_kwargs", {}) or {}
+    types = set(getattr(compiled_graph, "device_types", ()) or ()) - {"meta", "cpu"}
+    idxs = set(getattr(compiled_graph, "device_idxs", ()) or ())
+    if not (config.triton.cudagraphs and fx_kwargs.get("is_backward") and len(types) == 1 and len(idxs) == 1):
+        return None
+    dev_type = next(iter(types))
+    if (dev_type == "cuda" and not _state["cuda"]) or not supports(dev_type):
+        return None
+    return dev_type, next(iter(idxs))
+
+
+def _notify_backward(compiled_graph, dev_type: str, dev_index: int) -> None:
+    """Let the tree know the forward's backward ran (its outputs may start a new generation)."""
+    from . import tree
+
+    run_backward = compiled_graph.current_callable
+
+    def run(inputs):
+        if (m := tree.get_manager(dev_type, dev_index, create=False)) is not None:
+            m.set_to_running_backward()
+        return run_backward(inputs)
+
+    compiled_graph.current_callable = run
+
+
 def wrap_compiled_graph(compiled_graph) -> bool:
     target = take(compiled_graph)
     if target is None:
+        if (backward := _uncaptured_backward(compiled_graph)) is not None and \
+                not getattr(compiled_graph, "_npu_graphtree_wrapped", False):
+            _notify_backward(compiled_graph, *backward)
+            compiled_graph._npu_graphtree_wrapped = True
         return False
     from . import api
 

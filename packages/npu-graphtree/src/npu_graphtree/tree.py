@@ -203,6 +203,8 @@ class TreeManager:
         if self.current is None:
             return
         if self.can_start_new_generation(gen):
+            if self.pending_backward and any(n.fn.mode is Mode.FORWARD for n in self.current.path):
+                self._forward_without_backward(fn)
             self.end_generation()
         elif self.current.all_outputs_dead():
             self._set_current(None, "none")
@@ -212,6 +214,20 @@ class TreeManager:
             warnings.warn("npu_graphtree: outputs of a previous step still wait for backward, so the graph tree "
                           "cannot start a new generation; call backward(), detach the outputs, or "
                           "torch.compiler.cudagraph_mark_step_begin() before each step.")
+
+    def _forward_without_backward(self, fn: WrappedFunction) -> None:
+        """A step ends while the last forward's backward never ran: inference run with grad
+        enabled. Each such call records a training forward that saves activations, and its
+        held outputs keep their blocks (a checkpoint per call): several times the no_grad
+        call. Said once, counted always. (Serving it from an inference graph instead would
+        give outputs without grad_fn, wrong for a caller who calls backward later.)"""
+        self.counters["forward_without_backward"] += 1
+        if ("no_backward",) not in self.warned:
+            self.warned.add(("no_backward",))
+            logs.event("forward_without_backward", logging.WARNING, fn=fn, reason=(
+                "a reduce-overhead forward ran with grad enabled and its outputs never reached a backward; "
+                "each such call records a training graph that saves activations (several times slower). "
+                "For inference, call the model under torch.no_grad() or torch.inference_mode()."))
 
     def end_generation(self) -> None:
         """Outputs of the ending path that the user still holds are about to be overwritten."""
