@@ -90,6 +90,9 @@ class ConfigResult:
     num_stages: int | None = None
     ub_ours: int | None = None  # npu-lowering's UB estimate (bytes)
     ub_body: dict = field(default_factory=dict)  # npu_inductor_core.ub_model's, per SoC family
+    # the body model's buffer bytes by class at each statement where the peak may fall, as
+    # profiled here (triton-ascend's libdevice, as on Ascend): what the calibration fits
+    ub_classes: list = field(default_factory=list)
     # per target ("910B2", "950"): front end + bishengir outcome, UB bytes bishengir planned
     targets: dict = field(default_factory=dict)
     futures: dict = field(default_factory=dict)
@@ -346,8 +349,11 @@ def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(
         if body_profile is not None:
             from npu_inductor_core import ub_model
 
-            cr.ub_body = {fam: ub_model.estimate(body_profile, dict(config.kwargs), multibuffer=bool(
-                getattr(config, "num_stages", 1) and config.num_stages >= 2), soc_family=fam) for fam in ("910B", "950")}
+            mb = bool(getattr(config, "num_stages", 1) and config.num_stages >= 2)
+            cr.ub_body = {fam: ub_model.estimate(body_profile, dict(config.kwargs), multibuffer=mb, soc_family=fam)
+                          for fam in ("910B", "950")}
+            cr.ub_classes = [{k: v for k, v in by.items() if v}
+                             for by in ub_model.class_bytes(body_profile, dict(config.kwargs), mb)]
         # stage 1 for the kernel's own SoC (as before), then per target: front end + bishengir
         runs = [(None, kernel_arch(cap, arch))] + [(t, t.arch) for t in targets]
         for target, t_arch in runs:

@@ -386,7 +386,9 @@ class _Body:
         extra = self.helpers.extra_tiles(self.scope, alias, name)
         if extra is None:  # a native operation: what HFusion's expansion of it keeps beside the result
             extra = _MATH_TEMPS.get(name, 0)
-        temps.extend(v.like(cls="f") for _ in range(extra))
+        # Philox (tl.rand*) apart from the other math: the compilers keep its temporaries
+        # differently (910B's keeps every call's to the end of the body)
+        temps.extend(v.like(cls="r" if name.startswith("rand") else "f") for _ in range(extra))
         return v
 
     # -- statements --------------------------------------------------------------------
@@ -580,13 +582,14 @@ def profile(body: str, pointer_dtypes: dict[str, str] | None = None, name: str |
         kept.append(p)
     out = {"points": kept, "blocks": b.constexprs,
            "ops": sum(1 for _, _, _, v in b.stmts if v is not None and v.is_tile)}
-    math_all: dict[str, int] = {}  # every math expansion's temporaries in the body, summed
-    for _, _, temps, _ in b.stmts:
-        for t in temps:
-            if not isinstance(t, str) and t.cls == "f":
-                math_all[t.key()] = math_all.get(t.key(), 0) + 1
-    if math_all:
-        out["math_all"] = math_all
+    for cls, key in (("f", "math_all"), ("r", "rand_all")):  # each family's temporaries in the body, summed
+        total: dict[str, int] = {}
+        for _, _, temps, _ in b.stmts:
+            for t in temps:
+                if not isinstance(t, str) and t.cls == cls:
+                    total[t.key()] = total.get(t.key(), 0) + 1
+        if total:
+            out[key] = total
     if b.padded:
         out["padded"] = dict(sorted(b.padded.items()))
     return out
