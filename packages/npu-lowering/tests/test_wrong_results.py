@@ -87,7 +87,7 @@ def test_frexp_is_exact(dtype):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
 def test_low_precision_baddbmm_template(dtype):
     # cause: Triton's interpreter multiplied tl.dot's bfloat16 operands as their uint16 bit
-    # patterns (npu-sim's interpret_bf16_dot widens them by value), so every bf16 GEMM
+    # patterns (npu-sim's NpuInterpreterBuilder.create_dot widens them by value), so every bf16 GEMM
     # template (default-mode small GEMMs) was wrong by orders of magnitude
     pytest.importorskip("npu_autotune.gemm_templates")  # the template candidates
     from torch._inductor.utils import fresh_cache
@@ -109,7 +109,7 @@ def test_low_precision_baddbmm_template(dtype):
 def test_scatter_of_a_scalar_with_a_reduce(reduce):
     # cause: Inductor's kernel atomically adds a value broadcast to the pointers' shape (a
     # stride-0 numpy view in Triton's interpreter), which the interpreter's C++ atomic read as
-    # a contiguous buffer: garbage was added (npu-sim's interpret_atomics passes copies)
+    # a contiguous buffer: garbage was added (npu-sim's NpuInterpreterBuilder.create_atomic_rmw passes copies)
     a = torch.randn(3, 5)
     i = torch.tensor([[0, 0, 1, 1], [2, 2, 2, 3], [4, 0, 4, 4]])  # repeated: accumulates
 

@@ -67,28 +67,26 @@ def _npu_triton_capable() -> bool:
         return False
 
 
-@upstream_patch(*(f"torch._inductor.runtime.triton_heuristics.NpuGrid{n}D" for n in (1, 2, 3)),
-                versions="torch 2.11, 2.13",
+@upstream_patch("torch._inductor.runtime.triton_heuristics.NpuGrid", versions="torch 2.11, 2.13",
                 removed_by="a grid-type registry, or inductor_meta carrying a qualified class name, upstream")
-def register_npu_grid_types(*grid_types: type) -> bool:
+def register_npu_grid_type(grid_type: type) -> bool:
     """GridExpr.from_meta (and from_meta_lazy) find a kernel's grid class by the name in
     inductor_meta["grid_type"], looked up in triton_heuristics' module globals; there is no
-    registry for a backend's own grid types. We add our classes there under their own names
-    (NpuGrid1D/2D/3D), which only npu kernels' inductor_meta names, so every other kernel's
-    grid is upstream's. Torch 2.11 and 2.13 (same lookup); removed by a grid-type registry,
-    or inductor_meta carrying a qualified class name, upstream."""
+    registry for a backend's own grid types. We add our one class there under its own name
+    (NpuGrid; its axis count comes from inductor_meta), which only npu kernels' inductor_meta
+    names, so every other kernel's grid is upstream's. Torch 2.11 and 2.13 (same lookup);
+    removed by a grid-type registry, or inductor_meta carrying a qualified class name, upstream."""
     from torch._inductor.runtime import triton_heuristics
 
-    added = False
-    for cls in grid_types:
-        if not issubclass(cls, triton_heuristics.GridExpr):
-            raise TypeError(f"{cls!r} is not a GridExpr")
-        existing = vars(triton_heuristics).get(cls.__name__)
-        if existing is not None and existing is not cls and existing.__module__ != cls.__module__:
-            raise RuntimeError(f"triton_heuristics already defines {cls.__name__} ({existing!r})")
-        added |= existing is not cls
-        setattr(triton_heuristics, cls.__name__, cls)
-    return added
+    if not issubclass(grid_type, triton_heuristics.GridExpr):
+        raise TypeError(f"{grid_type!r} is not a GridExpr")
+    existing = vars(triton_heuristics).get(grid_type.__name__)
+    if existing is not None and existing is not grid_type and existing.__module__ != grid_type.__module__:
+        raise RuntimeError(f"triton_heuristics already defines {grid_type.__name__} ({existing!r})")
+    if existing is grid_type:
+        return False
+    triton_heuristics.NpuGrid = grid_type
+    return True
 
 
 _cuda_wrapper: dict = {}

@@ -240,10 +240,10 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         if not self._npu_loop_axes:
             return super()._get_grid_type()
         programs = sum(1 for tree in self.range_trees if not tree.is_reduction)
-        if programs != len(self._npu_loop_axes) or programs not in npu_grid.GRID_TYPES:
+        if programs != len(self._npu_loop_axes) or programs not in (1, 2, 3):
             raise RuntimeError(f"npu-lowering: {programs} program axes but sub-block loops over "
                                f"{[e.prefix for e in self._npu_loop_axes]}; upstream codegen changed")
-        return npu_grid.GRID_TYPES[programs]
+        return npu_grid.NpuGrid  # its axis count: inductor_meta_per_kernel
 
     def max_block(self, prefix: str) -> int:
         """The largest block any config can give this axis. Upstream answers TRITON_MAX_BLOCK
@@ -315,6 +315,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # read where the kernel is tuned, which may be a compile worker with no device open
         # (also the grid's core count: runtime/grid.py)
         meta[tiling.FACTS_KEY] = facts.record()
+        if self._npu_loop_axes:
+            meta[npu_grid.AXES_KEY] = len(self._npu_loop_axes)
         if self._npu_indirect:
             meta[tiling.INDIRECT_KEY] = True
         if hinted := self._hint_size_hints():

@@ -37,9 +37,7 @@ def _interpreted(fn: Any):
     from triton.runtime.jit import JITFunction
 
     _compat.interpret_nested_jit_calls()
-    _compat.interpret_bf16_casts()
-    _compat.interpret_atomics()
-    _compat.interpret_bf16_dot()
+    _compat.interpret_npu_kernels()
     if isinstance(fn, InterpretedFunction):
         return fn
     if isinstance(fn, JITFunction):
