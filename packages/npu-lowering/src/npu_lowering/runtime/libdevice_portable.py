@@ -297,7 +297,18 @@ def acos(x):
 # --- special functions -------------------------------------------------------------------
 @triton.jit
 def erfc(x):
-    return 1.0 - tl.erf(x)
+    # 1 - erf(x) below 2; from 2 on exp(-x^2) * erfcx(x) by Laplace's continued fraction (as
+    # erfcx below), so the tail keeps its relative accuracy instead of cancelling to 0 near
+    # x = 3.9; exp(-x^2) split as exp(-h^2) exp(-(x - h)(x + h)) with h = x to 8 fraction bits
+    # (h^2 exact in float32), since x*x's rounding would cost ~40 ulp at x = 9; past 16 (the
+    # result underflows from ~10.1) the argument is clamped, so inf gives 0, not inf - inf
+    big = tl.minimum(tl.maximum(x, 2.0), 16.0)
+    t = big
+    for k in tl.static_range(12, 0, -1):
+        t = big + (k * 0.5) / t
+    h = tl.floor(big * 256.0) / 256.0
+    far = tl.exp(-h * h) * tl.exp(-(big - h) * (big + h)) * (0.5641895835477563 / t)
+    return tl.where(x != x, x, tl.where(x < 2.0, 1.0 - tl.erf(x), far))  # nan stays nan
 
 
 @triton.jit
@@ -349,8 +360,15 @@ def _lgamma_positive(x):
 
 @triton.jit
 def lgamma(x):
-    reflected = tl.log(1.0 / tl.abs(tl.sin(x * _PI)) * _PI) - _lgamma_positive(1.0 - x)
+    # log(pi) - log|sin(pi x)|, not log(pi / |sin(pi x)|): the quotient overflows for subnormal x;
+    # sin(pi x) from x's distance to the nearest integer (exact), not x * pi, whose rounding
+    # is the whole of sin's argument near a pole (lgamma(-2.0000002) was 14.15, not 14.56)
+    frac = x - tl.floor(x + 0.5)
+    reflected = 1.1447298858494002 - tl.log(tl.abs(tl.sin(frac * _PI))) - _lgamma_positive(1.0 - x)
     r = tl.where(x < 0.5, reflected, _lgamma_positive(tl.maximum(x, 0.5)))
+    r = tl.where((x == 1.0) | (x == 2.0), 0.0, r)  # exact zeros (the series gives ~3.6e-7)
+    # -log|x| for tiny x (lgamma(x) = -log|x| - 0.577x + ...): pi x loses bits as a subnormal
+    r = tl.where(tl.abs(x) < 1e-20, -tl.log(tl.abs(x)), r)
     # poles at 0 and the negative integers (sin(x * pi) is not exactly 0 there in float),
     # lgamma(+-inf) = inf, and NaN stays NaN (tl.maximum above drops it)
     pole = (x <= 0.0) & (x == tl.floor(x))
