@@ -175,6 +175,9 @@ def test_buffers_by_class_are_priced_as_a_profiled_body_prices_them(family):
     # a profile of one statement with the same buffers is priced the same by estimate
     point = {"l|X:4": 2, "v|X:2": 3}
     assert M.estimate({"points": [point]}, {"XBLOCK": 100}, True, family) == got
+    # a buffer smaller than the tile is priced at its own elements (8 float32: one block)
+    small = M.estimate_buffers({"l": {4: 2, (4, 8): 1}, "v": {2: 3}}, 100, multibuffer=True, soc_family=family)
+    assert small == math.ceil(w["l"] * 2 * (2 * 416 + 32) + w["v"] * 3 * 224) + reserve
 
 
 def test_buffers_by_class_reject_bad_input():

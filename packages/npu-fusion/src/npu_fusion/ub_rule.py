@@ -90,17 +90,28 @@ def footprint(node1, node2) -> Footprint:
     tile = max(1, min(config.min_tile_elems, max(_elements(node1), _elements(node2))))
     index = getattr(node1.get_device(), "index", None) or 0
     family = soc_family(index)
-    nbytes = estimate(_by_dtype(loaded), _by_dtype(writes), tile, config.multibuffer, family)
+    nbytes = estimate(_by_dtype(loaded, tile), _by_dtype(writes, tile), tile, config.multibuffer, family)
     copies = 2 if config.multibuffer else 1
     return Footprint(len(loaded), len(writes), tile, copies, nbytes, ub_bytes(index), family)
 
 
-def _by_dtype(names) -> dict[int, int]:
-    out: dict[int, int] = {}
+def _by_dtype(names, tile: int) -> dict[tuple[int, int], int]:
+    """(dtype bytes, elements) -> buffers: a buffer smaller than the tile (a row statistic, a
+    weight broadcast over rows) holds only its own elements."""
+    out: dict[tuple[int, int], int] = {}
     for name in names:
-        size = _dtype_bytes(name)
-        out[size] = out.get(size, 0) + 1
+        key = (_dtype_bytes(name), min(tile, _numel(name, tile)))
+        out[key] = out.get(key, 0) + 1
     return out
+
+
+def _numel(name: str, fallback: int) -> int:
+    from torch._inductor.virtualized import V
+
+    try:
+        return _compat.size_hint(V.graph.get_numel(name), fallback)
+    except Exception:  # a name the graph cannot size: price it at the tile
+        return fallback
 
 
 def soc_family(index: int = 0) -> str:
@@ -110,9 +121,9 @@ def soc_family(index: int = 0) -> str:
     return family(_device(index).soc)
 
 
-def estimate(loaded: dict[int, int], kept: dict[int, int], tile: int, multibuffer: bool, family: str) -> int:
+def estimate(loaded: dict, kept: dict, tile: int, multibuffer: bool, family: str) -> int:
     """UB bytes of a kernel holding ``loaded[itemsize]`` loaded and ``kept[itemsize]`` value
-    buffers of ``tile`` elements: the UB model's per-class pricing, one source of costs."""
+    buffers of ``tile`` elements (a key ``(itemsize, elements)``: a smaller buffer): the UB model's per-class pricing, one source of costs."""
     from npu_inductor_core import ub_model
 
     return ub_model.estimate_buffers({"l": loaded, "v": kept}, tile, multibuffer, family)
