@@ -11,7 +11,7 @@ npu-lowering's ascend_check on them (triton-ascend's front end and bishengir; sl
 reports the kernels that fail.
 
     .venv/bin/python bench/fusion.py [--json bench/fusion.json] [--only softmax,mlp8]
-        [--ascend-check] [--check-python /work/main/.venv-ascend/bin/python]
+        [--ascend-check [--check-configs first]] [--check-python /work/main/.venv-ascend/bin/python]
 
 Shapes are small (npu-sim runs every kernel in Triton's interpreter); numbers go to the
 npu-fusion README, no test asserts them.
@@ -128,10 +128,10 @@ def measure(make, variant: dict, save_dir: Path | None) -> dict:
     return {"kernels": metrics.generated_kernel_count, "gm_bytes": metrics.num_bytes_accessed}
 
 
-def ascend_check(folder: Path, python: str) -> dict:
+def ascend_check(folder: Path, python: str, configs: str = "all") -> dict:
     report = folder / "report.json"
     cmd = [python, str(ROOT / "packages/npu-lowering/ascend_check/check.py"), str(folder), "--jobs", "1",
-           "--json", str(report)]
+           "--configs", configs, "--json", str(report)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if not report.exists():
         return {"error": (proc.stderr or proc.stdout)[-500:]}
@@ -146,6 +146,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="comma-separated workload names (substrings)")
     ap.add_argument("--ascend-check", action="store_true", help="run ascend_check on every kernel (slow)")
     ap.add_argument("--check-python", default="/work/main/.venv-ascend/bin/python")
+    ap.add_argument("--check-configs", choices=("all", "first"), default="all",
+                    help="ascend_check every config of a kernel or its first")
     args = ap.parse_args(argv)
 
     import npu_fusion
@@ -170,7 +172,7 @@ def main(argv=None) -> int:
                     save.mkdir()
                 row[vname] = measure(make, variant, save)
                 if save:
-                    row[vname]["ascend_check"] = ascend_check(save, args.check_python)
+                    row[vname]["ascend_check"] = ascend_check(save, args.check_python, args.check_configs)
             rows.append(row)
             print_row(row)
     out = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
