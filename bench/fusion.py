@@ -146,6 +146,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="comma-separated workload names (substrings)")
     ap.add_argument("--ascend-check", action="store_true", help="run ascend_check on every kernel (slow)")
     ap.add_argument("--check-python", default="/work/main/.venv-ascend/bin/python")
+    ap.add_argument("--check-variants", default="policy,upstream",
+                    help="comma-separated variants whose kernels ascend_check checks")
     ap.add_argument("--check-configs", choices=("all", "first"), default="all",
                     help="ascend_check every config of a kernel or its first")
     args = ap.parse_args(argv)
@@ -167,7 +169,8 @@ def main(argv=None) -> int:
         for i, (name, make) in enumerate(chosen.items()):
             row = {"workload": name}
             for vname, variant in VARIANTS.items():
-                save = Path(tmp) / f"{i}-{vname}" if args.ascend_check else None
+                checked = args.ascend_check and vname in args.check_variants.split(",")
+                save = Path(tmp) / f"{i}-{vname}" if checked else None
                 if save:
                     save.mkdir()
                 row[vname] = measure(make, variant, save)
