@@ -34,9 +34,14 @@ def _run(torch_logs: str | None) -> str:
 
 
 def test_torch_logs_shows_refusals_with_rule_and_numbers():
+    from npu_fusion import ub_rule
+    from npu_inductor_core import ub_model
+
     logged = _run("+npu_fusion")
+    family = ub_rule.soc_family()  # the child's npu-sim SoC is this process's
+    nbytes = ub_model.estimate_buffers({"l": {4: 1}, "v": {4: 2}}, 64, True, family)
     assert ("refused vertical fusion op0 + op1: rule ub_footprint: "
-            "1 loaded x2 + 2 kept buffers x 64 elems = 1024 B > UB 64 B") in logged
+            f"1 loaded x2 + 2 kept buffers x 64 elems = {nbytes} B (ub_model, {family}) > UB 64 B") in logged
     assert "refused" not in _run(None)
 
 

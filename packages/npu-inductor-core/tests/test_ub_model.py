@@ -156,3 +156,32 @@ def test_the_950_family_has_its_own_calibration():
     assert soc_family("Ascend910B2") == soc_family(None) == "910B"
     prof = _profile(POINTWISE)
     assert M.estimate(prof, {"XBLOCK": 1024}, soc_family="950") != M.estimate(prof, {"XBLOCK": 1024})
+
+
+@pytest.mark.parametrize("family", ["910B", "950"])
+def test_buffers_by_class_are_priced_as_a_profiled_body_prices_them(family):
+    """estimate_buffers (the fusion policy's pricing before codegen) pads each buffer to the
+    32-byte block, doubles loads when multi-buffered and applies the family's weights and
+    reserve: the same per-buffer costs as estimate on a body."""
+    import math
+
+    w, reserve = M.WEIGHTS[family], M.RESERVE[family]
+    counts = {"l": {4: 2}, "v": {2: 3}}
+    got = M.estimate_buffers(counts, 100, multibuffer=True, soc_family=family)
+    # 100 float32 = 400 B -> 416 B padded, two copies; 100 float16 = 200 B -> 224 B
+    assert got == math.ceil(w["l"] * 2 * 2 * 416 + w["v"] * 3 * 224) + reserve
+    single = M.estimate_buffers(counts, 100, multibuffer=False, soc_family=family)
+    assert single == math.ceil(w["l"] * 2 * 416 + w["v"] * 3 * 224) + reserve
+    # a profile of one statement with the same buffers is priced the same by estimate
+    point = {"l|X:4": 2, "v|X:2": 3}
+    assert M.estimate({"points": [point]}, {"XBLOCK": 100}, True, family) == got
+    # a buffer smaller than the tile is priced at its own elements (8 float32: one block)
+    small = M.estimate_buffers({"l": {4: 2, (4, 8): 1}, "v": {2: 3}}, 100, multibuffer=True, soc_family=family)
+    assert small == math.ceil(w["l"] * 2 * (2 * 416 + 32) + w["v"] * 3 * 224) + reserve
+
+
+def test_buffers_by_class_reject_bad_input():
+    with pytest.raises(ValueError, match="unknown buffer classes"):
+        M.estimate_buffers({"z": {4: 1}}, 64)
+    with pytest.raises(ValueError, match="tile"):
+        M.estimate_buffers({"l": {4: 1}}, 0)

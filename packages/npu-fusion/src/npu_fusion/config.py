@@ -21,4 +21,7 @@ multibuffer: bool = True
 # The UB bytes the rule plans with; None: the device's (npu_inductor_core.device().ub_bytes).
 ub_bytes: "int | None" = None
 
+# Order candidate npu fusions by GM bytes saved, a removed round trip counted twice (README).
+prefer_round_trips: bool = Config(default=True, env_name_default="NPU_FUSION_PREFER_ROUND_TRIPS")
+
 install_config_module(sys.modules[__name__])

@@ -5,7 +5,9 @@ Entry point ``npu_inductor.fusion: policy`` names this module. Its contract, for
 ``can_fuse(kind, node1, node2) -> bool`` (``kind`` is "vertical" or "horizontal"; False
 refuses the fusion) and ``cache_key() -> str`` (what the decisions depend on besides the
 graph; npu's post-grad pass puts it into the FX graph cache key). It only ever refuses:
-upstream's flags and heuristics keep deciding everything else.
+upstream's flags and heuristics keep deciding everything else. Optional:
+``score_fusion(scheduler, node1, node2, upstream_score) -> Sortable``, the order of candidate
+fusions (npu-lowering's choices object asks it when present).
 """
 
 from __future__ import annotations
@@ -14,8 +16,18 @@ import functools
 import hashlib
 from pathlib import Path
 
-from . import config, ub_rule
+from . import config, score, ub_rule
 from .log import log
+
+
+def score_fusion(scheduler, node1, node2, upstream):
+    """The order of candidate fusions (npu-lowering's ``NpuChoices.score_fusion`` asks this
+    with upstream's score): for two npu nodes, GM bytes saved with removed round trips counted
+    twice (score.py), then upstream's order; any other pair keeps upstream's order."""
+    npu = all(getattr(n.get_device(), "type", None) == "npu" for n in (node1, node2))
+    if not (config.prefer_round_trips and npu):
+        return score.NpuFusionScore(upstream, None)
+    return score.NpuFusionScore(upstream, score.saved_bytes(scheduler, node1, node2, upstream))
 
 
 def can_fuse(kind: str, node1, node2) -> bool:
@@ -44,5 +56,5 @@ def _source_hash() -> str:
 
 
 def cache_key() -> str:
-    settings = ",".join(f"{k}={getattr(config, k)}" for k in ("ub_rule", "min_tile_elems", "multibuffer", "ub_bytes"))
+    settings = ",".join(f"{k}={getattr(config, k)}" for k in ("ub_rule", "min_tile_elems", "multibuffer", "ub_bytes", "prefer_round_trips"))
     return f"npu-fusion-{_source_hash()}-{settings}-ub{ub_rule.ub_bytes()}"

@@ -6,9 +6,13 @@ fusion keeps on chip. Fusing more nodes adds buffers, and the tiler answers by s
 tile; below a few KiB per transfer the DMA engines stop streaming efficiently, so an over-fused
 kernel loses more bandwidth than the GM round trip the fusion saved, or does not fit at all.
 
-``footprint(node1, node2)`` prices the fused node at the smallest efficient tile: every
-distinct buffer it reads or writes holds ``tile`` elements of its dtype, loaded ones twice
-when multi-buffered. The README states the rule and where the numbers come from.
+``footprint(node1, node2)`` prices the fused node at the smallest efficient tile with the
+project's UB model (npu-inductor-core's ``ub_model.estimate_buffers``: the per-class weights
+calibrated against bishengir, which the tiler's ``fit_to_ub`` uses on generated kernels):
+every distinct buffer it loads is a load buffer ("l", doubled when multi-buffered), every
+buffer it writes a value buffer ("v"), each ``tile`` elements of its dtype. If that estimate
+exceeds the UB, the tiler would have to shrink the fused kernel's tiles below the efficient
+size. The README states the rule and where the numbers come from.
 """
 
 from __future__ import annotations
@@ -17,8 +21,6 @@ import dataclasses
 
 from . import _compat, config
 
-BLOCK_BYTES = 32  # Ascend's UB block: every buffer is a whole number of 32-byte blocks
-
 
 @dataclasses.dataclass(frozen=True)
 class Footprint:
@@ -26,8 +28,9 @@ class Footprint:
     kept: int  # buffers written (stored, or intermediates the fused kernel keeps on chip)
     tile: int  # elements per buffer
     copies: int  # copies of each loaded buffer (2 when multi-buffered)
-    nbytes: int  # the whole footprint
+    nbytes: int  # the UB model's estimate of the fused kernel at that tile
     ub_bytes: int  # what it must fit
+    soc_family: str = "910B"  # the UB model's calibration used
 
     @property
     def fits(self) -> bool:
@@ -35,7 +38,13 @@ class Footprint:
 
     def explain(self) -> str:
         return (f"{self.loaded} loaded x{self.copies} + {self.kept} kept buffers x {self.tile} elems "
-                f"= {self.nbytes} B > UB {self.ub_bytes} B")
+                f"= {self.nbytes} B (ub_model, {self.soc_family}) > UB {self.ub_bytes} B")
+
+
+def _device(index: int):
+    from npu_inductor_core.device import device
+
+    return device(index)
 
 
 def ub_bytes(index: int = 0) -> int:
@@ -43,9 +52,7 @@ def ub_bytes(index: int = 0) -> int:
     ``index`` (npu-inductor-core's device facts)."""
     if config.ub_bytes is not None:
         return int(config.ub_bytes)
-    from npu_inductor_core.device import device
-
-    return device(index).ub_bytes
+    return _device(index).ub_bytes
 
 
 def _elements(node) -> int:
@@ -68,10 +75,6 @@ def _dtype_bytes(name: str) -> int:
         return 4
 
 
-def _pad(nbytes: int) -> int:
-    return -(-nbytes // BLOCK_BYTES) * BLOCK_BYTES
-
-
 def footprint(node1, node2) -> Footprint:
     from torch._inductor.dependencies import WeakDep
 
@@ -85,8 +88,42 @@ def footprint(node1, node2) -> Footprint:
             writes[dep.name] = None
     loaded = [n for n in reads if n not in writes]  # node2's reads of node1's writes stay on chip
     tile = max(1, min(config.min_tile_elems, max(_elements(node1), _elements(node2))))
-    copies = 2 if config.multibuffer else 1
-    nbytes = sum(_pad(tile * _dtype_bytes(n)) * copies for n in loaded)
-    nbytes += sum(_pad(tile * _dtype_bytes(n)) for n in writes)
     index = getattr(node1.get_device(), "index", None) or 0
-    return Footprint(len(loaded), len(writes), tile, copies, nbytes, ub_bytes(index))
+    family = soc_family(index)
+    nbytes = estimate(_by_dtype(loaded, tile), _by_dtype(writes, tile), tile, config.multibuffer, family)
+    copies = 2 if config.multibuffer else 1
+    return Footprint(len(loaded), len(writes), tile, copies, nbytes, ub_bytes(index), family)
+
+
+def _by_dtype(names, tile: int) -> dict[tuple[int, int], int]:
+    """(dtype bytes, elements) -> buffers: a buffer smaller than the tile (a row statistic, a
+    weight broadcast over rows) holds only its own elements."""
+    out: dict[tuple[int, int], int] = {}
+    for name in names:
+        key = (_dtype_bytes(name), min(tile, _numel(name, tile)))
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _numel(name: str, fallback: int) -> int:
+    from torch._inductor.virtualized import V
+
+    try:
+        return _compat.size_hint(V.graph.get_numel(name), fallback)
+    except Exception:  # a name the graph cannot size: price it at the tile
+        return fallback
+
+
+def soc_family(index: int = 0) -> str:
+    """The UB model's calibration for npu ``index`` (910B-class or 950)."""
+    from npu_inductor_core.ascend_rules import soc_family as family
+
+    return family(_device(index).soc)
+
+
+def estimate(loaded: dict, kept: dict, tile: int, multibuffer: bool, family: str) -> int:
+    """UB bytes of a kernel holding ``loaded[itemsize]`` loaded and ``kept[itemsize]`` value
+    buffers of ``tile`` elements (a key ``(itemsize, elements)``: a smaller buffer): the UB model's per-class pricing, one source of costs."""
+    from npu_inductor_core import ub_model
+
+    return ub_model.estimate_buffers({"l": loaded, "v": kept}, tile, multibuffer, family)

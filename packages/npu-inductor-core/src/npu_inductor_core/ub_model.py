@@ -87,6 +87,28 @@ def estimate(prof: dict, kwargs: dict, multibuffer: bool = False, soc_family: st
     return math.ceil(peak) + RESERVE[fam]
 
 
+def estimate_buffers(counts: dict, tile: int, multibuffer: bool = False, soc_family: str = "910B") -> int:
+    """UB bytes of a kernel not generated yet (a fusion being decided): ``counts[cls][itemsize]``
+    buffers of class ``cls`` ("l" loads, "v" values, ... as ``CLASSES``) of ``tile`` elements of
+    that many bytes each (a key ``(itemsize, elements)``: a buffer smaller than the tile, of
+    that many elements), all live at once, priced exactly as ``estimate`` prices a profiled
+    body's buffers (32-byte padding, loads doubled when multi-buffered, the SoC family's
+    weights and reserve): one source of per-buffer costs for the fusion policy and the tiler."""
+    if tile < 1:
+        raise ValueError(f"estimate_buffers: tile must be at least 1 element, got {tile}")
+    unknown = set(counts) - set(CLASSES)
+    if unknown:
+        raise ValueError(f"estimate_buffers: unknown buffer classes {sorted(unknown)}; known: {CLASSES}")
+    point: dict[str, int] = {}
+    for cls, by in counts.items():
+        for key, n in by.items():
+            nbytes, elems = key if isinstance(key, tuple) else (key, tile)
+            if n:
+                name = f"{cls}|#{max(1, min(int(elems), tile))}:{int(nbytes)}"
+                point[name] = point.get(name, 0) + int(n)
+    return estimate({"points": [point]}, {}, multibuffer, soc_family)
+
+
 # ---- calibration (bishengir-compile, ascendnpu-ir 1.2.0; see the module docstring) --------
 # buffer classes: v values, l loads (double-buffered when multi-buffered), p transposed tiles,
 # m masks broadcast across two dimensions, e integer emulation, f math expansions, g gather

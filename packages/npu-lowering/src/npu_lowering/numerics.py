@@ -22,6 +22,7 @@ from torch._inductor import config as inductor_config
 from torch._inductor.choices import InductorChoices
 
 from . import numerics_config
+from .fusion_choices import FusionChoices
 
 
 def deterministic_requested() -> bool:
@@ -52,7 +53,7 @@ def settings_key() -> str:
     return f"ssz{int(strict_signed_zero())}"
 
 
-class NpuChoices(InductorChoices):
+class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_choices.py)
     """Upstream's choices; on npu under determinism no reduction is split across programs.
     Installed through Inductor's ``inductor_choices_class`` (only when unset), so every other
     device's choices are upstream's."""

@@ -1,0 +1,210 @@
+"""npu's fusion policy against upstream's on the same npu graphs (issue 20 item 4).
+
+Each workload is compiled for npu (npu-sim) twice in this process, with a fresh Inductor
+cache each time: ``policy`` (npu-fusion's defaults: the UB rule and the round-trip
+preference) and ``upstream`` (both off: upstream's scheduler, choices and flags alone).
+Reported per workload and variant: kernels generated per call (Inductor's
+``generated_kernel_count``, forward and backward together where the workload trains) and
+bytes moved through GM by those kernels (Inductor's ``num_bytes_accessed``: each kernel's
+loads and stores). ``--ascend-check`` also saves every kernel and runs
+npu-lowering's ascend_check on them (triton-ascend's front end and bishengir; slow) and
+reports the kernels that fail.
+
+    .venv/bin/python bench/fusion.py [--json bench/fusion.json] [--only softmax,mlp8]
+        [--ascend-check [--check-configs first]] [--check-python /work/main/.venv-ascend/bin/python]
+
+Shapes are small (npu-sim runs every kernel in Triton's interpreter); numbers go to the
+npu-fusion README, no test asserts them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+ROOT = Path(__file__).resolve().parents[1]
+VARIANTS = {"policy": {}, "upstream": {"ub_rule": False, "prefer_round_trips": False}}
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: attention (manual softmax) and a GELU MLP."""
+
+    def __init__(self, d=64, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.heads, d // self.heads).unbind(2)
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        att = torch.softmax(q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5, -1)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, s, d))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+def mlp8(width=64, hidden=256):
+    class B(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln, self.fc1, self.fc2 = nn.LayerNorm(width), nn.Linear(width, hidden), nn.Linear(hidden, width)
+
+        def forward(self, h):
+            return h + self.fc2(F.gelu(self.fc1(self.ln(h))))
+
+    return nn.Sequential(*[B() for _ in range(8)])
+
+
+def workloads():
+    """name -> (make() -> (fn, args), trains)."""
+    dev = "npu"
+
+    def rows(n=8, m=1024):
+        return torch.randn(n, m, device=dev)
+
+    def block_train():
+        torch.manual_seed(0)
+        model = Block().to(dev)
+        x = torch.randn(2, 16, 64, device=dev, requires_grad=True)
+
+        def step(x):
+            out = model(x)
+            out.sum().backward()
+            return out
+
+        return step, (x,)
+
+    return {
+        "1-kernel function": lambda: (lambda a, b: (a + b) * 2.0,
+                                      (torch.randn(1024, device=dev), torch.randn(1024, device=dev))),
+        "softmax": lambda: (lambda x: torch.softmax(x, -1), (rows(),)),
+        "layer_norm": lambda: (lambda x, w: F.layer_norm(x, (1024,), w), (rows(), torch.randn(1024, device=dev))),
+        "rms_norm": lambda: (lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
+                             (rows(), torch.randn(1024, device=dev))),
+        "cross_entropy": lambda: (lambda x, t: F.cross_entropy(x, t),
+                                  (rows(), torch.randint(0, 1024, (8,), device=dev))),
+        "split reduction": lambda: (lambda x: (x.sum(), x.abs().max()), (torch.randn(1 << 16, device=dev),)),
+        "stress: wide sum (24 inputs)": lambda: (lambda *xs: (sum(xs[:13]), sum(xs[12:]) * 2),
+                                         tuple(torch.randn(1024, device=dev) for _ in range(24))),
+        "MLP8 (width 64, batch 4)": lambda: (mlp8().to(dev), (torch.randn(4, 64, device=dev),)),
+        "transformer block fwd+bwd (d 64, seq 16, batch 2)": block_train,
+    }
+
+
+def measure(make, variant: dict, save_dir: Path | None) -> dict:
+    import npu_lowering.config as lowering_config
+    from npu_fusion import config as fusion_config
+    from torch._inductor import metrics
+    from torch._inductor.utils import fresh_cache
+
+    import logging
+
+    from torch._inductor import compile_fx
+
+    # Inductor counts each scheduled kernel's read and write bytes when its metrics log is on
+    compile_fx.inductor_metrics_log.setLevel(logging.INFO)
+    torch._dynamo.reset()
+    metrics.reset()
+    fn, args = make()
+    old = lowering_config.save_kernels
+    lowering_config.save_kernels = str(save_dir) if save_dir else None
+    try:
+        with fresh_cache(), fusion_config.patch(variant):
+            torch.compile(fn)(*args)
+    finally:
+        lowering_config.save_kernels = old
+    return {"kernels": metrics.generated_kernel_count, "gm_bytes": metrics.num_bytes_accessed}
+
+
+def ascend_check(folder: Path, python: str, configs: str = "all") -> dict:
+    report = folder / "report.json"
+    cmd = [python, str(ROOT / "packages/npu-lowering/ascend_check/check.py"), str(folder), "--jobs", "1",
+           "--configs", configs, "--json", str(report)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if not report.exists():
+        return {"error": (proc.stderr or proc.stdout)[-500:]}
+    rep = json.loads(report.read_text())
+    return {"kernels_checked": rep["kernels"], "configs_checked": rep["kernel_configs"],
+            "kernels_failed": len(rep["failed"]), "failed": rep["failed"]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", type=Path, default=ROOT / "bench/fusion.json")
+    ap.add_argument("--only", help="comma-separated workload names (substrings)")
+    ap.add_argument("--ascend-check", action="store_true", help="run ascend_check on every kernel (slow)")
+    ap.add_argument("--check-python", default="/work/main/.venv-ascend/bin/python")
+    ap.add_argument("--check-variants", default="policy,upstream",
+                    help="comma-separated variants whose kernels ascend_check checks")
+    ap.add_argument("--check-configs", choices=("all", "first"), default="all",
+                    help="ascend_check every config of a kernel or its first")
+    args = ap.parse_args(argv)
+
+    import npu_fusion
+    import npu_lowering
+    import npu_sim
+
+    npu_sim.start()
+    npu_lowering.register()
+    npu_fusion.register()
+
+    chosen = workloads()
+    if args.only:
+        keys = [k.strip() for k in args.only.split(",")]
+        chosen = {n: m for n, m in chosen.items() if any(k in n for k in keys)}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="npu-fusion-bench-") as tmp:
+        for i, (name, make) in enumerate(chosen.items()):
+            row = {"workload": name}
+            for vname, variant in VARIANTS.items():
+                checked = args.ascend_check and vname in args.check_variants.split(",")
+                save = Path(tmp) / f"{i}-{vname}" if checked else None
+                if save:
+                    save.mkdir()
+                row[vname] = measure(make, variant, save)
+                if save:
+                    row[vname]["ascend_check"] = ascend_check(save, args.check_python, args.check_configs)
+            rows.append(row)
+            print_row(row)
+    out = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "machine": f"{platform.node()} {platform.machine()} ({platform.processor() or 'cpu'})",
+           "torch": torch.__version__, "device": "npu-sim", "rows": rows}
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(out, indent=1))
+    print(f"wrote {args.json}")
+    return 0
+
+
+_HEADER = False
+
+
+def print_row(row: dict) -> None:
+    global _HEADER
+    if not _HEADER:
+        print("| workload | kernels policy / upstream | GM bytes policy / upstream | Ascend check failures policy / upstream |")
+        print("|---|---|---|---|")
+        _HEADER = True
+    p, u = row["policy"], row["upstream"]
+
+    def fails(r):
+        c = r.get("ascend_check")
+        return "-" if c is None else str(c.get("kernels_failed", "error"))
+
+    print(f"| {row['workload']} | {p['kernels']} / {u['kernels']} | {p['gm_bytes']} / {u['gm_bytes']} "
+          f"| {fails(p)} / {fails(u)} |", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
