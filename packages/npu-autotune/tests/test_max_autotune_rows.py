@@ -66,3 +66,63 @@ def test_epilogue_fusion_first_gives_the_epilogue_to_the_template(fresh):
     assert n_kernels(first) == 2 and n_kernels(last) == 2
     assert "Original ATen: [aten.mm, aten.mul]" in first and "Original ATen: [aten.sum]" in first
     assert "Original ATen: [aten.mm]" in last and "Original ATen: [aten.mul, aten.sum]" in last
+
+
+@pytest.fixture
+def benchmarked(monkeypatch):
+    """The scheduler's fusion benchmarks: ("compile", n nodes) per fused-kernel compile and
+    ("bench", module) per timed module (speedup_by_fusion's two steps)."""
+    from torch._inductor.scheduler import Scheduler
+
+    seen = []
+    compile_kernel, bench = Scheduler.compile_kernel, Scheduler.benchmark_codegened_module
+
+    def spy_compile(self, nodes, *args, **kwargs):
+        seen.append(("compile", len(nodes)))
+        return compile_kernel(self, nodes, *args, **kwargs)
+
+    def spy_bench(self, module, *args, **kwargs):
+        seen.append(("bench", module))
+        return bench(self, module, *args, **kwargs)
+
+    monkeypatch.setattr(Scheduler, "compile_kernel", spy_compile)
+    monkeypatch.setattr(Scheduler, "benchmark_codegened_module", spy_bench)
+    return seen
+
+
+def mm_relu(x, y):
+    return torch.relu(x @ y)
+
+
+@pytest.mark.feature("A15")
+def test_benchmark_epilogue_fusion_times_the_fused_gemm(fresh, benchmarked):
+    a, b = rand((32, 32), (32, 32))
+    compiled(mm_relu, a, b, benchmark_epilogue_fusion=False)
+    assert benchmarked == []  # fused by rule
+    _, code = compiled(mm_relu, a, b, benchmark_epilogue_fusion=True)
+    # the GEMM with the epilogue fused compiled and timed on npu
+    assert ("compile", 2) in benchmarked and any(k == "bench" for k, _ in benchmarked)
+    assert "tl.dot(" in code
+
+
+@pytest.mark.feature("A48")
+def test_max_epilogue_benchmarked_choices_caps_the_fused_candidates(fresh, benchmarked):
+    a, b = rand((32, 32), (32, 32))
+    flags = dict(benchmark_epilogue_fusion=True, **{"test_configs.max_mm_configs": 3})
+    _, code = compiled(mm_relu, a, b, max_epilogue_benchmarked_choices=0, **flags)
+    # no fused candidate may be tried: the epilogue stays a kernel of its own
+    assert ("compile", 2) not in benchmarked and n_kernels(code) == 2
+    benchmarked.clear()
+    compiled(mm_relu, torch.randn(32, 48, device="npu"), torch.randn(48, 32, device="npu"),
+             max_epilogue_benchmarked_choices=1, **flags)
+    assert benchmarked.count(("compile", 2)) == 1
+
+
+@pytest.mark.feature("A16")
+def test_benchmark_fusion_times_fusions_of_npu_kernels(fresh, benchmarked):
+    x, = rand((64, 64))
+    fn = lambda t: (t.sin() + 1).sum(0) + t.cos().sum(1)
+    compiled(fn, x, benchmark_fusion=False)
+    assert benchmarked == []
+    compiled(fn, x, benchmark_fusion=True)
+    assert any(k == "compile" for k, _ in benchmarked) and any(k == "bench" for k, _ in benchmarked)
