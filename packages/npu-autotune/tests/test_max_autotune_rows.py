@@ -126,3 +126,64 @@ def test_benchmark_fusion_times_fusions_of_npu_kernels(fresh, benchmarked):
     assert benchmarked == []
     compiled(fn, x, benchmark_fusion=True)
     assert any(k == "compile" for k, _ in benchmarked) and any(k == "bench" for k, _ in benchmarked)
+
+
+@pytest.mark.feature("C03")
+def test_generated_template_code_is_reused_for_an_equal_gemm(fresh):
+    from torch._dynamo.utils import counters
+
+    a, b, c = rand((32, 32), (32, 32), (32, 32))
+    fn = lambda x, y, z: (x @ y, x @ z)  # two GEMMs of one shape and layout: one render
+    compiled(fn, a, b, c, enable_caching_generated_triton_templates=False)
+    assert counters["inductor"]["generated_module_cache_hit"] == 0
+    assert counters["inductor"]["generated_module_cache_miss"] == 0
+    compiled(fn, a, b, c, enable_caching_generated_triton_templates=True)
+    assert counters["inductor"]["generated_module_cache_hit"] >= 1
+
+
+class Block(torch.nn.Module):
+    """A transformer-style MLP block: linear, GELU, linear, residual."""
+
+    def __init__(self, d=32):
+        super().__init__()
+        self.up, self.down = torch.nn.Linear(d, 2 * d), torch.nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        return x + self.down(torch.nn.functional.gelu(self.up(x)))
+
+
+@pytest.fixture
+def tuned():
+    """(name, number of choices) of every GEMM select_algorithm benchmarked."""
+    from torch._inductor.select_algorithm import add_feedback_saver, get_algorithm_selector_cache
+
+    seen = []
+
+    def saver(timings, name, input_nodes, choices, *_):
+        seen.append((name, len(choices)))
+
+    add_feedback_saver(saver)
+    yield seen
+    get_algorithm_selector_cache().feedback_saver_fns.remove(saver)
+
+
+@pytest.mark.feature("B04")
+def test_max_autotune_mode_compiles_an_mlp_block_to_fused_npu_templates(fresh, tuned):
+    torch.manual_seed(0)
+    block, x = Block(), torch.randn(16, 32)
+    want = block(x)
+    block, x = block.to("npu"), x.to("npu")
+    with torch.no_grad(), config.patch({"test_configs.max_mm_configs": 2, "benchmark_epilogue_fusion": False,
+                                        "max_autotune_gemm_backends": "TRITON"}):
+        torch._dynamo.reset()
+        out, code = run_and_get_code(torch.compile(block, mode="max-autotune"), x)
+        torch.testing.assert_close(out.cpu(), want, rtol=1e-4, atol=1e-4)
+        code = "\n".join(code)
+        # both GEMMs benchmarked over several candidates and npu templates chosen, with the
+        # bias + GELU and the bias + residual fused into them: two kernels
+        assert len(tuned) == 2 and all(n > 1 for _, n in tuned), tuned
+        assert code.count("tl.dot(") == 2 and "extern_kernels.mm(" not in code and n_kernels(code) == 2
+        tuned.clear()
+        torch._dynamo.reset()
+        torch.compile(block)(x)
+        assert tuned == []  # default mode benchmarks no GEMM candidate
