@@ -187,3 +187,31 @@ def test_max_autotune_mode_compiles_an_mlp_block_to_fused_npu_templates(fresh, t
         torch._dynamo.reset()
         torch.compile(block)(x)
         assert tuned == []  # default mode benchmarks no GEMM candidate
+
+
+def mm_index_add(x, y, i):
+    return torch.zeros(8, 32, device=x.device).index_add(0, i, x @ y)
+
+
+@pytest.mark.feature("T04")
+def test_a_scatter_add_consumer_fuses_into_the_gemm_only_when_asked(fresh):
+    a, b = rand((32, 32), (32, 32))
+    idx = torch.randint(0, 8, (32,), device="npu")
+    _, fused = compiled(mm_index_add, a, b, idx, epilogue_fusion_with_atomic_add=True)
+    _, apart = compiled(mm_index_add, a, b, idx, epilogue_fusion_with_atomic_add=False)
+    assert "Original ATen: [aten.zeros, aten.mm, aten.index_add]" in fused and n_kernels(fused) == 2
+    assert "Original ATen: [aten.mm]" in apart and n_kernels(apart) == 3
+
+
+@pytest.mark.feature("T04")
+def test_no_atomic_add_epilogue_when_determinism_is_requested(fresh):
+    a, b = rand((32, 32), (32, 32))
+    idx = torch.randint(0, 8, (32,), device="npu")
+    torch.use_deterministic_algorithms(True)
+    try:
+        _, code = compiled(mm_index_add, a, b, idx, epilogue_fusion_with_atomic_add=True)
+    finally:
+        torch.use_deterministic_algorithms(False)
+    # index_add falls back to ATen's deterministic kernel: nothing atomic joins the GEMM
+    assert "tl.atomic_add" not in code and "aten.mm, aten.index_add" not in code
+    assert "Original ATen: [aten.mm]" in code
