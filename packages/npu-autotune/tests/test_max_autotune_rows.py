@@ -215,3 +215,21 @@ def test_no_atomic_add_epilogue_when_determinism_is_requested(fresh):
     # index_add falls back to ATen's deterministic kernel: nothing atomic joins the GEMM
     assert "tl.atomic_add" not in code and "aten.mm, aten.index_add" not in code
     assert "Original ATen: [aten.mm]" in code
+
+
+@pytest.mark.feature("A39")
+def test_max_autotune_pointwise_tries_more_npu_tiles(fresh):
+    launched = fresh  # (kernel name, config kwargs, num_stages) of npu-sim launches when tuning
+    x, = rand((64, 128))
+    fn = lambda t: t.sin() * 2
+
+    def configs_tried(**flags):
+        launched.clear()
+        torch._dynamo.reset()
+        with config.patch(**flags):
+            torch.testing.assert_close(torch.compile(fn)(x).cpu(), fn(x.cpu()))
+        return {repr(sorted(kw.items())) for name, kw, _ in launched if name and "poi" in name}
+
+    few = configs_tried(max_autotune_pointwise=False)
+    many = configs_tried(max_autotune_pointwise=True)
+    assert len(few) <= 1 < len(many)  # one config runs untimed; several are timed
