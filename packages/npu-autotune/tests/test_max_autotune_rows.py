@@ -233,3 +233,33 @@ def test_max_autotune_pointwise_tries_more_npu_tiles(fresh):
     few = configs_tried(max_autotune_pointwise=False)
     many = configs_tried(max_autotune_pointwise=True)
     assert len(few) <= 1 < len(many)  # one config runs untimed; several are timed
+
+
+@pytest.mark.feature("A50")
+def test_runtime_estimate_of_an_aten_gemm_is_benchmarked_on_npu(fresh, monkeypatch, caplog):
+    import logging
+
+    import npu_lowering.config as npu_config
+    from torch._inductor import scheduler
+
+    estimates = []
+    real = scheduler.maybe_estimate_runtime_benchmark
+
+    def spy(snode):
+        estimates.append(real(snode))
+        return estimates[-1]
+
+    monkeypatch.setattr(scheduler, "maybe_estimate_runtime_benchmark", spy)
+    # the scheduler's debug log asks every node for its estimated runtime
+    caplog.set_level(logging.DEBUG, logger=scheduler.log.name)
+    a, b = rand((32, 32), (32, 32))
+    fn = lambda x, y: x @ y
+    with npu_config.patch(small_gemm_templates=False):  # the GEMM stays ATen's (an extern node)
+        for on in (False, True):
+            torch._dynamo.reset()
+            with config.patch(runtime_estimations_mms_benchmark=on):
+                torch.testing.assert_close(torch.compile(fn)(a, b).cpu(), a.cpu() @ b.cpu())
+            if not on:
+                assert estimates and all(e is None for e in estimates)  # analytic estimate
+                estimates.clear()
+    assert any(isinstance(e, float) and e > 0 for e in estimates), estimates
