@@ -263,3 +263,24 @@ def test_runtime_estimate_of_an_aten_gemm_is_benchmarked_on_npu(fresh, monkeypat
                 assert estimates and all(e is None for e in estimates)  # analytic estimate
                 estimates.clear()
     assert any(isinstance(e, float) and e > 0 for e in estimates), estimates
+
+
+@pytest.mark.feature("A33")
+def test_flexible_layouts_stay_flexible_when_only_aten_gemms_are_tuned(fresh, monkeypatch):
+    from torch._inductor import ir
+    from torch._inductor.select_algorithm import AlgorithmSelectorCache
+
+    layouts = []
+    real = AlgorithmSelectorCache.__call__
+
+    def spy(self, name, choices, *args, **kwargs):
+        layouts.append({type(c.layout) for c in choices})
+        return real(self, name, choices, *args, **kwargs)
+
+    monkeypatch.setattr(AlgorithmSelectorCache, "__call__", spy)
+    a, b = rand((32, 32), (32, 32))
+    for flexible in (False, True):
+        compiled(lambda x, y: x @ y, a, b, max_autotune_gemm_backends="ATEN",
+                 max_autotune_allow_flexible_layouts=flexible)
+    # the ATen choices' output layout: fixed, or left for the consumers to decide
+    assert layouts == [{ir.FixedLayout}, {ir.FlexibleLayout}], layouts
