@@ -1,0 +1,32 @@
+"""Convolution under max-autotune on npu (A34): upstream's Triton conv template, rendered by
+npu-lowering and autotuned on npu-sim, against eager. Its tile configs are still upstream's
+(not Cube-aware yet, issue 21 item 2); like upstream, the template takes groups=1 and
+dilation 1 only (other convs need ATEN among the backends)."""
+
+import pytest
+import torch
+from torch._inductor import config
+from torch._inductor.utils import run_and_get_code
+
+
+def conv_relu(x, w, stride, padding, dilation, groups):
+    return torch.relu(torch.nn.functional.conv2d(x, w, None, stride, padding, dilation, groups))
+
+
+@pytest.mark.feature("A34")
+@pytest.mark.parametrize("stride,padding,dilation,groups", [(1, 1, 1, 1), (2, 0, 1, 1)])
+def test_conv_backends_pick_the_triton_template_or_aten(fresh, stride, padding, dilation, groups):
+    torch.manual_seed(0)
+    x, w = torch.randn(2, 8, 8, 8), torch.randn(16, 8 // groups, 3, 3)
+    want = conv_relu(x, w, stride, padding, dilation, groups)
+    codes = {}
+    for backends in ("TRITON", "ATEN"):
+        torch._dynamo.reset()
+        with config.patch(max_autotune=True, max_autotune_conv_backends=backends, benchmark_epilogue_fusion=False,
+                          **{"test_configs.max_mm_configs": 2}):
+            out, code = run_and_get_code(torch.compile(conv_relu), x.to("npu"), w.to("npu"),
+                                         stride, padding, dilation, groups)
+        torch.testing.assert_close(out.cpu(), want, rtol=1e-4, atol=1e-4)
+        codes[backends] = "\n".join(code)
+    assert "tl.dot(" in codes["TRITON"] and "extern_kernels.convolution(" not in codes["TRITON"]
+    assert "extern_kernels.convolution(" in codes["ATEN"] and "tl.dot(" not in codes["ATEN"]
