@@ -49,3 +49,41 @@ def test_no_component_replaces_compile_fx_itself():
     inner = fn.__wrapped__
     assert not hasattr(inner, "__wrapped__"), f"{inner} wraps {inner.__wrapped__}: a second wrapper"
     assert {"npu-cache", "npu-autotune"} <= set(compile_hooks.owners())
+
+
+def test_graph_contexts_run_around_each_graph_the_lazy_backward_too(monkeypatch):
+    """A backward graph is compiled at the first backward call, after ``compile_fx`` returned:
+    its per-graph context still runs, through the ``inner_compile`` the one wrapper passes."""
+    monkeypatch.setattr(compile_hooks, "_hooks", list(compile_hooks._hooks))
+    monkeypatch.setattr(compile_hooks, "_graph_hooks", [])
+    seen = []
+    inside_compile_fx = []
+
+    @contextlib.contextmanager
+    def in_compile_fx():
+        inside_compile_fx.append(True)
+        try:
+            yield
+        finally:
+            inside_compile_fx.pop()
+
+    @contextlib.contextmanager
+    def graph_cm(gm):
+        seen.append(("graph", bool(inside_compile_fx)))
+        yield
+
+    compile_hooks.around_compile_fx("test-scope", lambda model, inputs: in_compile_fx())
+    compile_hooks.around_compile_graph("test-graph", lambda gm, inputs: graph_cm(gm))
+    compile_hooks.around_compile_graph("test-graph", lambda gm, inputs: None)  # idempotent per owner
+    assert compile_hooks.graph_owners() == ["test-graph"]
+
+    torch._dynamo.reset()
+    x = torch.ones(3, requires_grad=True)
+    fn = torch.compile(lambda t: (t.sin() * 2).sum(), backend="inductor")
+    with torch._inductor.config.patch(fx_graph_cache=False), \
+            torch._functorch.config.patch(enable_autograd_cache=False):
+        out = fn(x)
+        assert seen == [("graph", True)]  # the forward, inside compile_fx
+        out.backward()
+    assert seen == [("graph", True), ("graph", False)]  # the backward, lazily, outside it
+    assert torch.allclose(x.grad, 2 * x.detach().cos())

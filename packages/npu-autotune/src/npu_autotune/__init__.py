@@ -14,8 +14,6 @@ def register() -> None:
     ensure_registered()
     _register_gemm_templates()
     _record_real_inputs()  # A54 (see sample_inputs)
-    _compat.collect_sample_inputs_before_npu_codegen()
-    _compat.python_wrapper_names_autotuning_inputs()
     _compat.refuse_unsupported_autotune_args_on_npu()  # A56 (see user_kernel_args)
     _compat.mix_order_reductions_on_npu()  # A55 (see _compat)
     _compat.tag_npu_kernel_futures()  # Y02, Y03, D02 (see compile_wait)
@@ -28,6 +26,11 @@ def _record_real_inputs() -> None:
     from .sample_inputs import compile_context
 
     around_compile_fx("npu-autotune", compile_context)
+    from npu_inductor_core.codegen_hooks import before_wrapper_codegen
+
+    from .sample_inputs import before_codegen
+
+    before_wrapper_codegen("npu-autotune", before_codegen)
 
 
 def _register_gemm_templates() -> None:

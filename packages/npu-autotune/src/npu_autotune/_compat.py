@@ -101,53 +101,6 @@ def mix_order_reductions_on_npu() -> bool:
     return True
 
 
-@upstream_patch("torch._inductor.graph.GraphLowering.codegen", versions="torch 2.11-2.13",
-                removed_by="upstream's extract_autotune_inputs in the Python-wrapper codegen too")
-def collect_sample_inputs_before_npu_codegen() -> bool:
-    """A54: ``GraphLowering.codegen`` of an npu graph with user kernels, both flags on and the
-    Python wrapper first runs upstream's ``extract_autotune_inputs`` on the recorded real
-    inputs (``sample_inputs.collect``), which upstream does only in
-    ``codegen_with_cpp_wrapper``. Torch 2.11-2.13; other graphs: upstream's codegen, unchanged.
-    Removed with ``sample_inputs.compile_context`` (the real inputs recorded around compile_fx)."""
-    from torch._inductor.graph import GraphLowering
-
-    from . import sample_inputs
-
-    original = GraphLowering.codegen
-    if getattr(original, "_npu_autotune", False):
-        return False
-
-    @functools.wraps(original)
-    def codegen(self, *args, **kwargs):
-        if sample_inputs.graph_wants(self):
-            sample_inputs.collect(self)
-        return original(self, *args, **kwargs)
-
-    codegen._npu_autotune = True
-    GraphLowering.codegen = codegen
-    return True
-
-
-@upstream_patch("torch._inductor.codegen.wrapper.PythonWrapperCodegen.get_autotuning_input_name", versions="torch 2.11-2.13",
-                removed_by="get_autotuning_input_name on upstream's PythonWrapperCodegen")
-def python_wrapper_names_autotuning_inputs() -> bool:
-    """A54: the wrapper codegen names sample inputs through ``get_autotuning_input_name``,
-    which upstream defines only on its cpp GPU wrapper (the only one it gives sample inputs
-    to). Torch 2.11-2.13: ``PythonWrapperCodegen`` gets the same method when it lacks one;
-    it is only called when ``V.graph.autotuning_mapping`` is set, which upstream never does
-    for a Python-wrapper graph, so cpu and cuda compiles are unchanged."""
-    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
-
-    if hasattr(PythonWrapperCodegen, "get_autotuning_input_name"):
-        return False
-
-    def get_autotuning_input_name(self, idx):
-        return f"_REAL_AUTOTUNE_INPUT_{idx}"
-
-    PythonWrapperCodegen.get_autotuning_input_name = get_autotuning_input_name
-    return True
-
-
 @upstream_patch("torch._inductor.async_compile.AsyncCompile.triton", versions="torch 2.11-2.13",
                 removed_by="a per-device hook around async compile waits upstream")
 def tag_npu_kernel_futures() -> bool:

@@ -6,9 +6,10 @@ example tensors unless ``triton.autotune_with_sample_inputs`` asks for the graph
 inputs. Upstream collects those only in ``GraphLowering.codegen_with_cpp_wrapper`` (cuda,
 xpu); npu graphs use the Python wrapper. This module is the npu equivalent: the real inputs are recorded
 where ``compile_fx`` sees them (``compile_context``, run around every compile through
-npu-inductor-core's ``compile_hooks``) and collected before an npu graph's codegen (a patch in
-``_compat``); upstream's ``extract_autotune_inputs`` does the collecting
-and upstream's wrapper codegen passes them to the tuning calls.
+npu-inductor-core's ``compile_hooks``) and collected before an npu graph's codegen
+(``before_codegen``, which npu-lowering's wrapper codegen runs through npu-inductor-core's
+``codegen_hooks``); upstream's ``extract_autotune_inputs`` does the collecting and upstream's
+wrapper codegen passes them to the tuning calls.
 """
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ def compile_context(model, example_inputs):
 def simulated() -> bool:
     npu = getattr(torch, "npu", None)
     return npu is not None and getattr(npu, "__name__", "").startswith("npu_sim")
+
+
+def before_codegen(graph) -> None:
+    """Before an npu graph's wrapper code is generated (npu-inductor-core's ``codegen_hooks``):
+    collect the sample inputs when the graph wants them."""
+    if graph_wants(graph):
+        collect(graph)
 
 
 def graph_wants(graph) -> bool:

@@ -52,20 +52,21 @@ def register() -> None:
 
     Routes upstream's FX graph, autotune, bundled-autotune and AOTAutograd remote caches of
     npu compiles (and only those) to the signed backend, lets ``remote_gemm_autotune_cache``
-    be switched on for npu (seven patches, in ``_compat.py``; the compile scope around
-    ``compile_fx`` goes through npu-inductor-core's ``compile_hooks``), and puts the shared GEMM
+    be switched on for npu (six patches, in ``_compat.py``; the compile scope around
+    ``compile_fx`` and around each graph, the lazy backward included, goes through
+    npu-inductor-core's ``compile_hooks``), and puts the shared GEMM
     autotune cache (R07) in front of npu GEMM autotuning (``gemm_select``, no patch).
     """
     global _registered
     with _lock:
         if _registered:
             return
-        from npu_inductor_core.compile_hooks import around_compile_fx
+        from npu_inductor_core.compile_hooks import around_compile_fx, around_compile_graph
 
         from . import _compat, gemm_select, scope
 
-        _compat.mark_npu_compiles()
         around_compile_fx("npu-cache", scope.compile_context)
+        around_compile_graph("npu-cache", scope.graph_context)
         _compat.aot_autograd_remote_cache_for_npu()
         _compat.route_create_cache()
         _compat.backend_hash_for_npu()

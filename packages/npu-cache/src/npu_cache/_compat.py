@@ -15,34 +15,6 @@ _CREATE_CACHE_USERS = ("torch._inductor.remote_cache", "torch._inductor.codecach
                        "torch._inductor.runtime.autotune_cache")
 
 
-@upstream_patch("torch._inductor.compile_fx._compile_fx_inner", versions="torch 2.11, 2.13",
-                removed_by="an upstream create_cache that receives the compile's device (or a per-device remote-cache registration hook)")
-def mark_npu_compiles() -> bool:
-    """Run ``torch._inductor.compile_fx._compile_fx_inner`` inside ``scope.compile_scope``
-    saying whether the graph has npu devices. ``create_cache`` is called later on the same
-    thread (FX graph cache lookup and save, autotune caches as kernels load, the bundled
-    autotune cache at codegen) with no device in view; this is how it learns it.
-    ``compile_fx_inner`` looks the function up in its module at every call, so rebinding the
-    module attribute suffices. Torch 2.11 and 2.13; removed by an upstream create_cache that
-    receives the compile's device (or a per-device remote-cache registration hook)."""
-    from torch._inductor import compile_fx
-
-    from .scope import compile_scope, graph_on_npu
-
-    upstream = compile_fx._compile_fx_inner
-    if getattr(upstream, "_npu_cache_scope", False):
-        return False
-
-    @functools.wraps(upstream)
-    def _compile_fx_inner(gm, example_inputs, *args, **kwargs):
-        with compile_scope(graph_on_npu(gm)):
-            return upstream(gm, example_inputs, *args, **kwargs)
-
-    _compile_fx_inner._npu_cache_scope = True
-    compile_fx._compile_fx_inner = _compile_fx_inner
-    return True
-
-
 @upstream_patch("torch._inductor.remote_cache.create_cache", versions="torch 2.11, 2.13",
                 removed_by="a per-device remote-cache backend registration upstream")
 def route_create_cache() -> bool:

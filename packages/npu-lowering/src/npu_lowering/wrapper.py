@@ -4,18 +4,37 @@ NpuDeviceOpOverrides)."""
 from __future__ import annotations
 
 from torch._inductor import config as inductor_config
-from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPythonWrapperCodegen
 
 from .direct_launch import DirectLaunchWrapperMixin, direct_launch_flag
 
 
-class NpuPythonWrapperCodegen(DirectLaunchWrapperMixin, PythonWrapperCodegen):
+class _AutotuningInputNames:
+    def get_autotuning_input_name(self, idx):
+        # A54: the name the sample inputs collected before codegen (npu-autotune, through
+        # npu-inductor-core's codegen_hooks) take in the tuning code; upstream defines it only
+        # on its cpp GPU wrapper, the only one it collects sample inputs for
+        return f"_REAL_AUTOTUNE_INPUT_{idx}"
+
+
+class NpuSubgraphPythonWrapperCodegen(_AutotuningInputNames, SubgraphPythonWrapperCodegen):
+    """Upstream's subgraph (and graph-partition) wrapper; a user kernel inside one is tuned
+    on the parent graph's sample inputs by name."""
+
+
+class NpuPythonWrapperCodegen(_AutotuningInputNames, DirectLaunchWrapperMixin, PythonWrapperCodegen):
     @staticmethod
     def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
-        # upstream's create() builds the base class; subgraph wrappers stay upstream's
+        # upstream's create() builds the base class; subgraph wrappers are upstream's too
         if is_subgraph:
-            return PythonWrapperCodegen.create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures)
-        return NpuPythonWrapperCodegen()
+            assert subgraph_name is not None and parent_wrapper is not None
+            return NpuSubgraphPythonWrapperCodegen(subgraph_name, parent_wrapper, partition_signatures)
+        from npu_inductor_core.codegen_hooks import run_before_wrapper_codegen
+        from torch._inductor.virtualized import V
+
+        wrapper = NpuPythonWrapperCodegen()
+        run_before_wrapper_codegen(V.graph)  # before any kernel call is generated (A54's sample inputs)
+        return wrapper
 
     def direct_launch_enabled(self) -> bool:
         # kernels launch through npu-launcher's launch objects only with it installed and the
