@@ -162,7 +162,10 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
             raise RuntimeError("user defined Triton kernel and static_launch_user_defined_triton_kernels is off")
 
     def _device_index(self) -> int:
-        return getattr(self.triton_meta.get("device"), "index", 0) or 0
+        # DeviceProperties at codegen; upstream's autotuner replaces it with the bare index
+        # (an int) before kernels are compiled and launched
+        dev = self.triton_meta.get("device")
+        return dev if isinstance(dev, int) else getattr(dev, "index", 0) or 0
 
     def _precompile_worker(self):
         if self._simulated:
