@@ -30,6 +30,21 @@ from .kernel import NpuRuntimeMixin
 
 
 class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
+    def __init__(self, *args, **kwargs):
+        # ALLOW_TF32=True (what upstream's conv templates take from cudnn.allow_tf32, on by
+        # default) renders tl.dot(..., allow_tf32=True), which triton-ascend 3.2 refuses
+        # ("allow_tf32 is deprecated, please use input_precision='hf32'"); the templates have
+        # no way to say hf32, so npu templates compute float32 dots in full float32, as eager.
+        # TritonTemplate.generate passes the template's kwargs twice: as ``meta`` and as the
+        # ``defines`` it wrote from them, one "NAME : tl.constexpr = value" line each
+        args = list(args)
+        for i, key, fix in ((7, "meta", _no_tf32), (3, "defines", _no_tf32_define)):
+            if key in kwargs:
+                kwargs[key] = fix(kwargs[key])
+            elif len(args) > i:
+                args[i] = fix(args[i])
+        super().__init__(*args, **kwargs)
+
     def load_input(self, input_name, output_name, indices, mask=None, other=0.0, indent_width=4,
                    index_shape=None):
         key = super().load_input(input_name, output_name, indices, mask, other, indent_width, index_shape)
@@ -74,3 +89,12 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
                                 override_mask=override_mask, block_ptr=block_ptr,
                                 tma_compatibility_checker=tma_compatibility_checker,
                                 mask_constant_index=mask_constant_index)
+
+
+def _no_tf32(meta):
+    return {**meta, "ALLOW_TF32": False} if isinstance(meta, dict) and meta.get("ALLOW_TF32") else meta
+
+
+def _no_tf32_define(defines):
+    on = "ALLOW_TF32 : tl.constexpr = True\n"
+    return defines.replace(on, "ALLOW_TF32 : tl.constexpr = False\n") if isinstance(defines, str) else defines
