@@ -36,7 +36,7 @@ def _signature(src: str) -> dict:
 def rows(report: dict) -> dict[str, list]:
     """Per SoC family: (class bytes per statement, bishengir's bytes, kernel, kwargs) of every
     config. The class bytes are the check's own (``ub_classes``: profiled where the check
-    runs, with triton-ascend's libdevice as on Ascend); older reports without them are
+    runs, with triton-ascend's Triton as on Ascend); older reports without them are
     profiled here from the kernel files."""
     out: dict[str, list] = {fam: [] for _, fam in TARGETS}
     for r in report["results"]:

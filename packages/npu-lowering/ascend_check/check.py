@@ -91,7 +91,7 @@ class ConfigResult:
     ub_ours: int | None = None  # npu-lowering's UB estimate (bytes)
     ub_body: dict = field(default_factory=dict)  # npu_inductor_core.ub_model's, per SoC family
     # the body model's buffer bytes by class at each statement where the peak may fall, as
-    # profiled here (triton-ascend's libdevice, as on Ascend): what the calibration fits
+    # profiled here (with triton-ascend's Triton, as on Ascend): what the calibration fits
     ub_classes: list = field(default_factory=list)
     # per target ("910B2", "950"): front end + bishengir outcome, UB bytes bishengir planned
     targets: dict = field(default_factory=dict)

@@ -120,7 +120,7 @@ CLASSES = ("v", "l", "p", "m", "e", "f", "g", "s", "n", "F", "c", "q", "r", "R")
 # Fitted by bench/ub_model_calibration.py (a linear program: the smallest weights for which
 # no config of the suite's kernels is estimated below what bishengir planned or required,
 # with values and loads weighted at least 1, every estimate at least 1.05x bishengir's), on the
-# class bytes the Ascend check itself profiled (triton-ascend's libdevice, as on Ascend). On
+# class bytes the Ascend check itself profiled (with triton-ascend 3.2's Triton, as on Ascend). On
 # the 2026-12-04 suites (this session's two CI runs, 902 and 983 kernels, their configs
 # differing with the weights) plus the math-fidelity, erfc/lgamma and conv-template kernels:
 # 5187 configs on 910B2, 5175 on 950, never below; on configs bishengir gives 16 KiB or
