@@ -70,6 +70,13 @@ def plannable_ub(ub_size: int | None, soc_version: int | None) -> int:
     return min(int(ub_size), limit) if ub_size else limit
 
 
+def index_of(triton_meta: dict) -> int:
+    """The device index of a kernel's triton_meta: DeviceProperties at codegen, the bare index
+    once upstream's autotuner has replaced it (before kernels compile and launch)."""
+    dev = triton_meta.get("device")
+    return dev if isinstance(dev, int) else getattr(dev, "index", 0) or 0
+
+
 def device_for(inductor_meta: dict | None, index: int = 0) -> Device:
     """The facts the kernel was generated for, else those of device ``index`` here."""
     facts = (inductor_meta or {}).get(FACTS_KEY)

@@ -20,6 +20,7 @@ import collections
 import logging
 import weakref
 
+from npu_inductor_core.device import index_of
 from torch._inductor import config as inductor_config
 from torch._inductor.runtime.hints import HeuristicType
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner
@@ -162,10 +163,7 @@ class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
             raise RuntimeError("user defined Triton kernel and static_launch_user_defined_triton_kernels is off")
 
     def _device_index(self) -> int:
-        # DeviceProperties at codegen; upstream's autotuner replaces it with the bare index
-        # (an int) before kernels are compiled and launched
-        dev = self.triton_meta.get("device")
-        return dev if isinstance(dev, int) else getattr(dev, "index", 0) or 0
+        return index_of(self.triton_meta)
 
     def _precompile_worker(self):
         if self._simulated:
