@@ -40,6 +40,13 @@ TensorLists host(const TensorLists& ls) {
   return out;
 }
 
+// gloo splits a buffer along dim 0 and wants the input's shape per rank; HCCL and NCCL only
+// count elements (an output of (world, n) for an input of (n), as FSDP's buffers are).
+at::Tensor flat_host(const at::Tensor& t) {
+  auto h = host(t);
+  return h.is_contiguous() ? h.view({-1}) : h;
+}
+
 TensorList flat(const TensorLists& ls) {
   TensorList out;
   for (const auto& l : ls) out.insert(out.end(), l.begin(), l.end());
@@ -161,7 +168,7 @@ class HostBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> _allgather_base(at::Tensor& output, at::Tensor& input,
                                            const c10d::AllgatherOptions& opts) override {
     check_not_capturing_op("all_gather_into_tensor");
-    auto ho = host(output), hi = host(input);
+    auto ho = flat_host(output), hi = flat_host(input);
     run(inner_->_allgather_base(ho, hi, opts));
     return done({output});
   }
@@ -210,8 +217,8 @@ class HostBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                 const c10d::ReduceScatterOptions& opts) override {
     check_not_capturing_op("reduce_scatter_tensor");
-    TensorList ho{host(output)};
-    auto hi = host(input);
+    TensorList ho{flat_host(output)};
+    auto hi = flat_host(input);
     run(inner_->_reduce_scatter_base(ho[0], hi, sum_for_avg(opts)));
     average(ho, opts.reduceOp, getSize());
     return done({output});
