@@ -132,7 +132,24 @@ def _model() -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
 
 
-def _ddp_step(rank: int, init: str) -> None:
+def _reference_step(x, y) -> torch.nn.Module:
+    """One process, the whole batch: what every rank's model must equal after its step."""
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    opt.step()
+    return model
+
+
+def _step(model, x, y, rank: int, npu) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    shard = slice(rank * 4, rank * 4 + 4)  # the two half-batch gradients are averaged
+    torch.nn.functional.mse_loss(model(x[shard].to(npu)), y[shard].to(npu)).backward()
+    opt.step()
+
+
+def _training_steps(rank: int, init: str) -> None:
+    from torch.distributed.fsdp import fully_shard
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     npu = torch.device("npu", 0)
@@ -143,23 +160,25 @@ def _ddp_step(rank: int, init: str) -> None:
 
     gen = torch.Generator().manual_seed(1)
     x, y = torch.randn(8, 4, generator=gen), torch.randn(8, 2, generator=gen)
+    reference = list(_reference_step(x, y).parameters())
 
-    reference = _model()  # one process, the whole batch
-    opt = torch.optim.SGD(reference.parameters(), lr=0.5)
-    torch.nn.functional.mse_loss(reference(x), y).backward()
-    opt.step()
-
-    ddp = DDP(_model().to(npu), device_ids=[npu])
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.5)
-    shard = slice(rank * 4, rank * 4 + 4)  # DDP averages the two half-batch gradients
-    torch.nn.functional.mse_loss(ddp(x[shard].to(npu)), y[shard].to(npu)).backward()
-    opt.step()
-    for p, q in zip(ddp.module.parameters(), reference.parameters(), strict=True):
+    ddp = DDP(_model().to(npu), device_ids=[npu])  # allreduce of gradient buckets
+    _step(ddp, x, y, rank, npu)
+    for p, q in zip(ddp.module.parameters(), reference, strict=True):
         torch.testing.assert_close(p.detach().cpu(), q.detach())
 
+    fsdp = _model().to(npu)  # all_gather_into_tensor of parameters, reduce_scatter_tensor of gradients
+    for layer in fsdp:
+        if isinstance(layer, torch.nn.Linear):
+            fully_shard(layer)
+    fully_shard(fsdp)
+    _step(fsdp, x, y, rank, npu)
+    for p, q in zip(fsdp.parameters(), reference, strict=True):
+        torch.testing.assert_close(p.full_tensor().detach().cpu(), q.detach())
 
-def test_ddp_step_on_npu_matches_one_process(tmp_path):
-    _spawn(_ddp_step, tmp_path)
+
+def test_ddp_and_fsdp2_steps_on_npu_match_one_process(tmp_path):
+    _spawn(_training_steps, tmp_path)
 
 
 def test_hccl_is_registered_for_npu():
