@@ -102,6 +102,17 @@ def _collectives(rank: int, init: str) -> None:
 
     dist.barrier()
 
+    sub = dist.new_group([0, 1])  # a second backend, made by the same factory
+    t = torch.ones(2, device=npu)
+    dist.all_reduce(t, group=sub)
+    assert_close(t.cpu(), torch.full((2,), 2.0))
+    got = torch.empty(2, device=npu)  # both ranks send first: point-to-point must not block
+    ops = [dist.P2POp(dist.isend, torch.full((2,), rank + 5.0, device=npu), other),
+           dist.P2POp(dist.irecv, got, other)]
+    for work in dist.batch_isend_irecv(ops):
+        work.wait()
+    assert_close(got.cpu(), torch.full((2,), other + 5.0))
+
     work = dist.all_reduce(torch.ones(2, device=npu), async_op=True)
     (value,) = work.get_future().wait()  # DDP's comm hooks read the future: the npu result
     assert value.device == npu

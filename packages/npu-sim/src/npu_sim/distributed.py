@@ -24,8 +24,8 @@ def _create(dist_opts, pg_options):
 
     from ._runtime import ext
 
-    if pg_options is not None:
-        raise ValueError(f"npu-sim's {NAME!r} backend takes no pg_options (got {type(pg_options).__name__})")
+    # pg_options (torch_npu's ProcessGroupHCCL.Options: buffer sizes, HCCL config) mean nothing
+    # on the host: ignored, so code written for Ascend runs unchanged
     gloo = ProcessGroupGloo(dist_opts.store, dist_opts.group_rank, dist_opts.group_size, dist_opts.timeout)
     gloo.options.global_ranks_in_group = list(dist_opts.global_ranks_in_group)
     gloo.options.group_name = dist_opts.group_id

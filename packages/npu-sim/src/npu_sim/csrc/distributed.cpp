@@ -127,6 +127,8 @@ class HostBackend : public c10d::Backend {
       : Backend(inner->getRank(), inner->getSize()), inner_(std::move(inner)), name_(std::move(name)) {}
 
   const std::string getBackendName() const override { return name_; }
+  // the host backend's (torch reads them when it splits a group or makes a subgroup)
+  c10::intrusive_ptr<Options> getBackendOptions() override { return inner_->getBackendOptions(); }
   c10::intrusive_ptr<c10d::Backend> inner() const { return inner_; }
 
   c10::intrusive_ptr<Work> broadcast(TensorList& tensors, const c10d::BroadcastOptions& opts) override {
