@@ -1,7 +1,8 @@
 """npu-sim: device "npu" on the CPU, for every machine without an Ascend NPU.
 
 ``start()`` (also the component ``register()``) loads the C++ device, renames PrivateUse1 to
-"npu", installs ``torch.npu`` and Dynamo's device interface. It refuses to start when
+"npu", installs ``torch.npu``, the process group backend "hccl" (``distributed``) and Dynamo's
+device interface. It refuses to start when
 torch_npu is installed or PrivateUse1 already belongs to another backend.
 
 ``autoload()`` is torch's device-backend entry point (group ``torch.backends``, run at the end
@@ -62,6 +63,9 @@ def _start_device() -> None:
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True,
                                                          for_packed_sequence=True)
     _started = True
+    from . import distributed
+
+    distributed.register()  # process group "hccl" for device "npu" (torch_npu's name), over gloo
 
 
 def start() -> None:

@@ -10,6 +10,10 @@
 namespace py = pybind11;
 using namespace npu_sim;
 
+namespace npu_sim {
+void bind_distributed(py::module& m);  // distributed.cpp: the "hccl" process group backend
+}
+
 namespace {
 
 PoolId to_pool(const py::tuple& t) {
@@ -118,4 +122,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("_default_generator", [](int device) {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(default_generator(device)));
   });
+
+  bind_distributed(m);
 }

@@ -1,0 +1,303 @@
+// Process group backend for device "npu" (registered as "hccl", torch_npu's name, by
+// npu_sim/distributed.py): every collective runs on a host backend (gloo) over CPU aliases of
+// the npu tensors. Storages are host memory, so no copy is made: gloo reads and writes the npu
+// memory itself.
+//
+// Collectives complete before they return (npu-sim runs all device work synchronously on the
+// host), so nothing can free or reuse an npu block while gloo still uses it; the Work handed
+// back is completed, its future holds the npu outputs (what DDP's comm hooks read).
+// Point-to-point ops stay asynchronous (a blocking send deadlocks two ranks that send to each
+// other first), their Work keeps the npu tensors alive until it is destroyed.
+#include "sim.h"
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/utils/pybind.h>
+
+namespace py = pybind11;
+
+namespace npu_sim {
+namespace {
+
+using c10d::OpType;
+using c10d::ReduceOp;
+using c10d::Work;
+using TensorList = std::vector<at::Tensor>;
+using TensorLists = std::vector<std::vector<at::Tensor>>;
+
+at::Tensor host(const at::Tensor& t) { return t.defined() && t.device().type() == kNpu ? cpu_alias(t) : t; }
+
+TensorList host(const TensorList& ts) {
+  TensorList out;
+  out.reserve(ts.size());
+  for (const auto& t : ts) out.push_back(host(t));
+  return out;
+}
+
+TensorLists host(const TensorLists& ls) {
+  TensorLists out;
+  out.reserve(ls.size());
+  for (const auto& l : ls) out.push_back(host(l));
+  return out;
+}
+
+// gloo splits a buffer along dim 0 and wants the input's shape per rank; HCCL and NCCL only
+// count elements (an output of (world, n) for an input of (n), as FSDP's buffers are).
+at::Tensor flat_host(const at::Tensor& t) {
+  auto h = host(t);
+  return h.is_contiguous() ? h.view({-1}) : h;
+}
+
+TensorList flat(const TensorLists& ls) {
+  TensorList out;
+  for (const auto& l : ls) out.insert(out.end(), l.begin(), l.end());
+  return out;
+}
+
+// A completed Work whose future holds `outputs` (on their npu device, as a device backend's
+// future is: its callbacks may then use them on that device).
+c10::intrusive_ptr<Work> done(const TensorList& outputs) {
+  std::vector<c10::Device> devices;
+  for (const auto& t : outputs) {
+    if (t.defined() && t.device().type() == kNpu &&
+        std::find(devices.begin(), devices.end(), t.device()) == devices.end()) {
+      devices.push_back(t.device());
+    }
+  }
+  auto fut = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()), devices);
+  fut->markCompleted(c10::IValue(outputs));
+  return Work::create_from_future(fut);
+}
+
+void check_not_capturing_op(const char* op) {
+  // a graph records device work without running it; a collective cannot be recorded
+  TORCH_CHECK(!is_capturing(), "npu-sim: collective ", op, " during npu graph capture is not supported");
+}
+
+template <typename T>
+T enter(const char* op, const T& tensors) {
+  check_not_capturing_op(op);
+  return host(tensors);
+}
+
+void run(const c10::intrusive_ptr<Work>& work) {
+  if (work) work->wait();
+}
+
+// gloo has no AVG: sum, then divide the results here (what HCCL's and NCCL's AVG give)
+template <typename Opts>
+Opts sum_for_avg(const Opts& opts) {
+  Opts o = opts;
+  if (o.reduceOp.op_ == ReduceOp::AVG) o.reduceOp = ReduceOp::SUM;
+  return o;
+}
+
+void average(TensorList& host_outputs, const ReduceOp& op, int size) {
+  if (op.op_ != ReduceOp::AVG) return;
+  for (auto& t : host_outputs) {
+    if (at::isIntegralType(t.scalar_type(), /*includeBool=*/true)) {
+      t.div_(size, "trunc");
+    } else {
+      t.div_(size);
+    }
+  }
+}
+
+// A point-to-point Work in flight: gloo's, plus the npu tensors its CPU aliases point into.
+class HeldWork : public Work {
+ public:
+  HeldWork(c10::intrusive_ptr<Work> inner, TensorList keep, OpType op)
+      : Work(-1, op), inner_(std::move(inner)), keep_(std::move(keep)) {}
+  bool isCompleted() override { return inner_->isCompleted(); }
+  bool isSuccess() const override { return inner_->isSuccess(); }
+  std::exception_ptr exception() const override { return inner_->exception(); }
+  int sourceRank() const override { return inner_->sourceRank(); }
+  std::vector<at::Tensor> result() override { return keep_; }
+  bool wait(std::chrono::milliseconds timeout) override { return inner_->wait(timeout); }
+  void abort() override { inner_->abort(); }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return inner_->getFuture(); }
+
+ private:
+  c10::intrusive_ptr<Work> inner_;
+  TensorList keep_;
+};
+
+class HostBackend : public c10d::Backend {
+ public:
+  HostBackend(c10::intrusive_ptr<c10d::Backend> inner, std::string name)
+      : Backend(inner->getRank(), inner->getSize()), inner_(std::move(inner)), name_(std::move(name)) {}
+
+  const std::string getBackendName() const override { return name_; }
+  // the host backend's (torch reads them when it splits a group or makes a subgroup)
+  c10::intrusive_ptr<Options> getBackendOptions() override { return inner_->getBackendOptions(); }
+  c10::intrusive_ptr<c10d::Backend> inner() const { return inner_; }
+
+  c10::intrusive_ptr<Work> broadcast(TensorList& tensors, const c10d::BroadcastOptions& opts) override {
+    auto h = enter("broadcast", tensors);
+    run(inner_->broadcast(h, opts));
+    return done(tensors);
+  }
+
+  c10::intrusive_ptr<Work> allreduce(TensorList& tensors, const c10d::AllreduceOptions& opts) override {
+    auto h = enter("allreduce", tensors);
+    run(inner_->allreduce(h, sum_for_avg(opts)));
+    average(h, opts.reduceOp, getSize());
+    return done(tensors);
+  }
+
+  c10::intrusive_ptr<Work> allreduce_coalesced(TensorList& tensors,
+                                                const c10d::AllreduceCoalescedOptions& opts) override {
+    auto h = enter("allreduce_coalesced", tensors);
+    run(inner_->allreduce_coalesced(h, sum_for_avg(opts)));
+    average(h, opts.reduceOp, getSize());
+    return done(tensors);
+  }
+
+  c10::intrusive_ptr<Work> reduce(TensorList& tensors, const c10d::ReduceOptions& opts) override {
+    auto h = enter("reduce", tensors);
+    run(inner_->reduce(h, sum_for_avg(opts)));
+    if (getRank() == opts.rootRank) average(h, opts.reduceOp, getSize());
+    return done(tensors);
+  }
+
+  c10::intrusive_ptr<Work> allgather(TensorLists& outputs, TensorList& inputs,
+                                     const c10d::AllgatherOptions& opts) override {
+    auto ho = enter("allgather", outputs);
+    auto hi = host(inputs);
+    run(inner_->allgather(ho, hi, opts));
+    return done(flat(outputs));
+  }
+
+  c10::intrusive_ptr<Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                           const c10d::AllgatherOptions& opts) override {
+    check_not_capturing_op("all_gather_into_tensor");
+    auto ho = flat_host(output), hi = flat_host(input);
+    run(inner_->_allgather_base(ho, hi, opts));
+    return done({output});
+  }
+
+  c10::intrusive_ptr<Work> allgather_coalesced(TensorLists& outputs, TensorList& inputs,
+                                               const c10d::AllgatherOptions& opts) override {
+    auto ho = enter("allgather_coalesced", outputs);
+    auto hi = host(inputs);
+    run(inner_->allgather_coalesced(ho, hi, opts));
+    return done(flat(outputs));
+  }
+
+  c10::intrusive_ptr<Work> allgather_into_tensor_coalesced(TensorList& outputs, TensorList& inputs,
+                                                           const c10d::AllgatherOptions& opts) override {
+    auto ho = enter("allgather_into_tensor_coalesced", outputs);
+    auto hi = host(inputs);
+    run(inner_->allgather_into_tensor_coalesced(ho, hi, opts));
+    return done(outputs);
+  }
+
+  c10::intrusive_ptr<Work> gather(TensorLists& outputs, TensorList& inputs,
+                                  const c10d::GatherOptions& opts) override {
+    auto ho = enter("gather", outputs);
+    auto hi = host(inputs);
+    run(inner_->gather(ho, hi, opts));
+    return done(flat(outputs));
+  }
+
+  c10::intrusive_ptr<Work> scatter(TensorList& outputs, TensorLists& inputs,
+                                   const c10d::ScatterOptions& opts) override {
+    auto ho = enter("scatter", outputs);
+    auto hi = host(inputs);
+    run(inner_->scatter(ho, hi, opts));
+    return done(outputs);
+  }
+
+  c10::intrusive_ptr<Work> reduce_scatter(TensorList& outputs, TensorLists& inputs,
+                                          const c10d::ReduceScatterOptions& opts) override {
+    auto ho = enter("reduce_scatter", outputs);
+    auto hi = host(inputs);
+    run(inner_->reduce_scatter(ho, hi, sum_for_avg(opts)));
+    average(ho, opts.reduceOp, getSize());
+    return done(outputs);
+  }
+
+  c10::intrusive_ptr<Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                const c10d::ReduceScatterOptions& opts) override {
+    check_not_capturing_op("reduce_scatter_tensor");
+    TensorList ho{flat_host(output)};
+    auto hi = flat_host(input);
+    run(inner_->_reduce_scatter_base(ho[0], hi, sum_for_avg(opts)));
+    average(ho, opts.reduceOp, getSize());
+    return done({output});
+  }
+
+  c10::intrusive_ptr<Work> reduce_scatter_tensor_coalesced(TensorList& outputs, TensorList& inputs,
+                                                           const c10d::ReduceScatterOptions& opts) override {
+    auto ho = enter("reduce_scatter_tensor_coalesced", outputs);
+    auto hi = host(inputs);
+    run(inner_->reduce_scatter_tensor_coalesced(ho, hi, sum_for_avg(opts)));
+    average(ho, opts.reduceOp, getSize());
+    return done(outputs);
+  }
+
+  c10::intrusive_ptr<Work> alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
+                                         std::vector<int64_t>& input_splits,
+                                         const c10d::AllToAllOptions& opts) override {
+    check_not_capturing_op("all_to_all_single");
+    auto ho = host(output), hi = host(input);
+    run(inner_->alltoall_base(ho, hi, output_splits, input_splits, opts));
+    return done({output});
+  }
+
+  c10::intrusive_ptr<Work> alltoall(TensorList& outputs, TensorList& inputs,
+                                    const c10d::AllToAllOptions& opts) override {
+    auto ho = enter("all_to_all", outputs);
+    auto hi = host(inputs);
+    run(inner_->alltoall(ho, hi, opts));
+    return done(outputs);
+  }
+
+  c10::intrusive_ptr<Work> barrier(const c10d::BarrierOptions& opts) override {
+    check_not_capturing_op("barrier");
+    run(inner_->barrier(opts));
+    return done({});
+  }
+
+  void monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_all_ranks) override {
+    inner_->monitoredBarrier(opts, wait_all_ranks);
+  }
+
+  c10::intrusive_ptr<Work> send(TensorList& tensors, int dst, int tag) override {
+    auto h = enter("send", tensors);
+    return c10::make_intrusive<HeldWork>(inner_->send(h, dst, tag), tensors, OpType::SEND);
+  }
+
+  c10::intrusive_ptr<Work> recv(TensorList& tensors, int src, int tag) override {
+    auto h = enter("recv", tensors);
+    return c10::make_intrusive<HeldWork>(inner_->recv(h, src, tag), tensors, OpType::RECV);
+  }
+
+  c10::intrusive_ptr<Work> recvAnysource(TensorList& tensors, int tag) override {
+    auto h = enter("recv", tensors);
+    return c10::make_intrusive<HeldWork>(inner_->recvAnysource(h, tag), tensors, OpType::RECVANYSOURCE);
+  }
+
+  void setSequenceNumberForGroup() override { inner_->setSequenceNumberForGroup(); }
+  uint64_t getSequenceNumberForGroup() override { return inner_->getSequenceNumberForGroup(); }
+  void setTimeout(std::chrono::milliseconds timeout) override { inner_->setTimeout(timeout); }
+  void abort() override { inner_->abort(); }
+  void shutdown() override { inner_->shutdown(); }
+
+ private:
+  c10::intrusive_ptr<c10d::Backend> inner_;
+  std::string name_;
+};
+
+}  // namespace
+
+void bind_distributed(py::module& m) {
+  // the base class is torch's own binding of c10d::Backend, so torch accepts this backend
+  // (ProcessGroup._register_backend) and C++ callers (DDP, functional collectives) reach it
+  if (!py::hasattr(py::module::import("torch._C"), "_distributed_c10d")) return;  // torch built without it
+  auto base = py::module::import("torch._C._distributed_c10d").attr("Backend");
+  py::class_<HostBackend, c10::intrusive_ptr<HostBackend>>(m, "_HostBackend", base)
+      .def(py::init<c10::intrusive_ptr<c10d::Backend>, std::string>(), py::arg("inner"), py::arg("name"))
+      .def_property_readonly("inner", &HostBackend::inner);
+}
+
+}  // namespace npu_sim
