@@ -76,6 +76,8 @@ def mix_order_reductions_on_npu() -> bool:
 
     if getattr(scheduler.MixOrderReduction.can_fuse, "_npu_autotune", False):
         return False
+    if not hasattr(scheduler, "_is_gpu_triton_backend"):  # torch 2.11 checks the device inline
+        return False
     helper = scheduler._is_gpu_triton_backend
     can_fuse = scheduler.MixOrderReduction.can_fuse.__func__
 

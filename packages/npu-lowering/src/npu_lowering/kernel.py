@@ -51,6 +51,13 @@ MIX_ORDER_ROWS = "xindex = xoffset + "
 MIX_ORDER_IV = "xsplit"
 
 
+def _lines_of(buffer) -> list:
+    """An IndentedBuffer's own line list: ``get_lines_ref()`` from torch 2.12, the attribute
+    it returns before (torch 2.11)."""
+    get = getattr(buffer, "get_lines_ref", None)
+    return get() if get is not None else buffer._lines
+
+
 def npu_imports(upstream_imports: str) -> str:
     if UPSTREAM_HEURISTICS not in upstream_imports or UPSTREAM_MATH not in upstream_imports:
         raise RuntimeError("npu-lowering: upstream Triton kernel imports changed; update npu_lowering.kernel")
@@ -231,7 +238,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         if not self._loops_over_subblocks():
             return super().iteration_ranges_get_pid(entry)
         if self._npu_loop_start is None:
-            self._npu_loop_start = len(self.body.get_lines_ref())
+            self._npu_loop_start = len(_lines_of(self.body))
         self._npu_loop_axes.append(entry)
         # the loop variable: an index-dtype scalar compiled, a Python int interpreted
         return f"{entry.prefix}sub"
@@ -352,7 +359,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
     def _in_subblock_loops(self, body: IndentedBuffer) -> IndentedBuffer:
         """The body, from the first program-axis header on, under one loop per axis (outer
         axes outside); what came before (reduction numels) stays in front."""
-        lines = body.get_lines_ref()
+        lines = _lines_of(body)
         start = self._npu_loop_start
         axes = sorted(self._npu_loop_axes, key=lambda e: -e.grid_dim)
         for entry in axes:
@@ -396,7 +403,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         unsupported operation", BlockPtrAnalysis.cpp). The same rows, computed from the loop's
         induction variable at the top of each step (upstream's own header expression plus the
         step's start), lower; the increment goes."""
-        lines = self.body.get_lines_ref()
+        lines = _lines_of(self.body)
         loops = [i for i, line in enumerate(lines) if isinstance(line, str) and line.strip().startswith(MIX_ORDER_LOOP)]
         if not loops:
             return

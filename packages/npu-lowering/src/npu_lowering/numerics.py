@@ -28,7 +28,7 @@ from .fusion_choices import FusionChoices
 def deterministic_requested() -> bool:
     """Inductor's deterministic modes, or PyTorch's deterministic algorithms where Inductor is
     told of them (``write_are_deterministic_algorithms_enabled``, as its kernels read it)."""
-    return bool(inductor_config.deterministic or inductor_config.batch_invariant or (
+    return bool(inductor_config.deterministic or getattr(inductor_config, "batch_invariant", False) or (  # 2.11: no batch_invariant
         inductor_config.write_are_deterministic_algorithms_enabled and torch.are_deterministic_algorithms_enabled()))
 
 

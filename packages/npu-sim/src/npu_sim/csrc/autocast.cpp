@@ -9,6 +9,9 @@ namespace npu_sim {
 namespace {
 
 // names the shared policy lists use unqualified (they are written for namespace at::autocast)
+#if __has_include(<ATen/core/Dimname.h>)
+using at::DimnameList;  // torch 2.11's lists name it unqualified (2.13 removed named tensors)
+#endif
 using at::IntArrayRef;
 using at::Scalar;
 using at::ScalarType;
