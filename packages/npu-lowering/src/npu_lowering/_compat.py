@@ -8,18 +8,44 @@ from __future__ import annotations
 from npu_inductor_core.patches import upstream_patch, withdraw
 
 
+class _GpuTypes(list):
+    """Upstream's GPU types plus "npu". Membership (``is_gpu``) answers "npu"; iteration
+    (``get_gpu_type``, which asserts that one GPU type at most is available, and freezing's
+    device pick) leaves "npu" out while an upstream GPU type is available, so on a machine
+    with cuda and npu-sim cuda stays the GPU type and cuda compiles run as without us."""
+
+    def __iter__(self):
+        items = list(super().__iter__())
+        if "npu" in items and any(t != "npu" and _available(t) for t in items):
+            items.remove("npu")
+        return iter(items)
+
+
+def _available(device_type: str) -> bool:
+    import torch
+
+    module = getattr(torch, device_type, None)
+    try:
+        return bool(module is not None and module.is_available())
+    except Exception:  # a backend module that cannot answer is not available
+        return False
+
+
 @upstream_patch("torch._inductor.utils.GPU_TYPES", versions="torch 2.11, 2.13",
                 removed_by="a device-registration flag for GPU-likeness (none upstream yet)")
 def add_npu_to_gpu_types() -> bool:
     """Inductor decides "GPU-like device: Triton codegen, device guards, streams" by
-    membership in torch._inductor.utils.GPU_TYPES (is_gpu()). Appending "npu" changes
-    answers for "npu" only. Torch 2.11 and 2.13; removed by a device-registration flag
-    for GPU-likeness (none upstream yet)."""
+    membership in torch._inductor.utils.GPU_TYPES (is_gpu()). The list becomes a
+    ``_GpuTypes`` holding "npu" too, which changes answers for "npu" only: where cuda (or
+    another upstream GPU type) is available, iterating it yields upstream's types alone, so
+    ``get_gpu_type()`` keeps answering cuda there instead of asserting on two GPU types.
+    Torch 2.11 and 2.13; removed by a device-registration flag for GPU-likeness (none
+    upstream yet)."""
     from torch._inductor import utils
 
-    if "npu" in utils.GPU_TYPES:
+    if isinstance(utils.GPU_TYPES, _GpuTypes):
         return False
-    utils.GPU_TYPES.append("npu")
+    utils.GPU_TYPES = _GpuTypes([*utils.GPU_TYPES, "npu"])
     return True
 
 
