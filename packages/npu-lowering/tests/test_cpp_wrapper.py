@@ -147,3 +147,19 @@ def test_cpu_and_cuda_keep_upstreams_cpp_wrappers():
     assert get_wrapper_codegen_for_device("cpu", True) is CppWrapperCpu
     assert get_wrapper_codegen_for_device("cuda", True) is CppWrapperGpu
     assert codecache.CppWrapperCodeCache._get_uncompiled_header("cpu") == "torch/csrc/inductor/cpp_wrapper/cpu.h"
+
+
+@pytest.mark.feature("L06")
+def test_kernel_without_descriptor_is_a_clear_error():
+    # the C++ wrapper launches npu kernels only through npu-launcher: a kernel object that ran
+    # but has no descriptor (static launch off or refused) is named in the error
+    import types
+
+    from npu_lowering.cpp_wrapper_runtime import run_kernel_first
+
+    ran = []
+    kernel = types.SimpleNamespace(compile_results=[], launchers=[], run=lambda *a, **k: ran.append(a),
+                                   inductor_meta={"kernel_name": "triton_poi_x_0"})
+    with pytest.raises(RuntimeError, match="triton_poi_x_0 has no npu-launcher descriptor"):
+        run_kernel_first({"triton_poi_x_0": kernel}, "triton_poi_x_0", 0, [1])
+    assert ran == [(1,)]

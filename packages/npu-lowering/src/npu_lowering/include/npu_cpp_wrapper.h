@@ -45,6 +45,24 @@ static inline const NplCApi* nplApi() {
   return npl_api_;
 }
 
+// the pending Python error as "Type: message" (cleared), for the C++ exception's message
+static inline std::string npuPyErr() {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  std::string msg;
+  if (value) {
+    RAIIPyObject s = PyObject_Str(value);
+    const char* c = s ? PyUnicode_AsUTF8(s) : nullptr;
+    msg = std::string(": ") + Py_TYPE(value)->tp_name + ": " + (c ? c : "");
+  }
+  PyErr_Clear();
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  return msg;
+}
+
 static inline PyObject* npuRuntime() {
   if (npu_cpp_wrapper_runtime_ == nullptr) {
     npu_cpp_wrapper_runtime_ = PyImport_ImportModule("npu_lowering.cpp_wrapper_runtime");
@@ -119,7 +137,7 @@ static inline void startKernelCompile(PyObject* pending, const std::string& name
   py::gil_scoped_acquire_simple acquire;
   RAIIPyObject r = PyObject_CallMethod(npuRuntime(), "start_kernel_compile", "Oss", pending, name.c_str(),
                                        source.c_str());
-  NPU_CHECK(r, std::string("starting the compile of ") + std::string(name) + std::string(" failed"));
+  if (!r) throw std::runtime_error("npu cpp_wrapper: starting the compile of " + name + " failed" + npuPyErr());
 }
 
 template <typename T>
@@ -169,7 +187,7 @@ static inline LazyKernelCompileResult runTritonKernelWithAutotune(PyObject* pend
   (void)dummy;
   RAIIPyObject r = PyObject_CallMethod(npuRuntime(), "run_kernel_first", "OsNO", pending, name.c_str(),
                                        PyLong_FromVoidPtr(stream), args.get());
-  NPU_CHECK(r, std::string("first run of ") + std::string(name) + std::string(" failed"));
+  if (!r) throw std::runtime_error("npu cpp_wrapper: first run of " + name + " failed" + npuPyErr());
   LazyKernelCompileResult out;
   RAIIPyObject path = PyObject_GetAttrString(r, "cubin_path");
   RAIIPyObject mangled = PyObject_GetAttrString(r, "mangled_name");
