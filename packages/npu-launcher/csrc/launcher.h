@@ -139,4 +139,7 @@ bool ascend_launch(Kernel *k, uint32_t grid[3], uint64_t stream, Slot *slots);
 void ascend_release(Kernel *k);
 bool sim_launch(Kernel *k, uint32_t grid[3], PyObject *const *args, Py_ssize_t nargs);
 
+// capi.cpp: the C ABI's capsule (npu_launcher_capi.h)
+PyObject *capi_capsule(PyObject *wrap, const char *libtorch_cpu);
+
 }  // namespace npl

@@ -108,6 +108,11 @@ NB_MODULE(_native, m) {
                                                probe.ptr(), impl_addr, data_ptr, why);
           return std::make_pair(ok, why);
         });
+  m.def("capi_capsule", [](nb::handle wrap, const std::string &libtorch_cpu) -> nb::object {
+    PyObject *c = capi_capsule(wrap.ptr(), libtorch_cpu.c_str());
+    if (!c) throw nb::python_error();
+    return nb::steal(c);
+  }, "the C ABI's function table as a capsule (npu_launcher.capi)");
   m.def("disable_tensor_fast_path", &disable_tensor_fast_path);
   m.def("tensor_fast_path_enabled", &tensor_fast_path_enabled);
   m.def("tensor_codes", [](nb::handle t) -> nb::object {

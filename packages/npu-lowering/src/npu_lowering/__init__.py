@@ -25,6 +25,7 @@ def register() -> None:
         from .template_kernel import NpuTritonTemplateKernel
         from .passes import NpuPostGradPass
         from .scheduling import NpuScheduling
+        from .cpp_wrapper import NpuCppWrapperGpu
         from .wrapper import NpuPythonWrapperCodegen
 
         _compat.add_npu_to_gpu_types()
@@ -34,7 +35,8 @@ def register() -> None:
         _compat.small_gemm_lowerings()
         _compat.static_check_defers_npu()
         # device_custom_config: Inductor puts this module's keys in the FX graph cache key
-        register_backend_for_device("npu", NpuScheduling, NpuPythonWrapperCodegen,
+        # cpp_wrapper=True takes NpuCppWrapperGpu (upstream's flag decides, as for cuda)
+        register_backend_for_device("npu", NpuScheduling, NpuPythonWrapperCodegen, NpuCppWrapperGpu,
                                     device_custom_pass=NpuPostGradPass(), device_custom_config=config)
         register_device_op_overrides("npu", NpuDeviceOpOverrides())
         numerics.install_choices()  # upstream's choices for every device but npu under determinism

@@ -20,3 +20,30 @@ class NpuDeviceOpOverrides(DeviceOpOverrides):
 
     def current_stream(self) -> str:
         return "torch.npu.current_stream()"
+
+    # What the C++ wrapper (cpp_wrapper.py) writes; the names are defined in
+    # include/npu_cpp_wrapper.h. Kernel handles and streams are opaque pointers of
+    # npu-launcher's C ABI; tensor arguments are passed as AtenTensorHandle.
+    def kernel_header(self) -> str:
+        return ""
+
+    def kernel_driver(self) -> str:
+        return ""  # loadKernel / launchKernel live in the header, so it can be precompiled
+
+    def cpp_device_guard(self) -> str:
+        return "NpuDeviceGuard"
+
+    def cpp_aoti_device_guard(self) -> str:
+        return "NpuDeviceGuard"
+
+    def cpp_stream_type(self) -> str:
+        return "void*"
+
+    def aoti_get_stream(self) -> str:
+        return "npu_get_current_stream"
+
+    def cpp_kernel_type(self) -> str:
+        return "void*"
+
+    def cpp_device_ptr(self) -> str:
+        return "AtenTensorHandle"

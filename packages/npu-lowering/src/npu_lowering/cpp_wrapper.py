@@ -1,0 +1,134 @@
+"""C++ wrapper codegen for npu graphs (``torch._inductor.config.cpp_wrapper=True``): upstream's
+``CppWrapperGpu`` (allocation through the AOTI shim, views, dynamic shapes, fallback ATen ops,
+upstream's lazy first-run compile of Triton kernels), with npu's device specifics:
+
+- kernels launch through npu-launcher's C ABI (``npu_launcher_capi.h``): ``loadKernel`` binds
+  the kernel's npu-launcher descriptor into a launch object, ``launchKernel`` launches it with
+  the C arguments (tensor arguments as ``AtenTensorHandle``: the sim driver needs the tensor,
+  and the launch object checks device and dtype as a Python call does);
+- the device is ``PrivateUse1`` for the AOTI shim (``aoti_torch_device_type_privateuse1``);
+- the JIT header is npu's (include/npu_cpp_wrapper.h, through a generated ``npu.h`` that also
+  includes npu-launcher's C ABI header by path), and the generated module loads through
+  ``NpuCppWrapperCodeCache``, whose only change is that header as the one to precompile
+  (``cpp_cache_precompile_headers``: upstream knows the headers of its own devices only).
+
+AOTInductor (``aot_mode``) is not supported yet (issue 22 item 2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+
+import torch
+from torch._inductor.codecache import CppWrapperCodeCache
+from torch._inductor.codegen.common import get_device_op_overrides
+from torch._inductor.codegen.cpp_wrapper_gpu import CppWrapperGpu, UnwrapUnspecArg
+from torch._inductor.virtualized import V
+
+_UPSTREAM_CACHE_IMPORT = "from torch._inductor.codecache import CppWrapperCodeCache"
+_NPU_CACHE_IMPORT = "from npu_lowering.cpp_wrapper import NpuCppWrapperCodeCache as CppWrapperCodeCache"
+
+
+@lru_cache(maxsize=None)
+def header_path() -> str:
+    """npu's cpp_wrapper header: a file generated once per install that includes npu-launcher's
+    C ABI header and ours by absolute path (Inductor's compile command has only torch's include
+    dirs, and the precompiled header must be a single file)."""
+    from npu_launcher.capi import header_dir
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    ours = os.path.join(os.path.dirname(__file__), "include", "npu_cpp_wrapper.h")
+    text = ("#pragma once\n"
+            f'#include "{os.path.join(header_dir(), "npu_launcher_capi.h")}"\n'
+            f'#include "{ours}"\n')
+    folder = os.path.join(cache_dir(), "npu_cpp_wrapper")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"npu-{hashlib.sha256(text.encode()).hexdigest()[:16]}.h")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return path
+
+
+class NpuCppWrapperCodeCache(CppWrapperCodeCache):
+    """Upstream's cache of compiled C++ wrappers; npu's header is the one precompiled."""
+
+    @classmethod
+    def _get_uncompiled_header(cls, device: str) -> str | None:
+        if device.split(":", 1)[0] == "npu":
+            return header_path()
+        return super()._get_uncompiled_header(device)
+
+
+class NpuCppWrapperGpu(CppWrapperGpu):
+    def __init__(self) -> None:
+        super().__init__()
+        # upstream takes the process's GPU type (cuda/xpu); this wrapper is npu's
+        self.device = "npu"
+        self.device_codegen = get_device_op_overrides("npu")
+
+    @staticmethod
+    def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
+        if V.graph.aot_mode:
+            raise NotImplementedError("AOTInductor is not supported for npu yet (issue 22 item 2)")
+        from npu_inductor_core.codegen_hooks import run_before_wrapper_codegen
+
+        # upstream's cpp wrappers lift no subgraphs either (CppWrapperGpu.create)
+        wrapper = NpuCppWrapperGpu()
+        run_before_wrapper_codegen(V.graph)
+        return wrapper
+
+    @staticmethod
+    def get_device_include_path_jit(device: str) -> str:
+        if device == "npu":
+            return f'#include "{header_path()}"'
+        return CppWrapperGpu.get_device_include_path_jit(device)
+
+    def write_header(self):
+        super().write_header()
+        # the compiled module loads through npu's code cache (its precompiled header)
+        lines = self.header._lines
+        for i, line in enumerate(lines):
+            if isinstance(line, str) and line.strip() == _UPSTREAM_CACHE_IMPORT:
+                lines[i] = line.replace(_UPSTREAM_CACHE_IMPORT, _NPU_CACHE_IMPORT)
+
+    def codegen_device(self, device):
+        if device.type == "npu":  # the AOTI shim knows npu as PrivateUse1
+            self.used_cached_devices.add("privateuse1")
+            return f"cached_torch_device_type_privateuse1, {device.index if device.index else 0}"
+        return super().codegen_device(device)
+
+    def generate_fallback_kernel(self, node):
+        # ATen fallbacks: upstream calls aoti_torch_<device>_<op>, which exists for cpu/cuda/xpu
+        # only; on npu the op goes through upstream's runtime dispatch (the FallbackKernel
+        # branch for ops missing a C shim)
+        device = node.get_device()
+        if device is None or device.type != "npu" or node.op_overload is None:
+            return super().generate_fallback_kernel(node)
+        self.generate_fallback_kernel_with_runtime_lookup(
+            node.get_name(), node.python_kernel_name,
+            lambda: [*node.codegen_args(), *node.codegen_kwargs()],
+            node.op_overload, node.export_extern_kernel_node(),
+            node.outputs if node.outputs else node.mutation_outputs)
+
+    def generate_args_decl(self, code, call_args, arg_types, arg_signatures, is_triton_kernel=True,
+                           scratch_spaces=None):
+        # tensor arguments go to npu-launcher's C ABI as tensor handles, not data pointers
+        if not is_triton_kernel:
+            return super().generate_args_decl(code, call_args, arg_types, arg_signatures, is_triton_kernel,
+                                              scratch_spaces)
+        if scratch_spaces:
+            raise NotImplementedError("npu kernels with Triton scratch memory are not launchable (npu-launcher)")
+        out = []
+        for arg, arg_type, sig in zip(call_args, arg_types, arg_signatures):
+            if isinstance(arg_type, torch.dtype) and not isinstance(arg_type, UnwrapUnspecArg):
+                var = f"var_{next(self.arg_var_id)}"
+                code.writeline(f"AtenTensorHandle {var} = npuTensorHandle({arg});")
+                out.append(f"&{var}")
+            else:
+                out.append(super().generate_args_decl(code, [arg], [arg_type], [sig], is_triton_kernel))
+        return ", ".join(out)
