@@ -22,12 +22,20 @@ So per layer: replay = raw compiled; AOTAutograd + output code + tree = aot ro -
 Dynamo (frame evaluation, guards) = ours ro - aot ro. Timing is per call over --calls calls
 after 20 warm calls, best of --repeats runs (the box may be shared). Prints a table and JSON.
 On npu-sim the numbers measure host bookkeeping. --profile PATH writes cProfile tables of
-``ours ro`` on both cases.
+``ours ro`` on every case.
+
+npu-sim host proxies (issue 24 item 3): there Inductor's Triton kernels run interpreted (ms a
+replay), so the compiled rows of the two cases above say nothing about host cost. ``mm`` (one
+bias-free Linear, width 256) and ``linear8`` (8 Linears, width 256) compile, with
+``max_autotune_gemm_backends="ATEN"``, to aten ``extern_kernels`` calls only: a replay costs
+microseconds and the whole path from Dynamo to the replay is measurable (npu's default
+``--cases``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -49,17 +57,17 @@ def mlp_forward(blocks, x):
     return x
 
 
-def per_call_us(fn, calls, sync, repeats=3):
+def per_call_us(fn, calls, sync, repeats=3, clock=time.perf_counter):
     for _ in range(20):  # first calls are far slower (op caches, compiles): keep them out
         fn()
     sync()
     best = float("inf")
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(calls):
             fn()
         sync()
-        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+        best = min(best, (clock() - t0) / calls * 1e6)
     return best
 
 
@@ -70,8 +78,12 @@ def main():
     ap.add_argument("--device", default="npu")
     ap.add_argument("--json", default=None)
     ap.add_argument("--profile", default=None)
-    ap.add_argument("--cases", default="mlp8x256,single_op",
-                    help="comma-separated (on npu-sim the compiled MLP runs interpreted kernels: seconds a call)")
+    ap.add_argument("--cases", default=None,
+                    help="comma-separated from mlp8x256,single_op,mm,linear8 (default: the first two on cuda, the "
+                         "last two on npu: on npu-sim the compiled MLP runs interpreted kernels, seconds a call)")
+    ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                    help="thread: this thread's CPU time (npu-sim on a shared box: other jobs' load mostly drops "
+                         "out; run with one intra-op thread); wall: perf_counter (cuda: the GPU work counts)")
     ap.add_argument("--watchdog", type=float, default=0, help="dump every thread's stack and exit after S seconds")
     args = ap.parse_args()
     if args.watchdog:
@@ -88,19 +100,42 @@ def main():
     mod = getattr(torch, args.device)
     Graph = mod.CUDAGraph if args.device == "cuda" else mod.NPUGraph
     sync = mod.synchronize
+    clock = time.perf_counter
+    if args.clock == "thread":
+        if args.device == "cuda":
+            ap.error("--clock thread misses the GPU's time: use wall on cuda")
+        torch.set_num_threads(1)  # aten kernels in this thread, so its CPU time covers them
+        clock = time.thread_time
     def timed(fn, what):
-        us = per_call_us(fn, args.calls, sync, args.repeats)
+        us = per_call_us(fn, args.calls, sync, args.repeats, clock)
         print(f"  {what}: {us:.1f} us", file=sys.stderr, flush=True)  # progress (a timeout keeps it)
         return us
 
     mark = torch.compiler.cudagraph_mark_step_begin  # one step per call for every tree, ours and upstream's
     torch.manual_seed(0)
     blocks = mlp().to(dev)
+    mm = torch.nn.Linear(256, 256, bias=False).to(dev)
+    linears = torch.nn.Sequential(*(torch.nn.Linear(256, 256) for _ in range(8))).to(dev)
     cases = {
         "mlp8x256": (lambda x: mlp_forward(blocks, x), torch.randn(4, 256, device=dev)),
         "single_op": (lambda x: x + 1, torch.randn(4, 256, device=dev)),
+        "mm": (lambda x: mm(x), torch.randn(4, 256, device=dev)),
+        "linear8": (lambda x: linears(x), torch.randn(4, 256, device=dev)),
     }
-    cases = {k: v for k, v in cases.items() if k in args.cases.split(",")}
+    wanted = args.cases or ("mlp8x256,single_op" if args.device == "cuda" else "mm,linear8")
+    cases = {k: v for k, v in cases.items() if k in wanted.split(",")}
+
+    def compiling(name):
+        """Inductor config for compiling ``name`` (compiles happen at the first call)."""
+        from torch._inductor import config
+
+        return config.patch(max_autotune_gemm_backends="ATEN") if name in ("mm", "linear8") else \
+            contextlib.nullcontext()
+
+    def first_call(name, fn, x):
+        with compiling(name):
+            fn(x)
+        return fn
 
     def capture(fn, x):
         """A graph of fn on a static copy of x (after a warm-up call on a side stream)."""
@@ -137,7 +172,7 @@ def main():
         with torch.no_grad():
             for name, (fn, x) in cases.items():
                 torch._dynamo.reset()
-                upstream = torch.compile(fn, mode="reduce-overhead")
+                upstream = first_call(name, torch.compile(fn, mode="reduce-overhead"), x)
                 rows[name] = {"upstream_ro": timed(lambda: (mark(), upstream(x)), f"{name} upstream_ro")}
         G.register()
         G.policy.use_for_cuda(True)
@@ -146,7 +181,7 @@ def main():
         with torch.no_grad():
             row["eager"] = timed(lambda: fn(x), f"{name} eager")
             row["raw_replay"] = timed(capture(fn, x).replay, f"{name} raw_replay")
-            tree_fn = G.graphify(lambda a, fn=fn: [fn(a[0])], [x], name=name)
+            tree_fn = G.graphify(lambda a, fn=fn: [fn(a[0])], [x], name=name, is_inference=True)  # runs under no_grad
 
             def ours():
                 G.mark_step_begin()
@@ -154,13 +189,14 @@ def main():
 
             row["ours"] = timed(ours, f"{name} ours")
             torch._dynamo.reset()
-            compiled = torch.compile(fn)
+            compiled = first_call(name, torch.compile(fn), x)
             row["compile"] = timed(lambda: compiled(x), f"{name} compile")
             row["raw_compiled"] = timed(capture(compiled, x).replay, f"{name} raw_compiled")
-            aot, aot_args = aot_callable(fn, x)
+            with compiling(name):
+                aot, aot_args = aot_callable(fn, x)
             row["aot_ro"] = timed(lambda: (mark(), aot(*aot_args)), f"{name} aot_ro")
             torch._dynamo.reset()
-            ours_ro = torch.compile(fn, mode="reduce-overhead")
+            ours_ro = first_call(name, torch.compile(fn, mode="reduce-overhead"), x)
             row["ours_ro"] = timed(lambda: (mark(), ours_ro(x)), f"{name} ours_ro")
             m = G.manager_for(args.device, 0)
             row["ours_ro_replays"] = m.counters["replays"] if m is not None else 0
@@ -168,8 +204,10 @@ def main():
                 profile(lambda: (mark(), ours_ro(x)), args.calls * 5, f"{args.profile}.{name}.txt")
         # inference code as often written: parameters requiring grad, grad enabled
         torch._dynamo.reset()
-        ours_ro_grad = torch.compile(fn, mode="reduce-overhead")
+        ours_ro_grad = first_call(name, torch.compile(fn, mode="reduce-overhead"), x)
         row["ours_ro_grad"] = timed(lambda: (mark(), ours_ro_grad(x)), f"{name} ours_ro_grad")
+        m = G.manager_for(args.device, 0)
+        row["tree_counters"] = dict(m.counters) if m is not None else {}
     cols = [c for c in ("eager", "compile", "upstream_ro", "raw_replay", "raw_compiled", "ours", "aot_ro", "ours_ro",
                         "ours_ro_grad") if c in next(iter(rows.values()))]
     print(f"{'case':<12}" + "".join(f"{c + ' us':>16}" for c in cols) + f"{'ro/raw_cmp':>12}{'ours/raw':>10}"
@@ -186,6 +224,7 @@ def main():
               f"grad enabled {r['ours_ro_grad'] / r['ours_ro']:.2f}x no_grad")
     reader = G.upstream_config._reader("cudagraph_trees", True)
     data = {"device": str(dev), "torch": torch.__version__, "calls": args.calls, "repeats": args.repeats,
+            "clock": args.clock,
             "direct_config_reads": bool(getattr(reader, "fast", False)), "config_read_note": getattr(reader, "why", ""),
             "per_call_us": rows}
     print(json.dumps(data))

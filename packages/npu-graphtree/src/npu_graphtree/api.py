@@ -20,7 +20,7 @@ import torch
 from . import logs, upstream_config
 from .adapter import AdapterUnavailable, supports
 from .node import Mode
-from .tree import get_manager
+from .tree import get_manager, remedy
 
 
 def _mode(is_backward: bool, is_inference: bool) -> Mode:
@@ -76,17 +76,16 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
 
     def run(new_inputs: list) -> Any:
         if reason is not None:
-            return _plain(new_inputs, reason)
+            return _plain(new_inputs, reason, "no_capture_device")
         cfg = upstream_config.snapshot()  # upstream config, read once per generation
         if not cfg.trees:
-            return _plain(new_inputs, "triton.cudagraph_trees is off")
+            return _plain(new_inputs, "triton.cudagraph_trees is off", "trees_off")
         key = get_ints(new_inputs)
         sizes = cfg.sizes
         if sizes is not None and key not in sizes:  # GT11
-            return _plain(new_inputs, f"size {key} not in triton.cudagraph_capture_sizes {sizes}")
-        for x in new_inputs:  # misuse (item 5): every tensor must be on the graph's device
-            if isinstance(x, Tensor) and x.device != device:
-                return _plain(new_inputs, _misuse(new_inputs, device))
+            return _plain(new_inputs, f"size {key} not in triton.cudagraph_capture_sizes {sizes}", "size_not_captured")
+        # inputs on another device (misuse, item 5) are checked by the tree only when no recorded
+        # graph matched: a match proves every tensor input is where the graph reads it
         manager = get_manager(device_type, device_index)
         fns = getattr(local, "fns", None)
         if fns is None or local.manager is not manager:
@@ -97,16 +96,27 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
             fn = fns[key] = manager.add_function(model, static_input_idxs, mode=mode, name=name,
                                                  compile_id=compile_id, constants=constants,
                                                  mutated_input_idxs=mutated_input_idxs, stack_traces=stack_traces,
-                                                 kernel_free=kernel_free)
+                                                 kernel_free=kernel_free, check_inputs=check_inputs)
         return manager.run(fn, new_inputs, cfg)
+
+    def check_inputs(new_inputs: list) -> str | None:
+        for x in new_inputs:
+            if isinstance(x, Tensor) and x.device != device:
+                return _misuse(new_inputs, device)
+        return None
 
     warned: set[str] = set()
 
-    def _plain(new_inputs: list, why: str) -> Any:
-        if why not in warned:
-            warned.add(why)
-            logs.log.warning("npu_graphtree: %s runs without capture: %s", name, why)
+    def _plain(new_inputs: list, why: str, kind: str) -> Any:
+        """A call the tree never sees: counted in the device's tree (when there is one) and said
+        once per reason, with the remedy."""
         stats["eager"] += 1
+        if device is not None:
+            get_manager(device_type, device_index).note_fallback(kind, why, name=name, inputs=new_inputs)
+        elif why not in warned:
+            warned.add(why)
+            logs.event("run_without_capture", logging.WARNING, inputs=new_inputs, function=name, reason=why,
+                       remedy=remedy(kind))
         return model(list(new_inputs))
 
     stats = {"eager": 0}

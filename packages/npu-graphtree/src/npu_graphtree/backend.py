@@ -56,7 +56,7 @@ def npu_graphtree_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs: An
             else:
                 static = list(range(fixed))
         if dev_type is None:
-            return _notify_backward(interp, state) if is_backward else interp
+            return tree.notify_backward(interp, lambda: state["device"]) if is_backward else interp
         out = api.graphify(interp, aot_inputs, static, device_type=dev_type, device_index=dev_index,
                            is_backward=is_backward, is_inference=is_inference,
                            stack_traces=_stack_traces(aot_model), mutated_input_idxs=find_input_mutations(aot_model.graph),
@@ -70,17 +70,6 @@ def npu_graphtree_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs: An
         inference_compiler=functools.partial(compiler, is_inference=True),
         keep_inference_input_mutations=True,
     )(gm, example_inputs)
-
-
-def _notify_backward(fn, state):
-    def run(inputs):
-        dev = state["device"]
-        if dev is not None and (m := tree.get_manager(dev[0], dev[1], create=False)) is not None:
-            m.set_to_running_backward()
-        return fn(inputs)
-
-    run._boxed_call = True
-    return run
 
 
 def register_backend() -> None:

@@ -52,7 +52,9 @@ class WrappedFunction:
     stack_traces: list | None = None
     kernel_free: bool | None = None  # True: never capture; None: find out at capture
     disabled: str | None = None  # why this function now always runs without capture
-    mutated_unstatic: tuple[int, ...] = ()  # mutated inputs that are not static (checked per call)
+    disabled_kind: str = "other"  # its kind (tree.REMEDIES)
+    mutated_unstatic: tuple[int, ...] = ()  # mutated inputs that are not static (checked before warmup/record)
+    check_inputs: Callable[[list], str | None] | None = None  # misuse check, before warmup/record only
 
 
 _ids = itertools.count()
@@ -253,6 +255,11 @@ class GraphNode(Node):
         self._check_values = tuple(self.values.items())
         self._check_layouts = tuple((i,) + self.layouts[i] for i in self.copy_idxs)
         self._copies = tuple((i, self.placeholders[i], self.overlap[i]) for i in self.copy_idxs)
+        plain = [(i, self.placeholders[i]) for i in self.copy_idxs if not self.overlap[i]]
+        # several plain copies go in one _foreach_copy_ (one launch where the device fuses it, as
+        # upstream's tree does); overlapping ones are byte-span copies (GT08)
+        self._foreach = (tuple(i for i, _ in plain), [ph for _, ph in plain]) if len(plain) > 1 else None
+        self._single = tuple((i, ph, ov) for i, ph, ov in self._copies if ov or self._foreach is None)
         adapter, dev = self.manager.adapter, self.manager.device_index
         storage_at = adapter.storage_maker(dev)
         prepare, make = adapter.tensor_maker()
@@ -300,7 +307,10 @@ class GraphNode(Node):
         return Status.OK
 
     def run(self, inputs: list) -> list:
-        for i, ph, overlapping in self._copies:
+        if self._foreach is not None:
+            idxs, phs = self._foreach
+            torch._foreach_copy_(phs, [inputs[i] for i in idxs])
+        for i, ph, overlapping in self._single:
             if overlapping:
                 st.copy_input(ph, inputs[i], True)
             else:

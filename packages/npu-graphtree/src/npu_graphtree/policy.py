@@ -99,26 +99,14 @@ def _uncaptured_backward(compiled_graph) -> tuple[str, int] | None:
     return dev_type, next(iter(idxs))
 
 
-def _notify_backward(compiled_graph, dev_type: str, dev_index: int) -> None:
-    """Let the tree know the forward's backward ran (its outputs may start a new generation)."""
-    from . import tree
-
-    run_backward = compiled_graph.current_callable
-
-    def run(inputs):
-        if (m := tree.get_manager(dev_type, dev_index, create=False)) is not None:
-            m.set_to_running_backward()
-        return run_backward(inputs)
-
-    compiled_graph.current_callable = run
-
-
 def wrap_compiled_graph(compiled_graph) -> bool:
     target = take(compiled_graph)
     if target is None:
         if (backward := _uncaptured_backward(compiled_graph)) is not None and \
                 not getattr(compiled_graph, "_npu_graphtree_wrapped", False):
-            _notify_backward(compiled_graph, *backward)
+            from . import tree
+
+            compiled_graph.current_callable = tree.notify_backward(compiled_graph.current_callable, lambda: backward)
             compiled_graph._npu_graphtree_wrapped = True
         return False
     from . import api

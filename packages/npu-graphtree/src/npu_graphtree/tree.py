@@ -36,6 +36,30 @@ _all_lock = threading.Lock()
 
 _TLS_KEY = "npu_graphtree_managers"
 
+# Why a call ran without a graph (or could not start a new step), and what the user can do.
+# Each kind is counted per call in ``TreeManager.counters`` ("eager" for every call run without a
+# graph, plus "eager.<kind>"; "pending_backward" per step that could not start) and logged once
+# per function and kind (event ``run_without_capture`` / ``pending_backward``, WARNING).
+REMEDIES = {
+    "rerecord_limit": "keep the inputs that come from earlier graphs' outputs at stable addresses (clone them "
+                      "outside the compiled region) or call torch.compiler.cudagraph_mark_step_begin() before each "
+                      "step; or raise torch._inductor.config.triton.cudagraph_unexpected_rerecord_limit",
+    "unsupported_inputs": "pass every tensor input on the graph's device (CPU tensors and tensors of other devices "
+                          "cannot be read by a replay)",
+    "mutated_inputs": "mutate only parameters/buffers (or tensors marked with torch._dynamo.mark_static_address) or "
+                      "outputs of earlier graphs inside the compiled region",
+    "host_outputs": "return device tensors from the compiled region (move .cpu()/.item() out of it)",
+    "size_not_captured": "add the size to torch._inductor.config.triton.cudagraph_capture_sizes",
+    "trees_off": "set torch._inductor.config.triton.cudagraph_trees = True",
+    "no_capture_device": "give the function inputs on one device that supports graph capture",
+    "pending_backward": "call backward() on the previous step's outputs or detach them before the next step; for "
+                        "inference run the model under torch.no_grad() or torch.inference_mode()",
+}
+
+
+def remedy(kind: str) -> str:
+    return REMEDIES.get(kind, "")
+
 
 def _managers() -> dict:
     """This thread's managers. Stashed in torch's ThreadLocalState, which autograd carries
@@ -62,6 +86,22 @@ def get_manager(device_type: str, device_index: int, create: bool = True) -> "Tr
         with _all_lock:
             _all_managers.append(manager)
     return manager
+
+
+def notify_backward(run_backward, where):
+    """``run_backward`` (boxed) wrapped so that, run without a graph, it still tells its
+    forward's tree that the backward ran (the pending forward ends; GT01). ``where()`` gives
+    the tree's (device type, index), or None while unknown. Used by the Dynamo backend's
+    device-less backwards and the reduce-overhead policy's uncaptured Inductor backwards."""
+
+    def run(inputs):
+        dev = where()
+        if dev is not None and (m := get_manager(dev[0], dev[1], create=False)) is not None:
+            m.set_to_running_backward()
+        return run_backward(inputs)
+
+    run._boxed_call = True
+    return run
 
 
 def reset_trees() -> None:
@@ -99,15 +139,17 @@ class TreeManager:
         self.kept_for_holders: set[int] = set()
         self.thread = threading.get_ident()
         self._ids = itertools.count()
+        self._time_replays = _time_replays()  # ~0.1 us reader, made once
+        self._pending_counted: int | None = None  # the generation last counted as blocked by a pending backward
 
     # ---- functions -----------------------------------------------------------------------
     def add_function(self, model, static_input_idxs, *, mode: Mode, name: str, compile_id=None, constants=(),
-                     mutated_input_idxs=(), stack_traces=None, kernel_free=None) -> WrappedFunction:
+                     mutated_input_idxs=(), stack_traces=None, kernel_free=None, check_inputs=None) -> WrappedFunction:
         static, mutated = frozenset(static_input_idxs), frozenset(mutated_input_idxs)
         fn = WrappedFunction(model=model, id=next(self._ids), name=name, static_input_idxs=static,
                              mode=mode, compile_id=compile_id, constants=tuple(constants),
                              mutated_input_idxs=mutated, stack_traces=stack_traces, kernel_free=kernel_free,
-                             mutated_unstatic=tuple(sorted(mutated - static)))
+                             mutated_unstatic=tuple(sorted(mutated - static)), check_inputs=check_inputs)
         self.functions[fn.id] = fn
         return fn
 
@@ -125,23 +167,31 @@ class TreeManager:
 
     # ---- the decision --------------------------------------------------------------------
     def _run(self, fn: WrappedFunction, inputs: list, cfg: upstream_config.Snapshot) -> Any:
-        # cfg: upstream config for this generation (upstream_config.snapshot), never re-read per call
+        # cfg: upstream config for this generation (upstream_config.snapshot), never re-read per call.
+        # A replay proves its inputs (static and managed ones by address, copied ones by layout,
+        # device included): the per-call input checks (device, mutated inputs) run only on the
+        # way to a warmup or a recording (``_refuse``).
         if fn.disabled:
-            return self.eager(fn, inputs, fn.disabled)
+            return self.eager(fn, inputs, fn.disabled, fn.disabled_kind)
         gen = cfg.generation
         state = self.state
         if state == "recording" or state == "warmup":
+            self._try_end_path(fn, gen)
+        elif (state == "execution" and self.current_gen != gen and fn.id not in self.current.children
+              and fn.id in self.warmed_up and not cfg.force_warmup):
+            # a new step and nothing under the current path for fn: end the path now, as the loop
+            # below would after finding no child (one pass instead of two per step)
             self._try_end_path(fn, gen)
         while True:  # at most twice: again from the root once the current path ended
             current = self.current
             node_id = current.id if current is not None else None
             if self.num_rerecord and self.num_rerecord.get((node_id, fn.id), 0) > cfg.rerecord_limit:
-                return self.eager(fn, inputs, "re-record limit exceeded")
-            if fn.mutated_unstatic and (mutated := self._unmanaged_mutation(fn, inputs)) is not None:
-                return self.eager(fn, inputs, mutated)
+                return self.eager(fn, inputs, "re-record limit exceeded", "rerecord_limit")
 
             state = self.state
             if (fn.id not in self.warmed_up and not cfg.skip_warmup) or state == "warmup" or cfg.force_warmup:
+                if (refused := self._refuse(fn, inputs)) is not None:
+                    return self.eager(fn, inputs, *refused)
                 if state == "execution":
                     self.apply_checkpoint(current)
                 with capture_lock:
@@ -162,17 +212,29 @@ class TreeManager:
                     self._try_end_path(fn, gen)
                     if self.current is None:
                         continue
+                if (refused := self._refuse(fn, inputs)) is not None:
+                    return self.eager(fn, inputs, *refused)
                 if counted is not None:
                     key = (node_id, fn.id)
                     self.num_rerecord[key] += 1
                     if self.num_rerecord[key] > cfg.rerecord_limit:
                         return self.eager(fn, inputs, f"re-record limit ({cfg.rerecord_limit}) exceeded on node "
-                                                      f"{node_id}: {counted.name}")
+                                                      f"{node_id}: {counted.name}", "rerecord_limit")
                 self._try_end_path(fn, gen)
                 if self.current is not None and self.state == "execution":
                     self.apply_checkpoint(self.current)
+            elif (refused := self._refuse(fn, inputs)) is not None:
+                return self.eager(fn, inputs, *refused)
             with capture_lock:
                 return self._record(fn, inputs, gen)
+
+    def _refuse(self, fn: WrappedFunction, inputs: list) -> tuple[str, str] | None:
+        """(reason, kind) when these inputs cannot be warmed up into the pool or captured."""
+        if fn.check_inputs is not None and (why := fn.check_inputs(inputs)) is not None:
+            return why, "unsupported_inputs"
+        if fn.mutated_unstatic and (mutated := self._unmanaged_mutation(fn, inputs)) is not None:
+            return mutated, "mutated_inputs"
+        return None
 
     def _unmanaged_mutation(self, fn: WrappedFunction, inputs: list) -> str | None:
         """A graph that writes a copied input would write our placeholder, not the caller's
@@ -184,12 +246,23 @@ class TreeManager:
                if isinstance(inputs[i], torch.Tensor) and inputs[i].untyped_storage().data_ptr() not in managed]
         return f"mutated inputs {sorted(bad)} are neither static nor graph outputs" if bad else None
 
-    def eager(self, fn: WrappedFunction, inputs: list, reason: str) -> Any:
-        self.counters["eager"] += 1
-        if (fn.id, reason) not in self.warned:
-            self.warned.add((fn.id, reason))
-            logs.event("run_without_capture", logging.WARNING, fn=fn, inputs=inputs, reason=reason)
+    def eager(self, fn: WrappedFunction, inputs: list, reason: str, kind: str = "other") -> Any:
+        self.note_fallback(kind, reason, fn=fn, inputs=inputs)
         return fn.model(list(inputs))
+
+    def note_fallback(self, kind: str, reason: str, *, fn: WrappedFunction | None = None, name: str | None = None,
+                      inputs: list | None = None) -> None:
+        """A call runs without a graph: counted always, said once per function and kind with the
+        reason and the remedy (REMEDIES)."""
+        counters = self.counters
+        counters["eager"] += 1
+        counters["eager." + kind] += 1
+        key = (fn.id if fn is not None else name, kind)
+        if key not in self.warned:
+            self.warned.add(key)
+            extra = {} if fn is not None else {"function": name}
+            logs.event("run_without_capture", logging.WARNING, fn=fn, inputs=inputs, kind=kind, reason=reason,
+                       remedy=remedy(kind), **extra)
 
     # ---- generations ---------------------------------------------------------------------
     def can_start_new_generation(self, gen: int | None = None) -> bool:
@@ -208,12 +281,23 @@ class TreeManager:
             self.end_generation()
         elif self.current.all_outputs_dead():
             self._set_current(None, "none")
-        elif self.current_gen != gen and self.pending_backward and \
-                ("pending", fn.id) not in self.warned:
+        elif self.current_gen != gen and self.pending_backward:
+            self._pending_backward(fn, gen)
+
+    def _pending_backward(self, fn: WrappedFunction, gen: int) -> None:
+        """A new step cannot start: outputs of the last one wait for their backward (GT01), so
+        this step's calls record below the old path (more graphs, memory kept). Counted once
+        per blocked step, said once per function."""
+        if self._pending_counted != gen:
+            self._pending_counted = gen
+            self.counters["pending_backward"] += 1
+        if ("pending", fn.id) not in self.warned:
             self.warned.add(("pending", fn.id))
-            warnings.warn("npu_graphtree: outputs of a previous step still wait for backward, so the graph tree "
-                          "cannot start a new generation; call backward(), detach the outputs, or "
-                          "torch.compiler.cudagraph_mark_step_begin() before each step.")
+            msg = ("npu_graphtree: outputs of a previous step still wait for backward, so the graph tree cannot "
+                   "start a new generation; call backward(), detach the outputs, or "
+                   "torch.compiler.cudagraph_mark_step_begin() before each step.")
+            logs.event("pending_backward", logging.WARNING, fn=fn, reason=msg, remedy=remedy("pending_backward"))
+            warnings.warn(msg)
 
     def _forward_without_backward(self, fn: WrappedFunction) -> None:
         """A step ends while the last forward's backward never ran: inference run with grad
@@ -345,7 +429,10 @@ class TreeManager:
         off = [o.device for o in out if isinstance(o, torch.Tensor) and o.device != self.adapter.device(self.device_index)]
         if off:  # a graph would compute these on the host from poisoned inputs: never capture
             fn.disabled = f"outputs on {sorted(set(map(str, off)))}, not {self.adapter.device(self.device_index)}"
-            logs.event("run_without_capture", logging.WARNING, fn=fn, inputs=inputs, reason=fn.disabled)
+            fn.disabled_kind = "host_outputs"
+            self.warned.add((fn.id, "host_outputs"))  # said here, with the warmup's inputs
+            logs.event("run_without_capture", logging.WARNING, fn=fn, inputs=inputs, kind="host_outputs",
+                       reason=fn.disabled, remedy=remedy("host_outputs"))
         if not self.warmup_incomplete:
             self.warmed_up.add(fn.id)
         self.counters["warmups"] += 1
@@ -369,7 +456,7 @@ class TreeManager:
 
     def _execute(self, node: GraphNode, inputs: list, gen: int) -> Any:
         self.current_gen = gen
-        if _time_replays()():
+        if self._time_replays():
             with logs.timed("replay", node.fn):
                 out = node.run(inputs)
         else:
