@@ -206,6 +206,8 @@ def main():
         torch._dynamo.reset()
         ours_ro_grad = first_call(name, torch.compile(fn, mode="reduce-overhead"), x)
         row["ours_ro_grad"] = timed(lambda: (mark(), ours_ro_grad(x)), f"{name} ours_ro_grad")
+        if args.profile:  # the same layers with grad enabled (issue 24 item 2)
+            profile(lambda: (mark(), ours_ro_grad(x)), args.calls * 5, f"{args.profile}.{name}.grad.txt")
         m = G.manager_for(args.device, 0)
         row["tree_counters"] = dict(m.counters) if m is not None else {}
     cols = [c for c in ("eager", "compile", "upstream_ro", "raw_replay", "raw_compiled", "ours", "aot_ro", "ours_ro",
