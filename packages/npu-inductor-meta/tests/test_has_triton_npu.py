@@ -28,7 +28,7 @@ def test_one_function_under_every_binding():
     ours = triton_utils.has_triton
     assert ours is scheduler.has_triton is autotune_cache.has_triton
     upstream = ours.__wrapped__
-    assert ours.cache_clear is upstream.cache_clear  # functools.cache's, kept
+    assert ours.cache_clear == upstream.cache_clear  # functools.cache's, kept
     assert ours()  # Dynamo, outside graph lowering: npu is triton-capable here
     with _under_graph({"npu", "cpu"}):
         assert scheduler.has_triton() and autotune_cache.inductor_meta_from_config()["backend_hash"]
