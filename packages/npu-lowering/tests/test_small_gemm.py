@@ -72,3 +72,29 @@ def test_other_devices_and_the_cache_key():
     key = npu_config.save_config_portable(ignore_private_configs=False)
     with npu_config.patch(small_gemm_templates=False):
         assert npu_config.save_config_portable(ignore_private_configs=False) != key
+
+
+def test_a_users_own_lowering_is_chained_not_overwritten():
+    from torch._inductor import lowering
+
+    if not hasattr(lowering, "user_lowerings"):
+        pytest.skip("torch 2.11: the policy wraps lowerings[op] (a patch), no user_lowerings")
+    mm = torch.ops.aten.mm.default
+    assert getattr(lowering.user_lowerings.get(mm), "_npu_small_gemm", False)  # registered, no patch
+    assert not getattr(lowering.lowerings[mm], "_npu_small_gemm", False)  # upstream's table untouched
+    calls = []
+
+    def users(*args, **kwargs):
+        calls.append(args)
+        return None  # "not mine": the policy, then upstream's lowering
+
+    registry = {mm: users}
+    assert small_gemm.register_user_lowerings(registry)
+    assert registry[mm].chained is users
+    saved = lowering.user_lowerings[mm]
+    lowering.user_lowerings[mm] = registry[mm]
+    try:
+        code = compiled(lambda x, w: (x @ w).relu(), args()[:2])
+    finally:
+        lowering.user_lowerings[mm] = saved
+    assert calls and "tl.dot(" in code  # the user's entry ran first, then the policy

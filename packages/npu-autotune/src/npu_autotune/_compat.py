@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 
 import torch
 from npu_inductor_core.patches import upstream_patch
@@ -54,53 +53,49 @@ def register_npu_benchmarker(device: str, fn) -> bool:
     return True
 
 
-_mix_order_check = threading.local()
-
-
-@upstream_patch("torch._inductor.scheduler._is_gpu_triton_backend", "torch._inductor.scheduler.MixOrderReduction.can_fuse",
-                versions="torch 2.10-2.13",
+@upstream_patch("torch._inductor.scheduler._is_gpu_triton_backend", versions="torch 2.13 (2.11 has no such helper: not patched)",
                 removed_by="upstream asking the device's scheduling whether it supports mix-order reductions")
 def mix_order_reductions_on_npu() -> bool:
     """Upstream fuses sibling reductions over different dimensions of one input into a
     mix-order reduction (``triton.mix_order_reduction``; its split size is autotuned under
     ``triton.mix_order_reduction_autotune_split_size``, A55) only for cuda and xpu:
     ``MixOrderReduction.can_fuse`` asks ``scheduler._is_gpu_triton_backend``, which names
-    those two devices. Torch 2.10-2.13: while ``can_fuse`` runs, that helper also answers
-    True for two npu nodes whose backend is Triton (the npu scheduling is upstream's
-    TritonScheduling, which generates the kernel; npu-lowering writes its row loop in a form
-    triton-ascend lowers, so also where triton-ascend is installed); every other caller
-    (nested reductions) and every other device get upstream's answer. Removed
+    those two devices. Torch 2.13 (2.11 checks the device inline, no mix-order on npu there): the helper also answers True for two npu nodes whose
+    backend is Triton (the npu scheduling is upstream's TritonScheduling, which generates the
+    kernel; npu-lowering writes its row loop in a form triton-ascend lowers, so also where
+    triton-ascend is installed) when neither node is an ancestor of the other. That is every
+    pair mix-order fusion can take (it refuses producer/consumer pairs right after asking),
+    and none that the helper's other caller, nested reductions (``NestedReduction``: only
+    dependent pairs), can: those, and every other device, keep upstream's answer. Removed
     when upstream asks the device's scheduling whether it supports mix-order reductions."""
     from torch._inductor import scheduler
     from torch._inductor.utils import get_current_backend
 
-    if getattr(scheduler.MixOrderReduction.can_fuse, "_npu_autotune", False):
-        return False
     if not hasattr(scheduler, "_is_gpu_triton_backend"):  # torch 2.11 checks the device inline
         return False
     helper = scheduler._is_gpu_triton_backend
-    can_fuse = scheduler.MixOrderReduction.can_fuse.__func__
+    if getattr(helper, "_npu_autotune", False):
+        return False
 
     @functools.wraps(helper)
     def _is_gpu_triton_backend(node1, node2):
-        if getattr(_mix_order_check, "active", False):
-            devices = {getattr(n.get_device(), "type", None) for n in (node1, node2)}
-            if devices == {"npu"} and node1.is_gpu() and node2.is_gpu():
-                return get_current_backend("npu") == "triton"
+        devices = {getattr(n.get_device(), "type", None) for n in (node1, node2)}
+        if devices == {"npu"} and node1.is_gpu() and node2.is_gpu() and not _related(node1, node2):
+            return get_current_backend("npu") == "triton"
         return helper(node1, node2)
 
-    @functools.wraps(can_fuse)
-    def mix_order_can_fuse(cls, node1, node2):
-        _mix_order_check.active = True
-        try:
-            return can_fuse(cls, node1, node2)
-        finally:
-            _mix_order_check.active = False
-
-    mix_order_can_fuse._npu_autotune = True
+    _is_gpu_triton_backend._npu_autotune = True
     scheduler._is_gpu_triton_backend = _is_gpu_triton_backend
-    scheduler.MixOrderReduction.can_fuse = classmethod(mix_order_can_fuse)
     return True
+
+
+def _related(node1, node2) -> bool:
+    """One node is a producer of the other (what mix-order fusion refuses, nested takes); a
+    node without ancestors computed counts as related (upstream's answer)."""
+    a1, a2 = getattr(node1, "ancestors", None), getattr(node2, "ancestors", None)
+    if a1 is None or a2 is None:
+        return True
+    return bool(a1 & node2.get_operation_names() or a2 & node1.get_operation_names())
 
 
 @upstream_patch("torch._inductor.async_compile.AsyncCompile.triton", versions="torch 2.11-2.13",

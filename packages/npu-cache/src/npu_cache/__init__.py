@@ -62,6 +62,7 @@ def register() -> None:
         if _registered:
             return
         from npu_inductor_core.compile_hooks import around_compile_fx, around_compile_graph
+        from npu_inductor_core.triton_device import count_npu_as_triton_device
 
         from . import _compat, gemm_select, scope
 
@@ -69,7 +70,7 @@ def register() -> None:
         around_compile_graph("npu-cache", scope.graph_context)
         _compat.aot_autograd_remote_cache_for_npu()
         _compat.route_create_cache()
-        _compat.backend_hash_for_npu()
+        count_npu_as_triton_device()  # inductor_meta_from_config's backend_hash (the core's one patch)
         _compat.bundled_autotune_local_paths()
         _compat.bundled_autotune_entry_copies()
         _compat.gen_best_config_off_for_npu()

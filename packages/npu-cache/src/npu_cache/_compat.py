@@ -58,42 +58,6 @@ def route_create_cache() -> bool:
     return True
 
 
-@upstream_patch("torch._inductor.runtime.autotune_cache.inductor_meta_from_config", versions="torch 2.11, 2.13",
-                removed_by="has_triton() consulting DeviceInterface.is_triton_capable (then npu answers True)")
-def backend_hash_for_npu() -> bool:
-    """``autotune_cache.inductor_meta_from_config()`` leaves ``backend_hash`` None unless
-    ``torch.utils._triton.has_triton()`` (cuda/xpu/cpu only) says so; then
-    ``AutotuneCacheBundler.begin_compile`` asserts on it and an npu compile with
-    bundled_autotune_remote_cache fails. For npu compiles whose answer has no hash we fill it
-    from ``triton_hash_with_backend()`` (the active Triton backend: npu-sim's driver or
-    triton-ascend's), the same value kernels carry in their inductor_meta. Callers look the
-    function up on the module at each call. Torch 2.11 and 2.13; removed if has_triton()
-    consulted DeviceInterface.is_triton_capable (then npu answers True)."""
-    from torch._inductor.runtime import autotune_cache
-
-    upstream = autotune_cache.inductor_meta_from_config
-    if getattr(upstream, "_npu_cache_hash", False):
-        return False
-
-    @functools.wraps(upstream)
-    def inductor_meta_from_config():
-        from .scope import in_npu_compile
-
-        meta = upstream()
-        if meta.get("backend_hash") is None and in_npu_compile():
-            import torch.utils._triton
-
-            try:
-                meta["backend_hash"] = torch.utils._triton.triton_hash_with_backend()
-            except RuntimeError:  # no active Triton driver: bundling is skipped below
-                meta["bundled_autotune_remote_cache"] = False
-        return meta
-
-    inductor_meta_from_config._npu_cache_hash = True
-    autotune_cache.inductor_meta_from_config = inductor_meta_from_config
-    return True
-
-
 @upstream_patch("torch._inductor.runtime.autotune_cache.AutotuneCache._make_local_cache_key",
                 versions="torch 2.13 (2.11 has no _make_local_cache_key: not patched)",
                 removed_by="upstream's bundler recording the relative path it read")

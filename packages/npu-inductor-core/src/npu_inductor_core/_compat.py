@@ -44,3 +44,69 @@ def dispatch_compile_fx(entered, per_graph) -> bool:
     compile_fx._npu_core = True
     module.compile_fx = compile_fx
     return True
+
+
+# modules that bound has_triton by name at import and whose answer npu graphs need:
+# Scheduler.create_backend (refuses a GPU-like device without Triton) and
+# autotune_cache.inductor_meta_from_config (no backend_hash, so the bundled autotune cache
+# asserts); the others keep upstream's function
+_HAS_TRITON_USERS = ("torch.utils._triton", "torch._inductor.scheduler", "torch._inductor.runtime.autotune_cache")
+
+
+@upstream_patch("torch.utils._triton.has_triton", versions="torch 2.11, 2.13",
+                removed_by="has_triton() consulting DeviceInterface.is_triton_capable for registered devices",
+                reason="torch.utils._triton.has_triton() only asks cuda, xpu, cpu and mtia; it also answers True "
+                       "where the npu device interface is available and triton-capable, except while a graph "
+                       "without npu devices is lowered.")
+def has_triton_knows_npu() -> bool:
+    """``torch.utils._triton.has_triton()`` only asks cuda, xpu, cpu and mtia. Three things
+    need it True on a machine whose Triton device is npu (npu-sim, or torch_npu without a
+    GPU): Dynamo puts user @triton.jit kernels into the graph (L08, npu-launcher),
+    ``Scheduler.create_backend`` accepts the npu device (npu-lowering), and
+    ``autotune_cache.inductor_meta_from_config`` gives npu compiles a ``backend_hash`` for the
+    bundled autotune cache (npu-cache). One function answers upstream's value, or True where
+    the npu device interface is available and triton-capable, except while a graph without
+    npu devices is being lowered (there: upstream's answer, so cpu/cuda graphs see no change).
+    It replaces the name in ``torch.utils._triton`` and where Inductor bound it by name at
+    import (``_HAS_TRITON_USERS``; one function under its aliases, as npu-cache's
+    ``create_cache``). ``functools.cache``'s ``cache_clear`` is kept. Torch 2.11 and 2.13;
+    removed if has_triton() consulted DeviceInterface.is_triton_capable for registered
+    devices."""
+    import importlib
+
+    import torch.utils._triton as triton_utils
+
+    upstream = triton_utils.has_triton
+    if getattr(upstream, "_npu_core", False):
+        return False
+
+    def has_triton() -> bool:
+        return upstream() or (_npu_triton_capable() and not _graph_without_npu())
+
+    has_triton._npu_core = True
+    has_triton.__wrapped__ = upstream
+    has_triton.cache_clear = upstream.cache_clear
+    for name in _HAS_TRITON_USERS:
+        module = importlib.import_module(name)
+        if getattr(module, "has_triton", None) is upstream:
+            module.has_triton = has_triton
+    return True
+
+
+def _npu_triton_capable() -> bool:
+    try:
+        from torch._dynamo.device_interface import get_interface_for_device
+
+        interface = get_interface_for_device("npu")
+        return bool(interface.is_available() and interface.is_triton_capable())
+    except Exception:  # no npu device interface registered, or no Triton
+        return False
+
+
+def _graph_without_npu() -> bool:
+    from torch._inductor.virtualized import V
+
+    try:
+        return "npu" not in V.graph.device_types
+    except (AttributeError, AssertionError):  # no graph being lowered (Dynamo tracing, cache hit)
+        return False

@@ -45,13 +45,15 @@ def register() -> None:
 
     Loads the native launcher and calibrates its tensor fast path, so a broken build fails
     here, named, rather than at the first launch, and lets Dynamo put user Triton kernels on
-    npu into graphs (``_compat.has_triton_knows_npu``). npu-lowering's kernel object finds
+    npu into graphs (npu-inductor-core's ``triton_device``: one ``has_triton`` patch). npu-lowering's kernel object finds
     the launcher through the ``npu_inductor.kernel_launcher`` entry points."""
     global _registered
     if _registered:
         return
-    from . import _compat, _tensor_abi, launcher  # noqa: F401  (imports _native, sets error types)
+    from npu_inductor_core.triton_device import count_npu_as_triton_device
+
+    from . import _tensor_abi, launcher  # noqa: F401  (imports _native, sets error types)
 
     _tensor_abi.calibrate()
-    _compat.has_triton_knows_npu()
+    count_npu_as_triton_device()
     _registered = True

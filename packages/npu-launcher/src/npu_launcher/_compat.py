@@ -2,9 +2,9 @@
 
 Supported: Triton 3.8 (CI, this package's tests), Triton 3.6 + torch 2.11 (the GPU machine),
 triton-ascend 3.2 (Ascend), torch 2.13 (CI). Each function names the versions it is for.
-Patched upstream symbols: ``has_triton`` (``has_triton_knows_npu``, by ``register()``) and,
-only when a benchmark asks for it, ``TritonCompileResult.make_launcher``
-(``route_triton_compile_results``); the rest only reads.
+Patched upstream symbol: only when a benchmark asks for it,
+``TritonCompileResult.make_launcher`` (``route_triton_compile_results``); the rest only reads.
+(``has_triton``, which npu-launcher needs for L08, is npu-inductor-core's one patch.)
 """
 
 from __future__ import annotations
@@ -137,41 +137,6 @@ def tensor_base_type():
     import torch
 
     return getattr(torch._C, "TensorBase", None) or getattr(torch._C, "_TensorBase")
-
-
-@upstream_patch("torch.utils._triton.has_triton", versions="torch 2.11, 2.13",
-                removed_by="has_triton() consulting DeviceInterface.is_triton_capable for registered devices")
-def has_triton_knows_npu() -> bool:
-    """Dynamo traces a user @triton.jit kernel into ``triton_kernel_wrapper_mutation`` only when
-    ``torch.utils._triton.has_triton()`` is true, and that only asks cuda, xpu, cpu and mtia;
-    on a machine whose Triton device is npu (npu-sim, or torch_npu without a GPU) user
-    kernels would run eagerly under Dynamo instead of going into the graph (L08). We rebind
-    it to answer True also when the npu device interface is available and triton-capable;
-    where upstream already says True nothing changes. Torch 2.11 and 2.13; removed if
-    has_triton() consulted DeviceInterface.is_triton_capable for registered devices."""
-    import torch.utils._triton as triton_utils
-
-    upstream = triton_utils.has_triton
-    if getattr(upstream, "_npu_aware", False):
-        return False
-
-    def has_triton() -> bool:
-        return upstream() or _npu_triton_capable()
-
-    has_triton._npu_aware = True
-    has_triton.__wrapped__ = upstream
-    triton_utils.has_triton = has_triton
-    return True
-
-
-def _npu_triton_capable() -> bool:
-    try:
-        from torch._dynamo.device_interface import get_interface_for_device
-
-        interface = get_interface_for_device("npu")
-        return bool(interface.is_available() and interface.is_triton_capable())
-    except Exception:  # no npu device interface registered, or no Triton
-        return False
 
 
 _route = {"make": None}

@@ -18,6 +18,7 @@ def register() -> None:
     with _lock:
         if _registered:
             return
+        from npu_inductor_core.triton_device import count_npu_as_triton_device
         from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 
         from . import _compat, config, numerics
@@ -29,7 +30,7 @@ def register() -> None:
         from .wrapper import NpuPythonWrapperCodegen
 
         _compat.add_npu_to_gpu_types()
-        _compat.scheduler_has_triton_for_npu()
+        count_npu_as_triton_device()  # Scheduler.create_backend's has_triton() (the core's one patch)
         _compat.is_big_gpu_for_npu()
         _compat.npu_template_kernel_class(NpuTritonTemplateKernel)
         _compat.small_gemm_lowerings()

@@ -49,50 +49,6 @@ def add_npu_to_gpu_types() -> bool:
     return True
 
 
-@upstream_patch("torch._inductor.scheduler.has_triton", versions="torch 2.11, 2.13",
-                removed_by="has_triton() consulting DeviceInterface.is_triton_capable")
-def scheduler_has_triton_for_npu() -> bool:
-    """Scheduler.create_backend refuses a GPU-like device when has_triton() is False, and
-    has_triton() only knows cuda, xpu, cpu and mtia. We rebind the scheduler module's
-    has_triton to answer True while the graph being scheduled has npu devices and the npu
-    device interface is triton-capable; every other answer is upstream's. Torch 2.11 and
-    2.13; removed if has_triton consulted DeviceInterface.is_triton_capable."""
-    from torch._inductor import scheduler
-
-    upstream = scheduler.has_triton
-    if getattr(upstream, "_npu_aware", False):
-        return False
-
-    def has_triton() -> bool:
-        return upstream() or (_graph_on_npu() and _npu_triton_capable())
-
-    has_triton._npu_aware = True
-    has_triton.cache_clear = upstream.cache_clear
-    scheduler.has_triton = has_triton
-    return True
-
-
-def _graph_on_npu() -> bool:
-    from torch._inductor.virtualized import V
-
-    try:
-        return "npu" in V.graph.device_types
-    except (AttributeError, AssertionError):
-        return False
-
-
-def _npu_triton_capable() -> bool:
-    from torch._dynamo.device_interface import get_interface_for_device
-    from torch.utils._triton import has_triton_package
-
-    if not has_triton_package():
-        return False
-    try:
-        return bool(get_interface_for_device("npu").is_triton_capable())
-    except Exception:  # no npu device interface registered
-        return False
-
-
 @upstream_patch("torch._inductor.runtime.triton_heuristics.NpuGrid", versions="torch 2.11, 2.13",
                 removed_by="a grid-type registry, or inductor_meta carrying a qualified class name, upstream")
 def register_npu_grid_type(grid_type: type) -> bool:
@@ -230,21 +186,31 @@ def _on_npu(node) -> bool:
 
 
 @upstream_patch(*(f"torch._inductor.lowering.lowerings[aten.{op}]" for op in ("mm", "addmm", "bmm", "baddbmm")),
-                versions="torch 2.11, 2.13",
-                removed_by="per-device lowerings upstream (or a per-device \"templates in default mode\" choice)")
+                versions="torch 2.11 only (2.13: lowering.user_lowerings, no patch)",
+                removed_by="torch 2.13's torch._inductor.lowering.user_lowerings (used there: no patch)",
+                reason="npu's small-GEMM policy (small_gemm.py): in default mode a small static npu mm / addmm / "
+                       "bmm / baddbmm lowers to upstream's Triton template with one tile.")
 def small_gemm_lowerings() -> bool:
     """npu's small-GEMM policy (``small_gemm.py``): in default mode a small static npu mm /
-    addmm / bmm / baddbmm lowers to upstream's Triton template with one tile. The lowering
-    table (``torch._inductor.lowering.lowerings``) is keyed by op, for every device; each of
-    the four entries (packet and overloads sharing upstream's function) is wrapped so the
-    policy decides for its devices (``small_gemm.DEVICES``, "npu") and upstream's lowering
-    runs unchanged otherwise. Torch 2.11 and 2.13; removed by per-device lowerings upstream
-    (or a per-device "templates in default mode" choice)."""
+    addmm / bmm / baddbmm lowers to upstream's Triton template with one tile.
+
+    torch 2.13: an entry per op overload in upstream's ``lowering.user_lowerings`` (graph
+    lowering asks it before ``lowerings[op]`` and falls back to that when it returns None;
+    ``small_gemm.register_user_lowerings``, which chains a user's own entry): no patch.
+    torch 2.11 (no such registry): the lowering table (``lowering.lowerings``) is keyed by op,
+    for every device; each of the four entries (packet and overloads sharing upstream's
+    function) is wrapped so the policy decides for its devices (``small_gemm.DEVICES``,
+    "npu") and upstream's lowering runs unchanged otherwise. Removed on 2.11 by that
+    registry."""
     import torch
     from torch._inductor import lowering as lowering_mod
 
     from . import small_gemm
 
+    registry = getattr(lowering_mod, "user_lowerings", None)
+    if registry is not None:
+        small_gemm.register_user_lowerings(registry)
+        return False  # upstream's registry: not a patch
     wrapped_any = False
     for name, operands in small_gemm.OPS.items():
         packet = getattr(torch.ops.aten, name)
@@ -260,18 +226,45 @@ def small_gemm_lowerings() -> bool:
     return wrapped_any
 
 
+def config_patch_is_context_local() -> bool:
+    """Not a patch: whether ``torch._inductor.config.patch`` changes a value for the current
+    thread/context only (torch 2.13: each entry's user override is a ContextVar) rather than
+    process-wide (torch 2.11)."""
+    import contextvars
+
+    from torch._inductor import config
+
+    try:
+        return isinstance(config._config["use_static_triton_launcher"].user_override, contextvars.ContextVar)
+    except (AttributeError, KeyError):
+        return False
+
+
 @upstream_patch("torch._inductor.runtime.triton_heuristics.StaticTritonCompileResult.can_statically_launch",
-                versions="torch 2.11, 2.13", removed_by="a per-device static launcher registry upstream")
+                versions="torch 2.11 only (2.13: a context-local config patch in the kernel object, no patch)",
+                removed_by="torch 2.13's context-local config (runtime/autotuner.UpstreamStaticCheckOff: no patch)",
+                reason="StaticTritonCompileResult.can_statically_launch (called by every "
+                       "CachingAutotuner._precompile_config) only knows cuda, xpu and hip launchers: for an npu "
+                       "kernel it refuses, and with strict_static_triton_launcher raises, before npu-lowering's "
+                       "kernel object can describe the triton-ascend binary for npu-launcher.")
 def static_check_defers_npu() -> bool:
     """``StaticTritonCompileResult.can_statically_launch`` (called by every
     ``CachingAutotuner._precompile_config``) only knows cuda, xpu and hip launchers: for an npu
     kernel it refuses, and with ``strict_static_triton_launcher`` raises, before npu-lowering's
-    kernel object can describe the triton-ascend binary for npu-launcher. For
-    ``triton_meta["device_type"] == "npu"`` the check now answers None (not upstream's static
-    launcher), leaving the decision, and strict mode's error, to NpuCachingAutotuner; every
-    other device gets upstream's answer. Torch 2.11 and 2.13; removed by a per-device static
-    launcher registry upstream (``statically_launched_kernel_by_device`` is keyed by device
-    type, but the device-type check before it is fixed)."""
+    kernel object can describe the triton-ascend binary for npu-launcher.
+
+    torch 2.13: no patch. The npu kernel object (``runtime.autotuner.UpstreamStaticCheckOff``,
+    next to upstream's class in its bases) runs upstream's ``_precompile_config`` under
+    ``config.patch(use_static_triton_launcher=False)``, which there holds for that thread and
+    context only, so upstream's check answers None (not its static launcher) and the decision,
+    and strict mode's error, stay with NpuCachingAutotuner. torch 2.11 (``config.patch`` is
+    process-wide, a concurrent cuda compile would see it): for ``triton_meta["device_type"] ==
+    "npu"`` the check answers None; every other device gets upstream's answer. Removed on 2.11
+    by a context-local config (as 2.13's), or by a per-device static launcher registry upstream
+    (``statically_launched_kernel_by_device`` is keyed by device type, but the device-type
+    check before it is fixed)."""
+    if config_patch_is_context_local():
+        return False  # the kernel object turns upstream's check off around its compile
     from torch._inductor.runtime.triton_heuristics import StaticTritonCompileResult
 
     found = StaticTritonCompileResult.__dict__.get("can_statically_launch")

@@ -104,6 +104,51 @@ def wrap(upstream, operands):
     return lowering
 
 
+def user_lowering(target, operands, chained=None):
+    """torch 2.13: the entry of ``target`` in upstream's ``lowering.user_lowerings`` (consulted
+    before ``lowerings[target]``, which runs when the entry returns None). A user's own entry
+    found there is chained, not overwritten: it runs first, and the policy only where it returns
+    None. Where the policy applies, upstream's lowering runs under the one-tile config; else
+    None (upstream's lowering, unchanged)."""
+
+    def lowering(*args, **kwargs):
+        from torch._inductor import config
+        from torch._inductor.lowering import lowerings
+
+        if chained is not None:
+            out = chained(*args, **kwargs)
+            if out is not None:
+                return out
+        mat1, mat2 = operands(args, kwargs)
+        if not applies(mat1, mat2):
+            return None
+        with config.patch({"max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON",
+                           "test_configs.max_mm_configs": 1}):
+            return lowerings[target](*args, **kwargs)
+
+    lowering._npu_small_gemm = True
+    lowering.chained = chained
+    return lowering
+
+
+def register_user_lowerings(registry: dict) -> bool:
+    """Put the policy in ``registry`` (upstream's ``user_lowerings``) for every overload of
+    mm / addmm / bmm / baddbmm that has an upstream lowering; True when something was added."""
+    from torch._inductor.lowering import lowerings
+
+    added = False
+    for name, operands in OPS.items():
+        packet = getattr(torch.ops.aten, name)
+        for overload in packet.overloads():
+            op = getattr(packet, overload)
+            current = registry.get(op)
+            if op not in lowerings or getattr(current, "_npu_small_gemm", False):
+                continue
+            registry[op] = user_lowering(op, operands, chained=current)
+            added = True
+    return added
+
+
 def _two_first(args, kwargs):  # mm(a, b), bmm(a, b)
     return args[0], args[1]
 

@@ -45,7 +45,24 @@ _static_launches: "weakref.WeakKeyDictionary[NpuCachingAutotuner, object]" = wea
 _REDUCTIONS = (HeuristicType.REDUCTION, HeuristicType.PERSISTENT_REDUCTION)
 
 
-class NpuCachingAutotuner(AscendRouteMixin, CachingAutotuner):
+class UpstreamStaticCheckOff:
+    """Next to upstream's CachingAutotuner in the bases: its ``_precompile_config`` (the
+    triton-ascend compile) runs with ``use_static_triton_launcher`` off for this thread and
+    context, so upstream's static-launch check, which knows only cuda/xpu/hip launchers and
+    raises under ``strict_static_triton_launcher``, answers None for npu kernels; npu-launcher's
+    descriptor (AscendRouteMixin) and strict mode's error are decided by this class. Torch 2.13
+    (context-local config); on 2.11 ``_compat.static_check_defers_npu`` patches the check."""
+
+    def _precompile_config(self, cfg):
+        from .. import _compat
+
+        if not inductor_config.use_static_triton_launcher or not _compat.config_patch_is_context_local():
+            return super()._precompile_config(cfg)
+        with inductor_config.patch(use_static_triton_launcher=False):
+            return super()._precompile_config(cfg)
+
+
+class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotuner):
     """No state beyond upstream's, so an upstream-built autotuner can take this class. On
     Ascend the mixin (ascend_route.py) routes triton-ascend's binaries to npu-launcher."""
 
