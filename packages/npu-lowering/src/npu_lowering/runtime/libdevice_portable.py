@@ -113,7 +113,14 @@ def isinf(x):
 
 @triton.jit
 def signbit(x):
-    return (x < 0) | ((x == 0) & ((1.0 / x) < 0))
+    # the sign bit itself, as C's signbit: -0 and a negative nan too (eager's float32 to
+    # bfloat16 conversion makes nan negative; comparisons missed it)
+    if x.dtype == tl.float64:
+        return x.to(tl.int64, bitcast=True) < 0
+    elif x.dtype == tl.float32:
+        return x.to(tl.int32, bitcast=True) < 0
+    else:
+        return x.to(tl.int16, bitcast=True) < 0
 
 
 @triton.jit
@@ -131,13 +138,106 @@ def ilogb(x):
     return tl.floor(tl.log2(tl.abs(x))).to(tl.int32)
 
 
+# --- exact float arithmetic (Dekker; no fma: the interpreter's tl.fma rounds twice) -------
+@triton.jit
+def _split(a):
+    # Veltkamp: a = hi + lo with 12 significant bits each (|a| < 2^115: 4097 a must not overflow)
+    c = a * 4097.0
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+@triton.jit
+def _two_prod(a, b):
+    # a * b = p + e exactly (Dekker), barring overflow and underflow of the partial products
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+@triton.jit
+def _two_sum(a, b):
+    # a + b = s + e exactly (Knuth)
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@triton.jit
+def _pow2i(k):
+    # 2^k, exact, for an integer-valued float32 k in [-126, 127]
+    return ((k.to(tl.int32) + 127) << 23).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _exponent(x):
+    # floor(log2(x)) of a finite x > 0 (subnormals too), exactly, from the bits
+    sub = x < 1.1754943508222875e-38
+    bits = tl.where(sub, x * 16777216.0, x).to(tl.int32, bitcast=True)
+    return (((bits >> 23) & 255) - tl.where(sub, 151, 127)).to(tl.float32)
+
+
+@triton.jit
+def _fmod_step(r, d):
+    # r - floor(r / d) d for 0 <= r < 2^23 d, exactly: the float quotient is the integer or
+    # one above it (rounding is monotonic), r - q d comes back from Dekker's product, and
+    # a negative remainder takes d back; scaled by 2^+-64 where d's partial products
+    # would overflow or underflow
+    s = tl.where(d < 8.271806125530277e-25, 1.8446744073709552e19,
+                 tl.where(d > 1.2676506002282294e30, 5.421010862427522e-20, 1.0))
+    rs = r * s
+    ds = d * s
+    q = tl.floor(rs / ds)
+    p, e = _two_prod(q, ds)
+    rem = (rs - p) - e
+    rem = tl.where(rem < 0, rem + ds, rem)
+    return tl.where(r < d, r, rem / s)
+
+
+@triton.jit
+def _fmod32(a, b):
+    # exact, as C's fmod: |a| is reduced modulo y 2^k (a multiple of y = |b|) with k chosen
+    # so that each quotient stays below 2^23, 22 exponents a step (13 steps cover float32's
+    # 276); y 2^k is built from y's bits (exact). C's special values: fmod(x, +-inf) = x, nan
+    # for x = +-inf or y = 0, a zero result has a's sign. Where |a| / |b| overflows float32:
+    # nan, as eager's CPU vector kernel (Sleef's fmodf) returns there (C, CUDA and eager's
+    # scalar tail: the exact remainder; drop the `over` term below for those)
+    x = tl.abs(a)
+    y = tl.abs(b)
+    ok = (x < float("inf")) & (y < float("inf")) & (y > 0)
+    x = tl.where(ok, x, 0.0)
+    y = tl.where(ok, y, 1.0)
+    ey = _exponent(y)
+    yn = tl.where(y < 1.1754943508222875e-38, y * 16777216.0, y)
+    mant = yn.to(tl.int32, bitcast=True) & 0x7FFFFF
+    r = x
+    for _ in range(13):
+        k = tl.maximum(_exponent(r) - ey - 22.0, 0.0)  # r = 0: -151, k = 0
+        ed = ey + k
+        big = ((ed.to(tl.int32) + 127) << 23 | mant).to(tl.float32, bitcast=True)
+        d = tl.where(k == 0, y, tl.where(ed >= -126.0, big, y * _pow2i(tl.minimum(k, 127.0))))
+        r = _fmod_step(r, d)
+    r = tl.where(a < 0, -r, r)
+    r = tl.where((tl.abs(b) == float("inf")) & (tl.abs(a) < float("inf")), a, r)
+    over = ok & (x / y == float("inf"))
+    nan = (tl.abs(a) == float("inf")) | (b == 0) | (a != a) | (b != b) | over
+    r = tl.where(nan, float("nan"), r)
+    return tl.where(r == 0, a * 0.0, r)
+
+
 @triton.jit
 def fmod(a, b):
-    # C's special values: fmod(x, +-inf) = x for finite x, a zero result has a's sign. Large
-    # quotients (|a / b| past 2^24) are not exact: see the README's math table.
-    r = a - trunc(a / b) * b
-    r = tl.where((tl.abs(b) == float("inf")) & (tl.abs(a) != float("inf")), a, r)
-    return tl.where(r == 0, a * 0.0, r)
+    # either may be a Python number in generated code: tl.where makes both tensors
+    a = tl.where(b == b, a, a)
+    b = tl.where(a == a, b, b)
+    dtype = (a + b).dtype
+    if dtype == tl.float64:  # fp64 (opt-in narrowed or kept in ATen: the dtype policy)
+        r = a - trunc(a / b) * b
+        r = tl.where((tl.abs(b) == float("inf")) & (tl.abs(a) != float("inf")), a, r)
+        return tl.where(r == 0, a * 0.0, r)
+    return _fmod32(a.to(tl.float32), b.to(tl.float32)).to(dtype)
 
 
 @triton.jit
@@ -186,11 +286,75 @@ def log10(x):
 
 
 @triton.jit
+def _log2_dd(x):
+    # log2(x) = hi + lo to ~2^-32 absolute for a finite x > 0: x = m 2^e with m in
+    # [sqrt(1/2), sqrt(2)), ln(m) = 2 atanh(s) with s = (m - 1) / (m + 1) carried as a
+    # double-float (s_hi + s_lo), its odd series, then the double-float product with 1/ln(2)
+    e = _exponent(x)
+    bits = tl.where(x < 1.1754943508222875e-38, x * 16777216.0, x).to(tl.int32, bitcast=True)
+    m = ((bits & 0x7FFFFF) | 0x3F800000).to(tl.float32, bitcast=True)
+    up = m > 1.4142135623730951
+    m = tl.where(up, m * 0.5, m)
+    e = tl.where(up, e + 1.0, e)
+    f = m - 1.0  # exact (Sterbenz)
+    u_hi, u_lo = _two_sum(m, 1.0)
+    s_hi = f / u_hi
+    p, pe = _two_prod(s_hi, u_hi)
+    s_lo = (((f - p) - pe) - s_hi * u_lo) / u_hi
+    z = s_hi * s_hi
+    series = z * (0.6666666666666666 + z * (0.4 + z * (0.2857142857142857 + z * (
+        0.2222222222222222 + z * (0.18181818181818182 + z * (0.15384615384615385 + z * 0.13333333333333333))))))
+    ln_hi, ln_lo = _two_sum(2.0 * s_hi, 2.0 * s_lo + s_hi * series + 2.0 * z * s_lo)
+    # 1 / ln(2) = 1.4426950216293335 + 1.925963033500011e-08
+    l_hi, l_lo = _two_prod(ln_hi, ln_hi * 0.0 + 1.4426950216293335)  # a tensor: constants fold in float64
+    l_lo = l_lo + (ln_hi * 1.925963033500011e-08 + ln_lo * 1.4426950216293335)
+    t_hi, t_lo = _two_sum(e, l_hi)
+    return _two_sum(t_hi, t_lo + l_lo)
+
+
+@triton.jit
 def pow(a, b):
+    a = tl.where(b == b, a, a)  # Python numbers to tensors (as fmod)
+    b = tl.where(a == a, b, b)
+    dtype = (a + b).dtype
+    if dtype == tl.float64:
+        return _pow_simple(a, b)
+    return _pow32(a.to(tl.float32), b.to(tl.float32)).to(dtype)
+
+
+@triton.jit
+def _pow_simple(a, b):
+    mag = tl.exp2(b * tl.log2(tl.abs(a)))
+    return _pow_signs(a, b, mag)
+
+
+@triton.jit
+def _pow32(a, b):
+    # |a|^b = 2^(b log2|a|) with log2 and the product in double-float (a rounded product
+    # cost up to 40 ulp where b log2|a| is large), 2^n 2^f with n = round(b log2|a|), |f| <= 1/2.
+    # |b| is clamped to 2^30, past which every result over- or underflows unless |a| = 1.
     # C99 pow's special values, as eager's std::pow: (-1)^+-inf = 1 and 1^y = 1 (y nan too),
     # an infinite exponent is even, -0 and -inf keep their sign under odd integral exponents,
     # nan only for a finite negative base with a finite non-integral exponent
-    mag = tl.exp2(b * tl.log2(tl.abs(a)))
+    x = tl.abs(a)
+    regular = (x > 0) & (x < float("inf")) & (tl.abs(b) < float("inf"))
+    xs = tl.where(regular, x, 1.0)
+    bs = tl.minimum(tl.maximum(tl.where(regular, b, 0.0), -1073741824.0), 1073741824.0)
+    l_hi, l_lo = _log2_dd(xs)
+    p, pe = _two_prod(bs, l_hi)
+    pe = tl.where(tl.abs(p) > 400.0, 0.0, pe + bs * l_lo)  # past 400: over- or underflow
+    p = tl.minimum(tl.maximum(p, -400.0), 400.0)
+    n = tl.floor(p + 0.5)
+    frac = (p - n) + pe  # p - n exact
+    n = tl.minimum(tl.maximum(n, -252.0), 254.0)
+    h = tl.floor(n * 0.5)
+    mag = tl.exp2(frac) * _pow2i(h) * _pow2i(n - h)
+    mag = tl.where(regular, mag, tl.exp2(b * tl.log2(x)))  # 0, inf, nan: exp2/log2's own
+    return _pow_signs(a, b, mag)
+
+
+@triton.jit
+def _pow_signs(a, b, mag):
     finite_b = tl.abs(b) != float("inf")
     integral = tl.floor(b) == b
     odd = integral & finite_b & ((b - 2.0 * tl.floor(b * 0.5)) != 0)
@@ -198,7 +362,7 @@ def pow(a, b):
     out = tl.where(negative & odd, -mag, mag)
     out = tl.where((a < 0) & (a != float("-inf")) & ~integral, float("nan"), out)
     out = tl.where((tl.abs(a) == 1) & ~finite_b, 1.0, out)
-    out = tl.where(b == 1.0, a, out)  # exact (exp2(log2(max)) rounded to inf)
+    out = tl.where(b == 1.0, a, out)  # exact
     return tl.where((b == 0) | (a == 1), 1.0, out)
 
 
@@ -505,5 +669,7 @@ def erfcx(x):
         t = big + (k * 0.5) / t
     far = 0.5641895835477563 / t
     s = tl.minimum(x, 2.0)
+    # exp(s*s) with s*s rounded, as eager's float kernel: the exact square (as erfc's split)
+    # is ~1 ulp from the truth but 30-40 ulp from eager at s = -9, past upstream's rtol
     near = tl.exp(s * s) * (1.0 - tl.erf(s))
     return tl.where(x != x, x, tl.where(x < 2.0, near, far))  # nan stays nan
