@@ -583,23 +583,66 @@ def _theta1(x, u):
 
 
 @triton.jit
+def _j0_near(a):
+    # |x| <= 5: (z - j01^2)(z - j02^2) R(z/25), z = x^2, with j01, j02 the first two zeros and
+    # R our least-squares fit (relative error 1.3e-7 in float32 coefficients): the factors keep
+    # the relative accuracy at the zeros, as eager's (Cephes) form, the same float32 factors
+    z = a * a
+    t = z * 0.04
+    r = 0.005674693325149652 + t * (-0.006280058852881161 + t * (0.0029902225673477615 + t * (
+        -0.000830919542811968 + t * (0.00015374230392091584 + t * (-2.0438016694234326e-05 + t * (
+            2.0497110959969592e-06 + t * (-1.5762465442941465e-07 + t * 8.046138123221368e-09)))))))
+    return (z - 5.783185962946784) * (z - 30.471262343662087) * r
+
+
+@triton.jit
+def _j1_near_over_x(a):
+    # |x| <= 5: j1(x) / x = (z - j11^2) S(z/25), j11 the first zero, S our fit (1.1e-7)
+    z = a * a
+    t = z * 0.04
+    r = -0.03405537391318749 + t * (0.04843461886001967 + t * (-0.028384384165423927 + t * (
+        0.009406155396946012 + t * (-0.002026678509844941 + t * (0.00030802885006553696 + t * (
+            -3.4863423360446704e-05 + t * (3.0500942837219545e-06 + t * (-2.0810557715703803e-07
+                                                                      + t * 9.528776678401099e-09))))))))
+    return (z - 14.681970642123893) * r
+
+
+@triton.jit
+def _hankel(a, shift, p, qx):
+    # x > 5: sqrt(2 / (pi x)) (P cos(xn) - Q sin(xn)), xn = x - shift rounded in float32 as
+    # eager's kernel rounds it (A&S's phase polynomial added to x first: 1e5 ulp at j0(1e4))
+    xn = a - shift
+    return (p * tl.cos(xn) - (qx / a) * tl.sin(xn)) * 0.7978845608028654 / tl.sqrt(a)
+
+
+@triton.jit
 def j0(x):
+    # x <= 5: _j0_near; beyond, Hankel's form with P(w) and x Q(w), w = 25 / x^2, our
+    # least-squares fits to scipy's float64 j0/y0 (relative error below 6e-9)
     a = tl.abs(x)
-    big = tl.maximum(a, 3.0)
-    u = 3.0 / big
-    far = _f0(u) * tl.cos(_theta0(big, u)) / tl.sqrt(big)
-    near = _j0_small((a / 3.0) * (a / 3.0))
-    return tl.where(a != a, a, tl.where(a <= 3.0, near, far))  # nan stays nan
+    big = tl.maximum(a, 5.0)
+    w = 25.0 / (big * big)
+    p = 0.9999999999305201 + w * (-0.0028124927541019586 + w * (0.00017931648981550825 + w * (
+        -3.576705901982839e-05 + w * (1.2422350791581705e-05 + w * (-4.333351732306067e-06 + w * 8.401264181789634e-07)))))
+    qx = -0.12499999965454915 + w * (0.0029296513000719475 + w * (-0.0003627332190725226 + w * (
+        0.00010610245182712778 + w * (-4.592474760093733e-05 + w * (1.7866895063532502e-05 + w * -3.649425924109943e-06)))))
+    far = _hankel(big, 0.7853981633974483, p, qx)  # inf: nan, as eager (cos(inf))
+    near = _j0_near(tl.minimum(a, 5.0))
+    return tl.where(a != a, a, tl.where(a <= 5.0, near, far))  # nan stays nan
 
 
 @triton.jit
 def j1(x):
     a = tl.abs(x)
-    big = tl.maximum(a, 3.0)
-    u = 3.0 / big
-    far = _f1(u) * tl.cos(_theta1(big, u)) / tl.sqrt(big)
-    near = a * _j1_small_over_x((a / 3.0) * (a / 3.0))
-    r = tl.where(a <= 3.0, near, far)
+    big = tl.maximum(a, 5.0)
+    w = 25.0 / (big * big)
+    p = 1.0000000000764377 + w * (0.004687492025761632 + w * (-0.00023057329988545778 + w * (
+        4.2342234308634265e-05 + w * (-1.4192186543438178e-05 + w * (4.87729203930786e-06 + w * -9.395967142466624e-07)))))
+    qx = 0.37499999962289715 + w * (-0.004101522947895928 + w * (0.00044342336738808645 + w * (
+        -0.00012270182966197662 + w * (5.178096231967416e-05 + w * (-1.9928057432124753e-05 + w * 4.0513968462508095e-06)))))
+    far = _hankel(big, 2.356194490192345, p, qx)
+    near = a * _j1_near_over_x(tl.minimum(a, 5.0))
+    r = tl.where(a <= 5.0, near, far)
     r = tl.where(x != x, x, r)  # nan stays nan
     return tl.where(x < 0.0, -r, r)
 
