@@ -643,7 +643,7 @@ def j1(x):
     far = _hankel(big, 2.356194490192345, p, qx)
     near = a * _j1_near_over_x(tl.minimum(a, 5.0))
     r = tl.where(a <= 5.0, near, far)
-    r = tl.where(x != x, x, r)  # nan stays nan
+    r = tl.where((x != x) | (x == 0), x, r)  # nan stays nan, -0 stays -0 (eager: x * ...)
     return tl.where(x < 0.0, -r, r)
 
 
