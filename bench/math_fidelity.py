@@ -123,6 +123,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor) -> dict:
 def measure(name: str, fn, args: tuple) -> dict:
     try:
         ref = fn(*args)
+        exact = fn(*(a.double() for a in args)).to(ref.dtype)  # float64 eager, rounded once
     except (RuntimeError, NotImplementedError) as exc:
         return {"skipped": f"eager: {str(exc).splitlines()[0][:80]}"}
     from torch._inductor.utils import run_and_get_code
@@ -135,6 +136,8 @@ def measure(name: str, fn, args: tuple) -> dict:
     kernel = "\n".join(c.split("@triton.jit", 1)[-1] for c in codes)
     calls = sorted({f"{m}.{f}" for m, f in CALL.findall(kernel) if f not in NOT_MATH})
     result = {**compare(out.cpu(), ref), "calls": calls}
+    if ref.dtype.is_floating_point:  # the same distance to float64 eager (eager's own error apart)
+        result["max_ulp_f64"] = compare(out.cpu(), exact)["max_ulp"]
     if SHOW:
         result["examples"] = examples(args, out.cpu(), ref)
     return result
@@ -161,15 +164,16 @@ def main() -> int:
             continue
         results[name] = {str(d).removeprefix("torch."): measure(name, fn, pairs(d)) for d in DTYPES}
         print(name, results[name], flush=True)
-    print("\n| function | kernel call | fp32 max ulp | fp16 max ulp | bf16 max ulp | special-value mismatches (32/16/bf16) | assert_close (32/16/bf16) |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| function | kernel call | fp32 max ulp | fp16 max ulp | bf16 max ulp | fp32 ulp vs float64 | special-value mismatches (32/16/bf16) | assert_close (32/16/bf16) |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, per in results.items():
         cells = [per[k] for k in ("float32", "float16", "bfloat16")]
         calls = next((", ".join(c["calls"]) for c in cells if c.get("calls")), "")
         ulps = [("n/a" if "skipped" in c else str(c["max_ulp"])) for c in cells]
         special = "/".join("-" if "skipped" in c else str(c["special"]) for c in cells)
         close = "/".join("-" if "skipped" in c else ("yes" if c["assert_close"] else "NO") for c in cells)
-        print(f"| {name} | `{calls}` | {' | '.join(ulps)} | {special} | {close} |")
+        f64 = cells[0].get("max_ulp_f64", "n/a" if "skipped" in cells[0] else "-")
+        print(f"| {name} | `{calls}` | {' | '.join(ulps)} | {f64} | {special} | {close} |")
     if ns.json:
         with open(ns.json, "w") as f:
             json.dump(results, f, indent=1)

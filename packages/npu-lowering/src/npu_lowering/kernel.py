@@ -169,6 +169,15 @@ class NpuTritonKernelOverrides(TritonKernelOverrides):
             return f"triton_helpers.minimum_signed_zero({a}, {b})"
         return TritonKernelOverrides.minimum(a, b)
 
+    @staticmethod
+    def mod(a, b):
+        # floats: the portable libdevice's exact fmod, not Triton's `%` (arith.remf: the
+        # interpreter's numpy fmod, bishengir's own lowering on Ascend), so remainder (upstream
+        # builds it on mod) computes what fmod does on both
+        if _floating(a) or _floating(b):
+            return f"libdevice.fmod({a}, {b})"
+        return TritonKernelOverrides.mod(a, b)
+
     @classmethod
     def index_expr(cls, expr, dtype):
         # An int64 index expression whose values pass int32 (an iota from 2^31 - 4, an int64

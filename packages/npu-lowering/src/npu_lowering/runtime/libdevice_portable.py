@@ -113,7 +113,14 @@ def isinf(x):
 
 @triton.jit
 def signbit(x):
-    return (x < 0) | ((x == 0) & ((1.0 / x) < 0))
+    # the sign bit itself, as C's signbit: -0 and a negative nan too (eager's float32 to
+    # bfloat16 conversion makes nan negative; comparisons missed it)
+    if x.dtype == tl.float64:
+        return x.to(tl.int64, bitcast=True) < 0
+    elif x.dtype == tl.float32:
+        return x.to(tl.int32, bitcast=True) < 0
+    else:
+        return x.to(tl.int16, bitcast=True) < 0
 
 
 @triton.jit
@@ -131,13 +138,106 @@ def ilogb(x):
     return tl.floor(tl.log2(tl.abs(x))).to(tl.int32)
 
 
+# --- exact float arithmetic (Dekker; no fma: the interpreter's tl.fma rounds twice) -------
+@triton.jit
+def _split(a):
+    # Veltkamp: a = hi + lo with 12 significant bits each (|a| < 2^115: 4097 a must not overflow)
+    c = a * 4097.0
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+@triton.jit
+def _two_prod(a, b):
+    # a * b = p + e exactly (Dekker), barring overflow and underflow of the partial products
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+@triton.jit
+def _two_sum(a, b):
+    # a + b = s + e exactly (Knuth)
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@triton.jit
+def _pow2i(k):
+    # 2^k, exact, for an integer-valued float32 k in [-126, 127]
+    return ((k.to(tl.int32) + 127) << 23).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _exponent(x):
+    # floor(log2(x)) of a finite x > 0 (subnormals too), exactly, from the bits
+    sub = x < 1.1754943508222875e-38
+    bits = tl.where(sub, x * 16777216.0, x).to(tl.int32, bitcast=True)
+    return (((bits >> 23) & 255) - tl.where(sub, 151, 127)).to(tl.float32)
+
+
+@triton.jit
+def _fmod_step(r, d):
+    # r - floor(r / d) d for 0 <= r < 2^23 d, exactly: the float quotient is the integer or
+    # one above it (rounding is monotonic), r - q d comes back from Dekker's product, and
+    # a negative remainder takes d back; scaled by 2^+-64 where d's partial products
+    # would overflow or underflow
+    s = tl.where(d < 8.271806125530277e-25, 1.8446744073709552e19,
+                 tl.where(d > 1.2676506002282294e30, 5.421010862427522e-20, 1.0))
+    rs = r * s
+    ds = d * s
+    q = tl.floor(rs / ds)
+    p, e = _two_prod(q, ds)
+    rem = (rs - p) - e
+    rem = tl.where(rem < 0, rem + ds, rem)
+    return tl.where(r < d, r, rem / s)
+
+
+@triton.jit
+def _fmod32(a, b):
+    # exact, as C's fmod: |a| is reduced modulo y 2^k (a multiple of y = |b|) with k chosen
+    # so that each quotient stays below 2^23, 22 exponents a step (13 steps cover float32's
+    # 276); y 2^k is built from y's bits (exact). C's special values: fmod(x, +-inf) = x, nan
+    # for x = +-inf or y = 0, a zero result has a's sign. Where |a| / |b| overflows float32:
+    # nan, as eager's CPU vector kernel (Sleef's fmodf) returns there (C, CUDA and eager's
+    # scalar tail: the exact remainder; drop the `over` term below for those)
+    x = tl.abs(a)
+    y = tl.abs(b)
+    ok = (x < float("inf")) & (y < float("inf")) & (y > 0)
+    x = tl.where(ok, x, 0.0)
+    y = tl.where(ok, y, 1.0)
+    ey = _exponent(y)
+    yn = tl.where(y < 1.1754943508222875e-38, y * 16777216.0, y)
+    mant = yn.to(tl.int32, bitcast=True) & 0x7FFFFF
+    r = x
+    for _ in range(13):
+        k = tl.maximum(_exponent(r) - ey - 22.0, 0.0)  # r = 0: -151, k = 0
+        ed = ey + k
+        big = ((ed.to(tl.int32) + 127) << 23 | mant).to(tl.float32, bitcast=True)
+        d = tl.where(k == 0, y, tl.where(ed >= -126.0, big, y * _pow2i(tl.minimum(k, 127.0))))
+        r = _fmod_step(r, d)
+    r = tl.where(a < 0, -r, r)
+    r = tl.where((tl.abs(b) == float("inf")) & (tl.abs(a) < float("inf")), a, r)
+    over = ok & (x / y == float("inf"))
+    nan = (tl.abs(a) == float("inf")) | (b == 0) | (a != a) | (b != b) | over
+    r = tl.where(nan, float("nan"), r)
+    return tl.where(r == 0, a * 0.0, r)
+
+
 @triton.jit
 def fmod(a, b):
-    # C's special values: fmod(x, +-inf) = x for finite x, a zero result has a's sign. Large
-    # quotients (|a / b| past 2^24) are not exact: see the README's math table.
-    r = a - trunc(a / b) * b
-    r = tl.where((tl.abs(b) == float("inf")) & (tl.abs(a) != float("inf")), a, r)
-    return tl.where(r == 0, a * 0.0, r)
+    # either may be a Python number in generated code: tl.where makes both tensors
+    a = tl.where(b == b, a, a)
+    b = tl.where(a == a, b, b)
+    dtype = (a + b).dtype
+    if dtype == tl.float64:  # fp64 (opt-in narrowed or kept in ATen: the dtype policy)
+        r = a - trunc(a / b) * b
+        r = tl.where((tl.abs(b) == float("inf")) & (tl.abs(a) != float("inf")), a, r)
+        return tl.where(r == 0, a * 0.0, r)
+    return _fmod32(a.to(tl.float32), b.to(tl.float32)).to(dtype)
 
 
 @triton.jit
@@ -186,11 +286,75 @@ def log10(x):
 
 
 @triton.jit
+def _log2_dd(x):
+    # log2(x) = hi + lo to ~2^-32 absolute for a finite x > 0: x = m 2^e with m in
+    # [sqrt(1/2), sqrt(2)), ln(m) = 2 atanh(s) with s = (m - 1) / (m + 1) carried as a
+    # double-float (s_hi + s_lo), its odd series, then the double-float product with 1/ln(2)
+    e = _exponent(x)
+    bits = tl.where(x < 1.1754943508222875e-38, x * 16777216.0, x).to(tl.int32, bitcast=True)
+    m = ((bits & 0x7FFFFF) | 0x3F800000).to(tl.float32, bitcast=True)
+    up = m > 1.4142135623730951
+    m = tl.where(up, m * 0.5, m)
+    e = tl.where(up, e + 1.0, e)
+    f = m - 1.0  # exact (Sterbenz)
+    u_hi, u_lo = _two_sum(m, 1.0)
+    s_hi = f / u_hi
+    p, pe = _two_prod(s_hi, u_hi)
+    s_lo = (((f - p) - pe) - s_hi * u_lo) / u_hi
+    z = s_hi * s_hi
+    series = z * (0.6666666666666666 + z * (0.4 + z * (0.2857142857142857 + z * (
+        0.2222222222222222 + z * (0.18181818181818182 + z * (0.15384615384615385 + z * 0.13333333333333333))))))
+    ln_hi, ln_lo = _two_sum(2.0 * s_hi, 2.0 * s_lo + s_hi * series + 2.0 * z * s_lo)
+    # 1 / ln(2) = 1.4426950216293335 + 1.925963033500011e-08
+    l_hi, l_lo = _two_prod(ln_hi, ln_hi * 0.0 + 1.4426950216293335)  # a tensor: constants fold in float64
+    l_lo = l_lo + (ln_hi * 1.925963033500011e-08 + ln_lo * 1.4426950216293335)
+    t_hi, t_lo = _two_sum(e, l_hi)
+    return _two_sum(t_hi, t_lo + l_lo)
+
+
+@triton.jit
 def pow(a, b):
+    a = tl.where(b == b, a, a)  # Python numbers to tensors (as fmod)
+    b = tl.where(a == a, b, b)
+    dtype = (a + b).dtype
+    if dtype == tl.float64:
+        return _pow_simple(a, b)
+    return _pow32(a.to(tl.float32), b.to(tl.float32)).to(dtype)
+
+
+@triton.jit
+def _pow_simple(a, b):
+    mag = tl.exp2(b * tl.log2(tl.abs(a)))
+    return _pow_signs(a, b, mag)
+
+
+@triton.jit
+def _pow32(a, b):
+    # |a|^b = 2^(b log2|a|) with log2 and the product in double-float (a rounded product
+    # cost up to 40 ulp where b log2|a| is large), 2^n 2^f with n = round(b log2|a|), |f| <= 1/2.
+    # |b| is clamped to 2^30, past which every result over- or underflows unless |a| = 1.
     # C99 pow's special values, as eager's std::pow: (-1)^+-inf = 1 and 1^y = 1 (y nan too),
     # an infinite exponent is even, -0 and -inf keep their sign under odd integral exponents,
     # nan only for a finite negative base with a finite non-integral exponent
-    mag = tl.exp2(b * tl.log2(tl.abs(a)))
+    x = tl.abs(a)
+    regular = (x > 0) & (x < float("inf")) & (tl.abs(b) < float("inf"))
+    xs = tl.where(regular, x, 1.0)
+    bs = tl.minimum(tl.maximum(tl.where(regular, b, 0.0), -1073741824.0), 1073741824.0)
+    l_hi, l_lo = _log2_dd(xs)
+    p, pe = _two_prod(bs, l_hi)
+    pe = tl.where(tl.abs(p) > 400.0, 0.0, pe + bs * l_lo)  # past 400: over- or underflow
+    p = tl.minimum(tl.maximum(p, -400.0), 400.0)
+    n = tl.floor(p + 0.5)
+    frac = (p - n) + pe  # p - n exact
+    n = tl.minimum(tl.maximum(n, -252.0), 254.0)
+    h = tl.floor(n * 0.5)
+    mag = tl.exp2(frac) * _pow2i(h) * _pow2i(n - h)
+    mag = tl.where(regular, mag, tl.exp2(b * tl.log2(x)))  # 0, inf, nan: exp2/log2's own
+    return _pow_signs(a, b, mag)
+
+
+@triton.jit
+def _pow_signs(a, b, mag):
     finite_b = tl.abs(b) != float("inf")
     integral = tl.floor(b) == b
     odd = integral & finite_b & ((b - 2.0 * tl.floor(b * 0.5)) != 0)
@@ -198,7 +362,7 @@ def pow(a, b):
     out = tl.where(negative & odd, -mag, mag)
     out = tl.where((a < 0) & (a != float("-inf")) & ~integral, float("nan"), out)
     out = tl.where((tl.abs(a) == 1) & ~finite_b, 1.0, out)
-    out = tl.where(b == 1.0, a, out)  # exact (exp2(log2(max)) rounded to inf)
+    out = tl.where(b == 1.0, a, out)  # exact
     return tl.where((b == 0) | (a == 1), 1.0, out)
 
 
@@ -419,24 +583,67 @@ def _theta1(x, u):
 
 
 @triton.jit
+def _j0_near(a):
+    # |x| <= 5: (z - j01^2)(z - j02^2) R(z/25), z = x^2, with j01, j02 the first two zeros and
+    # R our least-squares fit (relative error 1.3e-7 in float32 coefficients): the factors keep
+    # the relative accuracy at the zeros, as eager's (Cephes) form, the same float32 factors
+    z = a * a
+    t = z * 0.04
+    r = 0.005674693325149652 + t * (-0.006280058852881161 + t * (0.0029902225673477615 + t * (
+        -0.000830919542811968 + t * (0.00015374230392091584 + t * (-2.0438016694234326e-05 + t * (
+            2.0497110959969592e-06 + t * (-1.5762465442941465e-07 + t * 8.046138123221368e-09)))))))
+    return (z - 5.783185962946784) * (z - 30.471262343662087) * r
+
+
+@triton.jit
+def _j1_near_over_x(a):
+    # |x| <= 5: j1(x) / x = (z - j11^2) S(z/25), j11 the first zero, S our fit (1.1e-7)
+    z = a * a
+    t = z * 0.04
+    r = -0.03405537391318749 + t * (0.04843461886001967 + t * (-0.028384384165423927 + t * (
+        0.009406155396946012 + t * (-0.002026678509844941 + t * (0.00030802885006553696 + t * (
+            -3.4863423360446704e-05 + t * (3.0500942837219545e-06 + t * (-2.0810557715703803e-07
+                                                                      + t * 9.528776678401099e-09))))))))
+    return (z - 14.681970642123893) * r
+
+
+@triton.jit
+def _hankel(a, shift, p, qx):
+    # x > 5: sqrt(2 / (pi x)) (P cos(xn) - Q sin(xn)), xn = x - shift rounded in float32 as
+    # eager's kernel rounds it (A&S's phase polynomial added to x first: 1e5 ulp at j0(1e4))
+    xn = a - shift
+    return (p * tl.cos(xn) - (qx / a) * tl.sin(xn)) * 0.7978845608028654 / tl.sqrt(a)
+
+
+@triton.jit
 def j0(x):
+    # x <= 5: _j0_near; beyond, Hankel's form with P(w) and x Q(w), w = 25 / x^2, our
+    # least-squares fits to scipy's float64 j0/y0 (relative error below 6e-9)
     a = tl.abs(x)
-    big = tl.maximum(a, 3.0)
-    u = 3.0 / big
-    far = _f0(u) * tl.cos(_theta0(big, u)) / tl.sqrt(big)
-    near = _j0_small((a / 3.0) * (a / 3.0))
-    return tl.where(a != a, a, tl.where(a <= 3.0, near, far))  # nan stays nan
+    big = tl.maximum(a, 5.0)
+    w = 25.0 / (big * big)
+    p = 0.9999999999305201 + w * (-0.0028124927541019586 + w * (0.00017931648981550825 + w * (
+        -3.576705901982839e-05 + w * (1.2422350791581705e-05 + w * (-4.333351732306067e-06 + w * 8.401264181789634e-07)))))
+    qx = -0.12499999965454915 + w * (0.0029296513000719475 + w * (-0.0003627332190725226 + w * (
+        0.00010610245182712778 + w * (-4.592474760093733e-05 + w * (1.7866895063532502e-05 + w * -3.649425924109943e-06)))))
+    far = _hankel(big, 0.7853981633974483, p, qx)  # inf: nan, as eager (cos(inf))
+    near = _j0_near(tl.minimum(a, 5.0))
+    return tl.where(a != a, a, tl.where(a <= 5.0, near, far))  # nan stays nan
 
 
 @triton.jit
 def j1(x):
     a = tl.abs(x)
-    big = tl.maximum(a, 3.0)
-    u = 3.0 / big
-    far = _f1(u) * tl.cos(_theta1(big, u)) / tl.sqrt(big)
-    near = a * _j1_small_over_x((a / 3.0) * (a / 3.0))
-    r = tl.where(a <= 3.0, near, far)
-    r = tl.where(x != x, x, r)  # nan stays nan
+    big = tl.maximum(a, 5.0)
+    w = 25.0 / (big * big)
+    p = 1.0000000000764377 + w * (0.004687492025761632 + w * (-0.00023057329988545778 + w * (
+        4.2342234308634265e-05 + w * (-1.4192186543438178e-05 + w * (4.87729203930786e-06 + w * -9.395967142466624e-07)))))
+    qx = 0.37499999962289715 + w * (-0.004101522947895928 + w * (0.00044342336738808645 + w * (
+        -0.00012270182966197662 + w * (5.178096231967416e-05 + w * (-1.9928057432124753e-05 + w * 4.0513968462508095e-06)))))
+    far = _hankel(big, 2.356194490192345, p, qx)
+    near = a * _j1_near_over_x(tl.minimum(a, 5.0))
+    r = tl.where(a <= 5.0, near, far)
+    r = tl.where((x != x) | (x == 0), x, r)  # nan stays nan, -0 stays -0 (eager: x * ...)
     return tl.where(x < 0.0, -r, r)
 
 
@@ -505,5 +712,7 @@ def erfcx(x):
         t = big + (k * 0.5) / t
     far = 0.5641895835477563 / t
     s = tl.minimum(x, 2.0)
+    # exp(s*s) with s*s rounded, as eager's float kernel: the exact square (as erfc's split)
+    # is ~1 ulp from the truth but 30-40 ulp from eager at s = -9, past upstream's rtol
     near = tl.exp(s * s) * (1.0 - tl.erf(s))
     return tl.where(x != x, x, tl.where(x < 2.0, near, far))  # nan stays nan
