@@ -286,3 +286,22 @@ def test_flexible_layouts_stay_flexible_when_only_aten_gemms_are_tuned(fresh, mo
                  max_autotune_allow_flexible_layouts=flexible)
     # the ATen choices' output layout: fixed, or left for the consumers to decide
     assert layouts == [{ir.FixedLayout}, {ir.FlexibleLayout}], layouts
+
+
+@pytest.mark.feature("A49")
+def test_pipelined_gemm_autotune_benchmarks_npu_templates_in_the_pool(fresh):
+    # pipeline_max_autotune_gemm: choices precompile here (the npu-sim kernel object keeps the
+    # launcher upstream reads n_regs from) and are timed in upstream's AutotuneProcessPool
+    from torch._inductor.autotune_process import AutotuneProcessPool
+
+    a, b = rand((32, 32), (32, 32))
+    fn = lambda x, y: torch.relu(x @ y)
+    AutotuneProcessPool.shutdown_instance()
+    try:
+        _, code = compiled(fn, a, b, pipeline_max_autotune_gemm=False)
+        assert AutotuneProcessPool._instance is None
+        _, code = compiled(fn, a, b, pipeline_max_autotune_gemm=True)
+        assert AutotuneProcessPool._instance is not None
+        assert "tl.dot(" in code and n_kernels(code) == 1  # the ReLU fused into the template
+    finally:
+        AutotuneProcessPool.shutdown_instance()
