@@ -51,6 +51,18 @@ def test_prologue_fusion_puts_the_pointwise_producer_into_the_gemm(fresh):
     assert n_kernels(fused) == 1 and n_kernels(apart) == 2
 
 
+@pytest.mark.feature("T01")
+def test_a_broadcast_prologue_load_is_masked_by_the_inputs_own_bounds(fresh):
+    # gelu(h + bias) @ w with K (the bias's length, 64) != N (32) and an epilogue bias of N:
+    # the prologue's bias load was masked with the epilogue's bound (idx_n < 32), so half of
+    # the bias read as 0 (max err ~0.06 on an MLP block under max-autotune when ATen won the
+    # first GEMM and the second GEMM's template took GELU as its prologue)
+    h, bias, w, b2 = rand((16, 64), (64,), (64, 32), (32,))
+    fn = lambda x, c, y, d: torch.nn.functional.gelu(x + c) @ y + d
+    _, code = compiled(fn, h, bias, w, b2, prologue_fusion=True)
+    assert n_kernels(code) == 1 and "tl.dot(" in code
+
+
 @pytest.mark.feature("T02")
 def test_epilogue_fusion_first_gives_the_epilogue_to_the_template(fresh):
     # p = 2 * (x @ y) can fuse into the GEMM (epilogue) or into the row sum that reads it;
