@@ -51,6 +51,18 @@ def test_prologue_fusion_puts_the_pointwise_producer_into_the_gemm(fresh):
     assert n_kernels(fused) == 1 and n_kernels(apart) == 2
 
 
+@pytest.mark.feature("T01")
+def test_a_broadcast_prologue_load_is_masked_by_the_inputs_own_bounds(fresh):
+    # gelu(h + bias) @ w with K (the bias's length, 64) != N (32) and an epilogue bias of N:
+    # the prologue's bias load was masked with the epilogue's bound (idx_n < 32), so half of
+    # the bias read as 0 (max err ~0.06 on an MLP block under max-autotune when ATen won the
+    # first GEMM and the second GEMM's template took GELU as its prologue)
+    h, bias, w, b2 = rand((16, 64), (64,), (64, 32), (32,))
+    fn = lambda x, c, y, d: torch.nn.functional.gelu(x + c) @ y + d
+    _, code = compiled(fn, h, bias, w, b2, prologue_fusion=True)
+    assert n_kernels(code) == 1 and "tl.dot(" in code
+
+
 @pytest.mark.feature("T02")
 def test_epilogue_fusion_first_gives_the_epilogue_to_the_template(fresh):
     # p = 2 * (x @ y) can fuse into the GEMM (epilogue) or into the row sum that reads it;
@@ -128,8 +140,10 @@ def test_benchmark_fusion_times_fusions_of_npu_kernels(fresh, benchmarked):
     assert any(k == "compile" for k, _ in benchmarked) and any(k == "bench" for k, _ in benchmarked)
 
 
-@pytest.mark.feature("C03")
+@pytest.mark.feature("C03", "C02")
 def test_generated_template_code_is_reused_for_an_equal_gemm(fresh):
+    # C02 on npu: the NPU GEMM templates are Triton templates rendered by npu-lowering's
+    # template kernel inside upstream's TritonTemplate.generate, whose render cache is this flag
     from torch._dynamo.utils import counters
 
     a, b, c = rand((32, 32), (32, 32), (32, 32))
@@ -284,3 +298,22 @@ def test_flexible_layouts_stay_flexible_when_only_aten_gemms_are_tuned(fresh, mo
                  max_autotune_allow_flexible_layouts=flexible)
     # the ATen choices' output layout: fixed, or left for the consumers to decide
     assert layouts == [{ir.FixedLayout}, {ir.FlexibleLayout}], layouts
+
+
+@pytest.mark.feature("A49")
+def test_pipelined_gemm_autotune_benchmarks_npu_templates_in_the_pool(fresh):
+    # pipeline_max_autotune_gemm: choices precompile here (the npu-sim kernel object keeps the
+    # launcher upstream reads n_regs from) and are timed in upstream's AutotuneProcessPool
+    from torch._inductor.autotune_process import AutotuneProcessPool
+
+    a, b = rand((32, 32), (32, 32))
+    fn = lambda x, y: torch.relu(x @ y)
+    AutotuneProcessPool.shutdown_instance()
+    try:
+        _, code = compiled(fn, a, b, pipeline_max_autotune_gemm=False)
+        assert AutotuneProcessPool._instance is None
+        _, code = compiled(fn, a, b, pipeline_max_autotune_gemm=True)
+        assert AutotuneProcessPool._instance is not None
+        assert "tl.dot(" in code and n_kernels(code) == 1  # the ReLU fused into the template
+    finally:
+        AutotuneProcessPool.shutdown_instance()

@@ -32,10 +32,22 @@ drop_ub_overflow: bool = True
 # Y03: report npu kernel compiles pending this many seconds, every as many seconds (0 = off; upstream's flag wins)
 compile_worker_watchdog_interval_seconds: float = _env.number("NPU_AUTOTUNE_COMPILE_WORKER_WATCHDOG_INTERVAL_SECONDS", 60.0)
 
+# M01 (eq. of nvgemm_max_profiling_configs): max-autotune profiles at most this many npu GEMM
+# template candidates per GEMM (the first ones of the list: the default tile, then decode
+# supplements, then the rest); None or 0 = all
+gemm_max_profiling_configs: Optional[int] = _env.integer("NPU_AUTOTUNE_GEMM_MAX_PROFILING_CONFIGS", 0) or None
+
+# M02 (eq. of nvgemm_supplement_configs): for decode shapes (M <= 32) add Cube tiles with a
+# short M and long N/K edges (gemm_templates.DECODE_TILES)
+gemm_supplement_configs: bool = _env.flag("NPU_AUTOTUNE_GEMM_SUPPLEMENT_CONFIGS", True)
+
 _env.install(__name__, {
     "autotune_on_sim": (_env.is_bool, "True or False", "NPU_AUTOTUNE_ON_SIM"),
     "multibuffer": (lambda v: v is None or isinstance(v, bool), "None, True or False", "NPU_AUTOTUNE_MULTIBUFFER"),
     "drop_ub_overflow": (_env.is_bool, "True or False", None),
+    "gemm_max_profiling_configs": (lambda v: v is None or _env.is_int(v), "None or an int >= 0 (0/None = all)",
+                                   "NPU_AUTOTUNE_GEMM_MAX_PROFILING_CONFIGS"),
+    "gemm_supplement_configs": (_env.is_bool, "True or False", "NPU_AUTOTUNE_GEMM_SUPPLEMENT_CONFIGS"),
     "compile_worker_watchdog_interval_seconds": (
         _env.is_number, "a number >= 0 (0 = off)", "NPU_AUTOTUNE_COMPILE_WORKER_WATCHDOG_INTERVAL_SECONDS"),
 })

@@ -14,11 +14,16 @@ elements); num_warps means nothing to a cube core (1); triton-ascend pipelines l
 max_autotune_prune_choices_based_on_shared_mem (A43) a tile is also pruned when it would
 overflow the Cube's L1 or L0A/L0B/L0C (the device facts' figures, from bishengir's target
 spec), upstream's shared-memory bound read for a cube core.
+
+npu-autotune's config adds what nvgemm's flags do for CUDA: decode supplements
+(``gemm_supplement_configs``, M02: ``DECODE_TILES`` for M <= 32) and a cap on the candidates
+profiled per GEMM (``gemm_max_profiling_configs``, M01).
 """
 
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from torch._inductor.kernel.bmm import bmm_template
 from torch._inductor.kernel.mm import mm_template
@@ -33,6 +38,7 @@ from torch._inductor.template_heuristics.triton import (
     MMTemplateConfigMixin,
 )
 
+from . import config as npu_config
 from . import tiles
 
 DEVICE = "npu"
@@ -97,6 +103,37 @@ DEFAULT_TILES = [
 ]
 
 
+# M02: decode shapes (M <= DECODE_M, e.g. one token per sequence): a short M edge and long N/K
+# edges, so a few programs stream B through the Cube. Each fits the Cube for fp32 with double
+# buffering (B tile k*n*4 <= 64 KiB L0B; (A+B)*2 <= 512 KiB L1; accumulator <= 32 KiB), and
+# passes the Ascend check (bishengir HIVM on 910B2 and 950). Not (16, 64, 256): it compiles,
+# but on 950 the UB model estimates it 0.7% under bishengir's figure.
+DECODE_M = 32
+DECODE_TILES = [
+    (16, 128, 128, 2, 1),
+    (16, 256, 64, 2, 1),
+    (32, 256, 64, 2, 1),
+]
+
+
+def _hint(x) -> int | None:
+    """A static size, or the size hint of a symbolic one (None where there is none)."""
+    try:
+        return int(x)
+    except TypeError:
+        from torch._inductor.virtualized import V
+
+        try:
+            return int(V.graph.sizevars.optimization_hint(x))
+        except Exception:
+            return None
+
+
+def is_decode(m) -> bool:
+    hint = _hint(m)
+    return hint is not None and hint <= DECODE_M
+
+
 def exhaustive_tiles(ub_bytes: int | None = None) -> list[tuple[int, int, int, int, int]]:
     """max_autotune_gemm_search_space="EXHAUSTIVE": every power-of-two tile 16-256 that fits."""
     sizes = [16, 32, 64, 128, 256]
@@ -106,6 +143,8 @@ def exhaustive_tiles(ub_bytes: int | None = None) -> list[tuple[int, int, int, i
 
 class NpuGemmConfigHeuristic(BaseConfigHeuristic):
     """Tile lists for npu; upstream's scaling, dedup and hint handling are kept."""
+
+    decode_supplements = True  # M02 (mm+mm keeps its short list: two products per program)
 
     def __init__(self) -> None:
         super().__init__()
@@ -125,6 +164,15 @@ class NpuGemmConfigHeuristic(BaseConfigHeuristic):
             return exceeds_cube(c.block_m, c.block_n, c.block_k, c.num_stages, dtype_size, dev) is not None
 
         return exceeds
+
+    def preprocess_mm_configs(self, m, n, k, configs, *args: Any, **kwargs: Any):
+        """Upstream's scaling, pruning and dedup, with our decode supplements (M02) after the
+        default tile and the profiling cap (M01) applied to the final candidates."""
+        if self.decode_supplements and npu_config.gemm_supplement_configs and is_decode(m) and configs:
+            configs = [configs[0], *(GemmConfig(*t) for t in DECODE_TILES), *configs[1:]]
+        out = super().preprocess_mm_configs(m, n, k, configs, *args, **kwargs)
+        cap = npu_config.gemm_max_profiling_configs
+        return itertools.islice(out, cap) if cap else out
 
     def _filter_configs(self, configs):
         # the device's own unified buffer (Ascend 950: 256 KiB) decides what fits
@@ -160,5 +208,6 @@ class NpuMMPlusMMTemplateConfigHeuristic(MMPlusMMTemplateConfigMixin, NpuGemmCon
 
     def __init__(self) -> None:
         super().__init__()
+        self.decode_supplements = False
         self.mm_configs = self.mm_plus_mm_configs
         self.exhaustive_configs = self.mm_plus_mm_configs

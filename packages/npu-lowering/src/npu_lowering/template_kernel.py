@@ -58,13 +58,18 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
         return key
 
     def _setup_contiguous_index_state(self, indices, index_symbols, lengths, mask, *args, **kwargs):
-        # remember each template index's bound, for masks of loads that use only some of them
-        self._npu_index_bounds = {name: length for name, length in zip(indices, lengths)}
+        # remember each template index's bound, for masks of loads that use only some of them;
+        # per subgraph body (its buffer), as upstream keeps range trees and masks: a prologue
+        # (load_input of A: idx_n < K) is rendered after the epilogue (store_output:
+        # idx_n < N), and one shared record masked the prologue's bias with N
+        if not hasattr(self, "_npu_index_bounds"):
+            self._npu_index_bounds = {}
+        self._npu_index_bounds[id(self.body)] = {name: length for name, length in zip(indices, lengths)}
         return super()._setup_contiguous_index_state(indices, index_symbols, lengths, mask, *args, **kwargs)
 
     def indexing(self, index, *, dense_indexing=False, copy_shape=None, override_mask=None,
                  block_ptr=False, tma_compatibility_checker=None, mask_constant_index=False):
-        bounds = getattr(self, "_npu_index_bounds", None)
+        bounds = getattr(self, "_npu_index_bounds", {}).get(id(self.body))
         names = list(getattr(self, "template_indices", None) or ())
         tile = self.template_out_shape  # the output tile's dims, e.g. ("BLOCK_M", "BLOCK_N")
         # stores (TritonKernel.store asks for dense indexing) keep upstream's full-tile pointer:
