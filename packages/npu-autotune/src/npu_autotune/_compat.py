@@ -98,59 +98,6 @@ def _related(node1, node2) -> bool:
     return bool(a1 & node2.get_operation_names() or a2 & node1.get_operation_names())
 
 
-@upstream_patch("torch._inductor.async_compile.AsyncCompile.triton", versions="torch 2.11-2.13",
-                removed_by="a per-device hook around async compile waits upstream")
-def tag_npu_kernel_futures() -> bool:
-    """Y02/Y03/D02: ``AsyncCompile.triton(kernel_name, source_code, device_str)`` returns a
-    future with no device on it; for ``device_str == "npu"`` the future gets the kernel's
-    name and submit time (``compile_wait.tag``) so the wait can tell npu kernels apart.
-    Every other device: upstream's call, unchanged. Torch 2.11-2.13; removed by a
-    per-device hook around async compile waits upstream."""
-    from torch._inductor.async_compile import AsyncCompile
-
-    from . import compile_wait
-
-    original = AsyncCompile.triton
-    if getattr(original, "_npu_autotune", False):
-        return False
-
-    @functools.wraps(original)
-    def triton(self, kernel_name, source_code, device_str="cuda"):
-        result = original(self, kernel_name, source_code, device_str)
-        if device_str == "npu":
-            compile_wait.tag(result, kernel_name)
-        return result
-
-    triton._npu_autotune = True
-    AsyncCompile.triton = triton
-    return True
-
-
-@upstream_patch("torch._inductor.async_compile.AsyncCompile._wait_futures", versions="torch 2.11-2.13",
-                removed_by="upstream watchdog/progress hooks that take the device into account")
-def npu_aware_compile_wait() -> bool:
-    """Y02/Y03/D02: ``AsyncCompile._wait_futures(scope)`` for a scope holding npu kernel
-    futures runs inside ``compile_wait.wait`` (flag check, a crashed worker named by its
-    kernel, watchdog events, progress line); a scope without npu futures is upstream's call,
-    unchanged. Torch 2.11-2.13; removed by upstream watchdog/progress hooks that take the
-    device into account."""
-    from torch._inductor.async_compile import AsyncCompile
-
-    from . import compile_wait
-
-    original = getattr(AsyncCompile, "_wait_futures", None)
-    if original is None or getattr(original, "_npu_autotune", False):
-        return False  # (a torch whose wait has another shape: upstream's wait, unwrapped)
-
-    @functools.wraps(original)
-    def _wait_futures(self, scope):
-        return compile_wait.wait(original, self, scope)
-
-    _wait_futures._npu_autotune = True
-    AsyncCompile._wait_futures = _wait_futures
-    return True
-
-
 @upstream_patch("torch._inductor.ir.UserDefinedTritonKernel.__init__", versions="torch 2.11-2.13",
                 removed_by="upstream's TritonHOPifier.init_variable reading Triton 3's warmup/rep parameters")
 def refuse_unsupported_autotune_args_on_npu() -> bool:

@@ -36,8 +36,14 @@ def header_path() -> str:
     """npu's cpp_wrapper header: a file generated once per install that includes npu-launcher's
     C ABI header and ours by absolute path (Inductor's compile command has only torch's include
     dirs, and the precompiled header must be a single file)."""
-    from npu_launcher.capi import header_dir
     from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    from .runtime.entries import capi_header_dir
+
+    header_dir = capi_header_dir()
+    if header_dir is None:
+        raise RuntimeError("cpp_wrapper on npu needs npu-launcher (its C ABI launches the kernels): "
+                           "pip install npu-launcher, or compile without cpp_wrapper")
 
     ours = os.path.join(os.path.dirname(__file__), "include", "npu_cpp_wrapper.h")
     text = ("#pragma once\n"

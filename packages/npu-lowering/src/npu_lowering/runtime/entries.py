@@ -35,6 +35,12 @@ def native_launcher():
     return _launcher_entry("native_launcher")
 
 
+def capi_header_dir():
+    """npu-launcher's ``capi_header_dir`` (the folder of its C ABI header, for the C++
+    wrapper), else None."""
+    return _launcher_entry("capi_header_dir")
+
+
 def kernel_binary_cache():
     """npu-cache's kernel-binary cache opener (R03-R05: descriptors fetched before describing,
     uploaded after) when installed, else None."""
