@@ -122,13 +122,14 @@ CLASSES = ("v", "l", "p", "m", "e", "f", "g", "s", "n", "F", "c", "q", "r", "R")
 # with values and loads weighted at least 1, every estimate at least 1.05x bishengir's), on the
 # class bytes the Ascend check itself profiled (with triton-ascend 3.2's Triton, as on Ascend). On
 # the 2026-12-04 suites (this session's two CI runs, 902 and 983 kernels, their configs
-# differing with the weights) plus the math-fidelity, erfc/lgamma and conv-template kernels:
-# 5187 configs on 910B2, 5175 on 950, never below; on configs bishengir gives 16 KiB or
-# more, the estimate is a median 2.69x / p90 5.27x (910B2) and 1.87x / 3.84x (950).
+# differing with the weights) plus the math-fidelity, erfc/lgamma and conv-template kernels,
+# and (refit 2026-12-04 evening) the exact pow/fmod/j0/j1 expansions and the decode GEMM
+# tiles: 5282 configs on 910B2, 5270 on 950, never below; on configs bishengir gives 16 KiB
+# or more, the estimate is a median 2.76x / p90 5.27x (910B2) and 1.87x / 3.84x (950).
 WEIGHTS = {
-    "910B": {"v": 1.244, "l": 4.668, "p": 2.024, "m": 0.668, "e": 0.25, "f": 2.079, "g": 0.537, "s": 7.739,
-             "n": 4.517, "F": 0.859, "c": 0.0, "q": 13.463, "r": 0.25, "R": 5.428},
-    "950": {"v": 1.0, "l": 1.0, "p": 0.25, "m": 0.418, "e": 0.25, "f": 0.25, "g": 0.25, "s": 0.25,
-            "n": 0.25, "F": 1.669, "c": 4.812, "q": 1.0, "r": 1.126, "R": 1.065},
+    "910B": {"v": 1.244, "l": 4.668, "p": 2.024, "m": 0.668, "e": 0.25, "f": 3.615, "g": 0.537, "s": 7.83, "n": 4.517,
+             "F": 0.61, "c": 0.242, "q": 13.463, "r": 0.25, "R": 5.428},
+    "950": {"v": 1.0, "l": 1.0, "p": 0.25, "m": 0.418, "e": 0.25, "f": 0.449, "g": 0.25, "s": 0.25, "n": 0.25,
+            "F": 1.669, "c": 4.812, "q": 1.0, "r": 1.126, "R": 1.065},
 }
 RESERVE = {"910B": 512, "950": 512}  # bytes bishengir keeps whatever the tile
