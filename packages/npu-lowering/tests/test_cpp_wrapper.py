@@ -26,18 +26,19 @@ def assert_matches(out, ref):
         torch.testing.assert_close(o.cpu(), r, atol=1e-4, rtol=1e-4)
 
 
-def graph(x, w):
+def graph(x, w, k):
     y = torch.relu(x) * 2.0 + 1.0       # pointwise
     s = y.sum(dim=-1)                    # reduction
     m = y.t() @ w                        # a view into an mm
     srt = torch.sort(x, dim=-1).values   # a Triton sort on npu
     med = x.median(dim=-1).values        # an ATen fallback (no npu C shim: runtime dispatch)
-    return s, m, srt, med
+    cv = torch.nn.functional.conv1d(x.t().unsqueeze(0), k)  # conv's extern kernel (npu's C shim)
+    return s, m, srt, med, cv
 
 
 def inputs(n):
     g = torch.Generator().manual_seed(n)
-    return torch.randn(n, 4, generator=g), torch.randn(n, 3, generator=g)
+    return torch.randn(n, 4, generator=g), torch.randn(n, 3, generator=g), torch.randn(2, 4, 1, generator=g)
 
 
 @pytest.fixture(scope="module")
@@ -62,20 +63,20 @@ def compiled(npu):
                                    cpp_cache_precompile_headers=True, fx_graph_cache=False):
             fn = torch.compile(graph, dynamic=False)
             runs = []
-            x, w = inputs(6)
-            xn, wn = x.to(npu), w.to(npu)
+            x, w, k = inputs(6)
+            xn, wn, kn = x.to(npu), w.to(npu), k.to(npu)
             torch._dynamo.mark_dynamic(xn, 0)
             torch._dynamo.mark_dynamic(wn, 0)
-            out, codes = run_and_get_code(fn, xn, wn)
+            out, codes = run_and_get_code(fn, xn, wn, kn)
             if os.environ.get("NPU_CPPWRAP_DUMP"):
                 with open(os.environ["NPU_CPPWRAP_DUMP"], "w") as f:
                     f.write(codes[0])
-            runs.append((out, graph(x, w)))
+            runs.append((out, graph(x, w, k)))
             first_run_launches = len(LAUNCHES)
             for n in (5, 9):  # other batch sizes: the same C++ entry (dynamic shapes)
-                x, w = inputs(n)
-                xn, wn = x.to(npu), w.to(npu)
-                runs.append((fn(xn, wn), graph(x, w)))
+                x, w, k = inputs(n)
+                xn, wn, kn = x.to(npu), w.to(npu), k.to(npu)
+                runs.append((fn(xn, wn, kn), graph(x, w, k)))
             yield {"codes": codes, "runs": runs, "precompiled": precompiled,
                    "python_runs": (first_run_launches, len(LAUNCHES))}
     finally:
@@ -120,6 +121,7 @@ def test_cpp_wrapper_calls_views_extern_and_fallback_ops(compiled):
     assert "reinterpret_tensor_wrapper(" in code  # the transposed view into the mm
     assert "aoti_torch_npu_mm_out(" in code  # extern mm: npu's C shim (include/npu_cpp_wrapper.h)
     assert "median" in code and "aoti_torch_npu_median" not in code  # runtime dispatch
+    assert "aoti_torch_npu_convolution(" in code  # conv's ATen choice through npu's C shim
 
 
 @pytest.mark.feature("L07")

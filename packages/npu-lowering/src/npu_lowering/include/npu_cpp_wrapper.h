@@ -16,6 +16,7 @@
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/baddbmm.h>
 #include <ATen/ops/bmm.h>
+#include <ATen/ops/convolution.h>
 #include <ATen/ops/mm.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/csrc/inductor/aoti_include/kernel_compile_result.h>
@@ -238,4 +239,22 @@ static inline AOTITorchError aoti_torch_npu_baddbmm_out(AtenTensorHandle out, At
                                                         AtenTensorHandle batch1, AtenTensorHandle batch2, double beta,
                                                         double alpha) {
   NPU_SHIM_BEGIN at::baddbmm_out(npuT(out), npuT(self), npuT(batch1), npuT(batch2), beta, alpha); NPU_SHIM_END
+}
+// extern_kernels.convolution (conv's ATen choice, ExternKernelChoice "at::convolution"): the
+// signature upstream's generated c_shim_cuda.h gives aoti_torch_cuda_convolution
+static inline AOTITorchError aoti_torch_npu_convolution(AtenTensorHandle input, AtenTensorHandle weight,
+                                                        AtenTensorHandle* bias, const int64_t* stride,
+                                                        int64_t stride_len_, const int64_t* padding,
+                                                        int64_t padding_len_, const int64_t* dilation,
+                                                        int64_t dilation_len_, int32_t transposed,
+                                                        const int64_t* output_padding, int64_t output_padding_len_,
+                                                        int64_t groups, AtenTensorHandle* ret0) {
+  NPU_SHIM_BEGIN
+  std::optional<at::Tensor> b;
+  if (bias != nullptr && *bias != nullptr) b = npuT(*bias);
+  at::Tensor r = at::convolution(npuT(input), npuT(weight), b, c10::IntArrayRef(stride, stride_len_),
+                                 c10::IntArrayRef(padding, padding_len_), c10::IntArrayRef(dilation, dilation_len_),
+                                 transposed != 0, c10::IntArrayRef(output_padding, output_padding_len_), groups);
+  *ret0 = torch::aot_inductor::new_tensor_handle(std::move(r));
+  NPU_SHIM_END
 }
