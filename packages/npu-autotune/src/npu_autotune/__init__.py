@@ -17,6 +17,7 @@ def register() -> None:
     _compat.refuse_unsupported_autotune_args_on_npu()  # A56 (see user_kernel_args)
     _compat.mix_order_reductions_on_npu()  # A55 (see _compat)
     _compile_wait_on_npu_graphs()  # Y02, Y03, D02 (see compile_wait)
+    _compat.collective_benchmarks_on_npu()  # A19, A20 (see collective_bench)
 
 
 def _record_real_inputs() -> None:
