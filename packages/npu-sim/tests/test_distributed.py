@@ -117,6 +117,9 @@ def _collectives(rank: int, init: str) -> None:
     (value,) = work.get_future().wait()  # DDP's comm hooks read the future: the npu result
     assert value.device == npu
     assert_close(value.cpu(), torch.full((2,), 2.0))
+    # a finite timeout, as callers written for HCCL/NCCL pass (Inductor's collective benchmarking)
+    assert work.wait(datetime.timedelta(seconds=5))
+    assert dist.barrier(async_op=True).wait(datetime.timedelta(seconds=30))
 
     group = dist.group.WORLD
     r = funcol.all_reduce(torch.ones(3, device=npu) * (rank + 1), "sum", group)

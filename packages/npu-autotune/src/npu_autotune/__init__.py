@@ -17,6 +17,26 @@ def register() -> None:
     _compat.refuse_unsupported_autotune_args_on_npu()  # A56 (see user_kernel_args)
     _compat.mix_order_reductions_on_npu()  # A55 (see _compat)
     _compile_wait_on_npu_graphs()  # Y02, Y03, D02 (see compile_wait)
+    _collective_benchmarks_when_distributed()  # A19, A20 (see collective_bench)
+
+
+def _collective_benchmarks_when_distributed() -> None:
+    # the patch matters only where a process group exists (upstream benchmarks collective
+    # choices only then): installed by the first compile that sees one, so single-process
+    # runs carry one patch fewer
+    from npu_inductor_core.compile_hooks import around_compile_fx
+
+    around_compile_fx("npu-autotune-collectives", _install_collective_patch)
+
+
+def _install_collective_patch(model, example_inputs):
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        from . import _compat
+
+        _compat.collective_benchmarks_on_npu()
+    return None
 
 
 def _record_real_inputs() -> None:

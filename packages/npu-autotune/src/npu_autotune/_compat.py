@@ -123,3 +123,37 @@ def refuse_unsupported_autotune_args_on_npu() -> bool:
     __init__._npu_autotune = True
     ir.UserDefinedTritonKernel.__init__ = __init__
     return True
+
+
+@upstream_patch("torch._inductor.select_algorithm.AlgorithmSelectorCache.benchmark_collective_choice",
+                versions="torch 2.13 (and any torch that has it)",
+                removed_by="upstream timing collective benchmarks through the device interface "
+                           "(get_interface_for_device) instead of torch.cuda")
+def collective_benchmarks_on_npu() -> bool:
+    """A19/A20: ``AlgorithmSelectorCache.benchmark_collective_choice`` (the cross-rank
+    benchmark of a custom op's collective decompositions, which reads
+    ``collective_benchmark_nruns`` and ``collective_benchmark_timeout``) times with
+    ``torch.cuda`` events on ``cuda:<rank>``, so on npu every choice failed and the default
+    was always taken; for a choice whose benchmark tensors are on npu it runs
+    ``collective_bench.benchmark_collective_choice`` (same protocol, npu timing events, the
+    timeout agreed by all ranks). Every other device: upstream's call, unchanged. No hook
+    exists (upstream's selector is a module global); removed when upstream times through the
+    device interface."""
+    from torch._inductor.select_algorithm import AlgorithmSelectorCache
+
+    from . import collective_bench
+
+    original = getattr(AlgorithmSelectorCache, "benchmark_collective_choice", None)
+    if original is None or getattr(original, "_npu_autotune", False):
+        return False
+    upstream = original.__func__
+
+    @functools.wraps(upstream)
+    def benchmark_collective_choice(cls, choice, autotune_args):
+        if collective_bench.on_npu(cls, choice, autotune_args):
+            return collective_bench.benchmark_collective_choice(cls, choice, autotune_args)
+        return upstream(cls, choice, autotune_args)
+
+    benchmark_collective_choice._npu_autotune = True
+    AlgorithmSelectorCache.benchmark_collective_choice = classmethod(benchmark_collective_choice)
+    return True

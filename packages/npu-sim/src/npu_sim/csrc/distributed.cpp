@@ -54,7 +54,24 @@ TensorList flat(const TensorLists& ls) {
 }
 
 // A completed Work whose future holds `outputs` (on their npu device, as a device backend's
-// future is: its callbacks may then use them on that device).
+// future is: its callbacks may then use them on that device). Its own class, not
+// Work::create_from_future: that one refuses wait() with a finite timeout, which callers
+// written for NCCL/HCCL pass (Inductor's collective benchmarking waits with a timeout).
+class DoneWork : public Work {
+ public:
+  DoneWork(TensorList outputs, c10::intrusive_ptr<c10::ivalue::Future> fut)
+      : Work(-1, OpType::UNKNOWN), outputs_(std::move(outputs)), fut_(std::move(fut)) {
+    finish();
+  }
+  bool wait(std::chrono::milliseconds /*timeout*/) override { return true; }  // done already
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return fut_; }
+
+ private:
+  TensorList outputs_;
+  c10::intrusive_ptr<c10::ivalue::Future> fut_;
+};
+
 c10::intrusive_ptr<Work> done(const TensorList& outputs) {
   std::vector<c10::Device> devices;
   for (const auto& t : outputs) {
@@ -65,7 +82,7 @@ c10::intrusive_ptr<Work> done(const TensorList& outputs) {
   }
   auto fut = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()), devices);
   fut->markCompleted(c10::IValue(outputs));
-  return Work::create_from_future(fut);
+  return c10::make_intrusive<DoneWork>(outputs, fut);
 }
 
 void check_not_capturing_op(const char* op) {
@@ -80,7 +97,16 @@ T enter(const char* op, const T& tensors) {
 }
 
 void run(const c10::intrusive_ptr<Work>& work) {
-  if (work) work->wait();
+  if (!work) return;
+  // gloo's worker thread runs its ops (views, copies) under the caller's thread-local state;
+  // with Python's dispatcher on (Inductor compiles under it: distributed autotuning's
+  // all_gather_object) those ops take the GIL, so waiting for gloo while holding it deadlocks
+  if (Py_IsInitialized() && PyGILState_Check()) {
+    py::gil_scoped_release no_gil;
+    work->wait();
+  } else {
+    work->wait();
+  }
 }
 
 // gloo has no AVG: sum, then divide the results here (what HCCL's and NCCL's AVG give)
