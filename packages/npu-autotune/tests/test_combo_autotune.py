@@ -5,10 +5,9 @@ block choice (combo_kernel_compile_time_autotune, A22)."""
 import pytest
 import torch
 from torch._inductor import config
-from torch._inductor.runtime import benchmarking
 from torch._inductor.utils import run_and_get_code
 
-from npu_autotune import benchmarker
+from npu_autotune import _compat, benchmarker
 from npu_lowering.runtime import autotuner as lowering_autotuner
 
 
@@ -35,10 +34,10 @@ def kernel_times():
                 return 0.0
             return float(combo if _pointers(launches[-1][3]) > 2 else single)
 
-        benchmarking.register_benchmarker("npu", fake, override=True)
+        _compat.register_npu_benchmarker("npu", fake)
 
     yield install
-    benchmarking.register_benchmarker("npu", benchmarker.benchmark_npu, override=True)
+    _compat.register_npu_benchmarker("npu", benchmarker.benchmark_npu)
 
 
 def _compile_two(**flags):

@@ -9,12 +9,11 @@ import re
 import pytest
 import torch
 from torch._inductor import config, metrics
-from torch._inductor.runtime import benchmarking
 from torch._inductor.runtime.hints import DeviceProperties, HeuristicType
 from torch._inductor.utils import run_and_get_code
 
 import npu_autotune.tiles as tiles
-from npu_autotune import benchmarker
+from npu_autotune import _compat, benchmarker
 from npu_lowering.runtime import autotuner as lowering_autotuner
 from npu_lowering.runtime import heuristics as npu_heuristics
 
@@ -41,9 +40,9 @@ def split_times():
         timed.append(split)
         return 1.0 + abs(math.log2(split / BEST_SPLIT)) if split else 1.0
 
-    benchmarking.register_benchmarker("npu", fake, override=True)
+    _compat.register_npu_benchmarker("npu", fake)
     yield timed
-    benchmarking.register_benchmarker("npu", benchmarker.benchmark_npu, override=True)
+    _compat.register_npu_benchmarker("npu", benchmarker.benchmark_npu)
 
 
 def _compile(tune: bool):
