@@ -162,7 +162,10 @@ data = json.loads(js)
 active = [dataclasses.asdict(p) for p in patches.active()]
 ours = {kind: [_ours(_live(p["symbol"]), p["owner"]) for p in data[kind]] for kind in ("active", "not_installed")}
 # npu-sim's interpreter patches install at the first kernel launch; a second launch adds none
-sim = {p["installer"] for p in data["not_installed"] if p["owner"] == "npu-sim"}
+# (but for the Triton 3.6-only one, which a launch leaves out where the interpreter needs none)
+from npu_sim import _compat as sim_compat
+gated = {"npu_sim._compat.interpret_one_element_index"} if sim_compat._upstream_index_takes_one_element() else set()
+sim = {p["installer"] for p in data["not_installed"] if p["owner"] == "npu-sim"} - gated
 import torch
 add_one = torch.compile(lambda x: x + 1)
 for _ in range(2):
