@@ -65,17 +65,16 @@ def fake_timings():
     """fake_timings(cost): the npu benchmarker runs the callable once and reports
     cost(config kwargs of the config it launched) instead of a measured time, so a test can
     decide which config is fastest. Restores the real benchmarker after the test."""
-    from torch._inductor.runtime import benchmarking
 
     import npu_autotune.autotuner as at
-    from npu_autotune import benchmarker
+    from npu_autotune import _compat, benchmarker
 
     def install(cost):
         def fake(self, fn, *, warmup, rep, **kwargs):
             fn()
             return float(cost(at.LAUNCHED[-1][1]))
 
-        benchmarking.register_benchmarker("npu", fake, override=True)
+        _compat.register_npu_benchmarker("npu", fake)
 
     yield install
-    benchmarking.register_benchmarker("npu", benchmarker.benchmark_npu, override=True)
+    _compat.register_npu_benchmarker("npu", benchmarker.benchmark_npu)

@@ -74,22 +74,21 @@ def test_the_chosen_config_follows_the_real_inputs(fresh, seen, with_sample_inpu
     # whose BLOCK is closest to hint[0] is fastest. The user's hint says 64; random example
     # inputs (upstream's default) say something near 0, i.e. BLOCK 16
     from npu_lowering.runtime.autotuner import LAUNCHES
-    from torch._inductor.runtime import benchmarking
 
-    from npu_autotune import benchmarker
+    from npu_autotune import _compat, benchmarker
 
     def fake(self, fn, *, warmup, rep, **kwargs):
         fn()
         cfg, args = seen[-1]
         return abs(cfg["BLOCK"] - float(args[1][0])) if "BLOCK" in cfg else 1.0  # 1.0: the generated kernel
 
-    benchmarking.register_benchmarker("npu", fake, override=True)
+    _compat.register_npu_benchmarker("npu", fake)
     try:
         x = torch.randn(100, device="npu")
         with config.patch(_sample_input_flags(with_sample_inputs)):
             out = torch.compile(add_one_model)(x, torch.full((1,), 64.0, device="npu"))
     finally:
-        benchmarking.register_benchmarker("npu", benchmarker.benchmark_npu, override=True)
+        _compat.register_npu_benchmarker("npu", benchmarker.benchmark_npu)
     torch.testing.assert_close(out.cpu(), (x.cpu() + 1) * 2)
     (name,) = {e[0] for e in LAUNCHES if e[0].startswith("add_one")}
     assert [e for e in LAUNCHES if e[0] == name][-1][2]["BLOCK"] == (64 if with_sample_inputs else 16)
@@ -181,9 +180,8 @@ def test_unsupported_autotune_args_are_refused_by_default(fresh, arg):
 def test_with_the_flag_unsupported_args_are_ignored(fresh, arg):
     import npu_autotune.autotuner as at
     from npu_lowering.runtime.autotuner import LAUNCHES
-    from torch._inductor.runtime import benchmarking
 
-    from npu_autotune import benchmarker
+    from npu_autotune import _compat, benchmarker
 
     budgets = []
 
@@ -196,13 +194,13 @@ def test_with_the_flag_unsupported_args_are_ignored(fresh, arg):
     LAUNCHES.clear()
     model = _scale_kernel(**UNSUPPORTED[arg])
     x = torch.randn(100, device="npu")
-    benchmarking.register_benchmarker("npu", fake, override=True)
+    _compat.register_npu_benchmarker("npu", fake)
     try:
         with config.patch(unsafe_ignore_unsupported_triton_autotune_args=True, max_autotune=True,
                           force_disable_caches=True):
             out = torch.compile(model, fullgraph=True)(x)
     finally:
-        benchmarking.register_benchmarker("npu", benchmarker.benchmark_npu, override=True)
+        _compat.register_npu_benchmarker("npu", benchmarker.benchmark_npu)
     torch.testing.assert_close(out.cpu(), x.cpu() * 3 + 1)
     assert not HOOK_CALLS  # the hooks are ignored, never run
     user = [e for e in LAUNCHES if e[0].startswith("scale")]

@@ -11,9 +11,14 @@ The AOTAutograd cache is off so that the FX graph cache is what answers.
 
 import pytest
 import redis
+import torch
+import torch._inductor.config
 
 from npu_cache import entry
 
+# every test here turns keep_static_cubin_raw on (torch 2.11 lacks that flag)
+pytestmark = pytest.mark.skipif(not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
+                                reason=f"torch {torch.__version__} has no Inductor flag keep_static_cubin_raw")
 NO_AOT_CACHE = {"enable_autograd_cache": False}
 # keep_static_cubin_raw: the entry carries each kernel's launch descriptor, so a machine
 # without A's local Triton directory restores kernels from it (upstream's flag for this)

@@ -110,7 +110,7 @@ def test_the_reader_finds_patches(tmp_path):
         ["a", "b", "c"]
 
 
-def _live(symbol):
+def _live(symbol, missing_ok=False):
     """The object now bound to a dotted upstream name, as stored (a descriptor is not called;
     None for ``a.b[key]`` forms)."""
     import importlib
@@ -125,7 +125,12 @@ def _live(symbol):
         except ImportError:
             continue
         for attr in parts[i:]:
-            obj = inspect.getattr_static(obj, attr)
+            try:
+                obj = inspect.getattr_static(obj, attr)
+            except AttributeError:
+                if missing_ok:  # a declared patch of a symbol this torch lacks (2.13-only ones on 2.11)
+                    return None
+                raise
         return obj
     raise AssertionError(f"{symbol}: no such module")
 
@@ -160,9 +165,13 @@ code, text = doctor()
 jcode, js = doctor("--json")
 data = json.loads(js)
 active = [dataclasses.asdict(p) for p in patches.active()]
-ours = {kind: [_ours(_live(p["symbol"]), p["owner"]) for p in data[kind]] for kind in ("active", "not_installed")}
+ours = {kind: [_ours(_live(p["symbol"], missing_ok=kind == "not_installed"), p["owner"]) for p in data[kind]]
+        for kind in ("active", "not_installed")}
 # npu-sim's interpreter patches install at the first kernel launch; a second launch adds none
-sim = {p["installer"] for p in data["not_installed"] if p["owner"] == "npu-sim"}
+# (but for the Triton 3.6-only one, which a launch leaves out where the interpreter needs none)
+from npu_sim import _compat as sim_compat
+gated = {"npu_sim._compat.interpret_one_element_index"} if sim_compat._upstream_index_takes_one_element() else set()
+sim = {p["installer"] for p in data["not_installed"] if p["owner"] == "npu-sim"} - gated
 import torch
 add_one = torch.compile(lambda x: x + 1)
 for _ in range(2):

@@ -85,7 +85,8 @@ def main() -> None:
     cfg.compile_threads = 1  # the fake compile lives in this process
     cfg.use_static_triton_launcher = "--static-off" not in flags
     cfg.strict_static_triton_launcher = "--strict" in flags
-    cfg.keep_static_cubin_raw = True
+    if hasattr(cfg, "keep_static_cubin_raw"):  # torch 2.11 lacks the flag
+        cfg.keep_static_cubin_raw = True
     cfg.static_launch_user_defined_triton_kernels = "--user-kernels-off" not in flags
     chosen = user_kernel_model if "--user-kernel" in flags or "--user-kernels-off" in flags else model
     torch.manual_seed(0)

@@ -4,6 +4,7 @@ launch objects itself once a kernel has settled on one config (npu-lowering's
 
 import pytest
 import torch
+import torch._inductor.config
 
 pytest.importorskip("npu_sim")
 pytest.importorskip("npu_lowering")
@@ -86,6 +87,8 @@ def test_gemm_template_slots_drop_the_grid_arguments_natively(state):
         torch.testing.assert_close(compiled(a, b).cpu(), fn(a.cpu(), b.cpu()), atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.skipif(not hasattr(torch._inductor.config, "use_fast_triton_launcher"),
+                    reason=f"torch {torch.__version__} has no Inductor flag use_fast_triton_launcher")
 def test_use_fast_triton_launcher_off_keeps_run(state):
     autotuner, promoted = state
     x = torch.randn(16, 48, device="npu")
@@ -141,6 +144,8 @@ def test_profiler_sees_kernels_through_run(state):
     assert len(autotuner.LAUNCHES) == 2
 
 
+@pytest.mark.skipif(not hasattr(torch._inductor.config, "incremental_autotune"),
+                    reason=f"torch {torch.__version__} has no Inductor flag incremental_autotune")
 def test_incrementally_tuned_kernel_is_tuned_then_launched_directly(state):
     """A kernel still trying configs (A29: one candidate per real call) goes through run on
     every call; once it settles, its slot becomes the winner's launch object."""

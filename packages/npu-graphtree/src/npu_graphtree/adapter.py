@@ -227,13 +227,22 @@ class DeviceAdapter:
 
     # ---- storage access errors (native where the provider has them) --------------------
     def native_access_errors(self) -> bool:
-        return self.has("_set_storage_access_error_msg") and self.has("_free_And_Remove_DeleterFn")
+        return self.has("_set_storage_access_error_msg") and self._free_and_remove_deleter() is not None
+
+    def _free_and_remove_deleter(self):
+        """The provider's ``_free_And_Remove_DeleterFn``. torch._C's frees through CUDA's caching
+        allocator and is in every CUDA build of torch (the torch 2.11 cu130 wheel): only cuda
+        may take it from there; on npu-sim's storages it raised "Expected standard deleter"."""
+        fn = getattr(self.C, "_free_And_Remove_DeleterFn", None)
+        if fn is None and self.provider == "cuda":
+            fn = getattr(torch._C, "_free_And_Remove_DeleterFn", None)
+        return fn
 
     def set_tensor_access_error(self, t: torch.Tensor, msg: str) -> None:
         self._fn("_set_storage_access_error_msg")(t, msg)
 
     def free_and_poison_storage(self, storage_cdata: int, msg: str) -> None:
-        self._fn("_free_And_Remove_DeleterFn")(storage_cdata)
+        self._free_and_remove_deleter()(storage_cdata)
         if self.has("_set_storage_data_ptr_access_error_msg"):
             self._fn("_set_storage_data_ptr_access_error_msg")(storage_cdata, msg)
 

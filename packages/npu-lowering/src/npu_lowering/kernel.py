@@ -326,7 +326,20 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         return value
 
     def inductor_meta_per_kernel(self):
-        meta = super().inductor_meta_per_kernel()
+        return {**super().inductor_meta_per_kernel(), **self._npu_inductor_meta()}
+
+    def codegen_prologue(self, code) -> None:
+        # torch 2.11 has no inductor_meta_per_kernel hook: its codegen_kernel builds the dict
+        # inline, stores it on self.inductor_meta, calls this, then writes that same dict
+        # into the heuristics decorator, so our keys go in here
+        if not hasattr(TritonKernel, "inductor_meta_per_kernel") and isinstance(
+                getattr(self, "inductor_meta", None), dict):
+            self.inductor_meta.update(self._npu_inductor_meta())
+        super().codegen_prologue(code)
+
+    def _npu_inductor_meta(self) -> dict:
+        """What npu kernels add to inductor_meta: device facts, grid axes, hints."""
+        meta = {}
         facts = tiling.device(V.graph.get_current_device_or_throw().index or 0)
         # read where the kernel is tuned, which may be a compile worker with no device open
         # (also the grid's core count: runtime/grid.py)

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 
 import torch
 from torch._inductor import config as inductor_config
@@ -53,6 +54,10 @@ def settings_key() -> str:
     return f"ssz{int(strict_signed_zero())}"
 
 
+# upstream's signature: (device, numel, reduction_numel) on torch 2.13, (features) on 2.11
+_COOP_TAKES_DEVICE = "device" in inspect.signature(InductorChoices.should_use_cooperative_reduction).parameters
+
+
 class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_choices.py)
     """Upstream's choices; on npu under determinism no reduction is split across programs.
     Installed through Inductor's ``inductor_choices_class`` (only when unset), so every other
@@ -65,10 +70,18 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
         return InductorChoices.reduction_split_factor(device, reduction_numel_hint, numel_hint, inner_reduction)
 
     @staticmethod
-    def should_use_cooperative_reduction(device, numel, reduction_numel) -> bool:
+    def should_use_cooperative_reduction(*args, **kwargs) -> bool:
+        # torch 2.13 passes (device, numel, reduction_numel); torch 2.11 passes (features)
+        # and reads the graph's current device, as we do then
+        if _COOP_TAKES_DEVICE:
+            device = kwargs["device"] if "device" in kwargs else args[0]
+        else:
+            from torch._inductor.virtualized import V
+
+            device = V.graph.get_current_device_or_throw()
         if device.type == "npu" and deterministic_requested():
             return False
-        return InductorChoices.should_use_cooperative_reduction(device, numel, reduction_numel)
+        return InductorChoices.should_use_cooperative_reduction(*args, **kwargs)
 
     def uuid(self) -> str:
         return "npu-lowering.NpuChoices-1"

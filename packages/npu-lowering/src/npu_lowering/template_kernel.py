@@ -67,8 +67,9 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
         self._npu_index_bounds[id(self.body)] = {name: length for name, length in zip(indices, lengths)}
         return super()._setup_contiguous_index_state(indices, index_symbols, lengths, mask, *args, **kwargs)
 
-    def indexing(self, index, *, dense_indexing=False, copy_shape=None, override_mask=None,
-                 block_ptr=False, tma_compatibility_checker=None, mask_constant_index=False):
+    def indexing(self, index, *, dense_indexing=False, copy_shape=None, override_mask=None, **options):
+        # options (block_ptr, tma_compatibility_checker, and on torch 2.13 mask_constant_index)
+        # go on to upstream as given: torch 2.11's indexing() has no mask_constant_index
         bounds = getattr(self, "_npu_index_bounds", {}).get(id(self.body))
         names = list(getattr(self, "template_indices", None) or ())
         tile = self.template_out_shape  # the output tile's dims, e.g. ("BLOCK_M", "BLOCK_N")
@@ -81,19 +82,15 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
             dims = [n for n in names if n in used]
             if 0 < len(dims) < len(names):  # a broadcast input of the epilogue
                 mask = " & ".join(f"({n} < {self.kexpr(self.rename_indexing(bounds[n]))})" for n in dims)
-                options = super(TritonTemplateKernel, self).indexing(
-                    index, dense_indexing=False, copy_shape=None, override_mask=mask,
-                    block_ptr=block_ptr, tma_compatibility_checker=tma_compatibility_checker,
-                    mask_constant_index=mask_constant_index)
+                entry = super(TritonTemplateKernel, self).indexing(
+                    index, dense_indexing=False, copy_shape=None, override_mask=mask, **options)
                 # the loaded value's shape: the tile's dims the load uses, 1 elsewhere (the
                 # tile's dims are the last indices; a batch index is a scalar)
                 shaped = names[len(names) - len(tile):]
-                options.expand_shape = tuple(d if n in used else "1" for n, d in zip(shaped, tile))
-                return options
+                entry.expand_shape = tuple(d if n in used else "1" for n, d in zip(shaped, tile))
+                return entry
         return super().indexing(index, dense_indexing=dense_indexing, copy_shape=copy_shape,
-                                override_mask=override_mask, block_ptr=block_ptr,
-                                tma_compatibility_checker=tma_compatibility_checker,
-                                mask_constant_index=mask_constant_index)
+                                override_mask=override_mask, **options)
 
 
 def _no_tf32(meta):
