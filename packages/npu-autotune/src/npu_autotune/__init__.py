@@ -14,7 +14,6 @@ def register() -> None:
     ensure_registered()
     _register_gemm_templates()
     _record_real_inputs()  # A54 (see sample_inputs)
-    _compat.refuse_unsupported_autotune_args_on_npu()  # A56 (see user_kernel_args)
     _compat.mix_order_reductions_on_npu()  # A55 (see _compat)
     _compile_wait_on_npu_graphs()  # Y02, Y03, D02 (see compile_wait)
     _collective_benchmarks_when_distributed()  # A19, A20 (see collective_bench)
@@ -47,9 +46,14 @@ def _record_real_inputs() -> None:
     around_compile_fx("npu-autotune", compile_context)
     from npu_inductor_core.codegen_hooks import before_wrapper_codegen
 
-    from .sample_inputs import before_codegen
+    before_wrapper_codegen("npu-autotune", _before_npu_codegen)
 
-    before_wrapper_codegen("npu-autotune", before_codegen)
+
+def _before_npu_codegen(graph) -> None:
+    from . import sample_inputs, user_kernel_args
+
+    user_kernel_args.check_graph(graph)  # A56, before any kernel call is generated
+    sample_inputs.before_codegen(graph)  # A54
 
 
 def _compile_wait_on_npu_graphs() -> None:

@@ -105,33 +105,6 @@ def _related(node1, node2) -> bool:
     return bool(a1 & node2.get_operation_names() or a2 & node1.get_operation_names())
 
 
-@upstream_patch("torch._inductor.ir.UserDefinedTritonKernel.__init__", versions="torch 2.11-2.13",
-                removed_by="upstream's TritonHOPifier.init_variable reading Triton 3's warmup/rep parameters")
-def refuse_unsupported_autotune_args_on_npu() -> bool:
-    """A56: ``UserDefinedTritonKernel.__init__`` (where Inductor lowers a user kernel and its
-    device is known) refuses, for npu kernels, the ``triton.autotune`` benchmarking arguments
-    that upstream's Dynamo check means to refuse but misses with Triton 3.x (``warmup``,
-    ``rep``; ``user_kernel_args``), unless unsafe_ignore_unsupported_triton_autotune_args.
-    Torch 2.11-2.13; other devices: upstream's, unchanged. Removed when upstream's
-    ``TritonHOPifier.init_variable`` reads Triton 3's ``warmup``/``rep`` parameters."""
-    from torch._inductor import ir
-
-    from . import user_kernel_args
-
-    original = ir.UserDefinedTritonKernel.__init__
-    if getattr(original, "_npu_autotune", False):
-        return False
-
-    @functools.wraps(original)
-    def __init__(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        user_kernel_args.check(self.kernel_idx, self.device)
-
-    __init__._npu_autotune = True
-    ir.UserDefinedTritonKernel.__init__ = __init__
-    return True
-
-
 @upstream_patch("torch._inductor.select_algorithm.AlgorithmSelectorCache.benchmark_collective_choice",
                 versions="torch 2.13 (and any torch that has it)",
                 removed_by="upstream timing collective benchmarks through the device interface "

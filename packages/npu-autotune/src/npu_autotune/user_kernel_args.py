@@ -5,8 +5,9 @@ Inductor tunes a user's ``@triton.autotune`` kernel itself, from its configs, ke
 refuses ``use_cuda_graph``, ``pre_hook``/``post_hook`` and a Config's ``pre_hook`` unless the
 flag is on (every device). It means to refuse ``warmup``/``rep`` too, but looks for them under
 parameter names Triton 3.x no longer has, so they pass silently. For npu kernels this refuses
-them (and a custom ``do_bench``) where Inductor lowers the kernel (``_compat``), with the
-same flag to ignore them.
+them (and a custom ``do_bench``) for each user kernel of an npu graph, before its wrapper
+code is generated (npu-inductor-core's ``codegen_hooks``; no patch), with the same flag to
+ignore them.
 """
 
 from __future__ import annotations
@@ -45,3 +46,12 @@ def check(kernel_idx: int, device) -> None:
             f"(npu); got {', '.join(f'{k}={v!r}' for k, v in found.items())}. Inductor tunes with its own "
             f"warmup/rep flags; set torch._inductor.config.unsafe_ignore_unsupported_triton_autotune_args=True "
             f"to ignore these arguments")
+
+
+def check_graph(graph) -> None:
+    """Every user Triton kernel an npu graph lowered (before its wrapper code is generated)."""
+    from torch._inductor import ir
+
+    for op in getattr(graph, "operations", ()):
+        if isinstance(op, ir.UserDefinedTritonKernel):
+            check(op.kernel_idx, op.get_device())
