@@ -30,7 +30,7 @@ def graph(x, w, k):
     y = torch.relu(x) * 2.0 + 1.0       # pointwise
     s = y.sum(dim=-1)                    # reduction
     m = y.t() @ w                        # a view into an mm
-    srt = torch.sort(x, dim=-1).values   # a Triton sort on npu
+    srt = torch.sort(x, dim=-1).values   # an ATen op on npu (op_policy)
     med = x.median(dim=-1).values        # an ATen fallback (no npu C shim: runtime dispatch)
     cv = torch.nn.functional.conv1d(x.t().unsqueeze(0), k)  # conv's extern kernel (npu's C shim)
     return s, m, srt, med, cv

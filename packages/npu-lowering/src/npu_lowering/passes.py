@@ -5,6 +5,8 @@ device_custom_pass).
   (``fp64_compute``), before the dtype policy.
 - Nodes with a dtype npu kernels do not take (float64, complex, float8, ...) are marked to
   lower as the device's ATen op, per node (``dtype_policy``: the one place that decides).
+- Ops whose Triton kernels Ascend's compiler cannot compile (sort) stay ATen ops
+  (``op_policy``).
 - Its uuid is a hash of npu-lowering's sources and of the device facts generated code bakes
   in (UB bytes, vector cores: block sizes and the sub-block grid cap), and Inductor puts that
   uuid in the FX graph cache key: a changed lowering or another SoC never serves stale code;
@@ -21,7 +23,7 @@ from pathlib import Path
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphModulePass
 
-from . import dtype_policy, fp64_compute
+from . import dtype_policy, fp64_compute, op_policy
 from .dtype_policy import UnsupportedDtype  # noqa: F401  (raised under the "error" policy)
 
 
@@ -37,6 +39,7 @@ class NpuPostGradPass(CustomGraphModulePass):
     def __call__(self, gm: torch.fx.GraphModule) -> None:
         fp64_compute.narrow(gm)  # opt-in only: float64 values computed in float32
         dtype_policy.apply(gm)
+        op_policy.apply(gm)  # ops Ascend's compiler cannot compile as Triton kernels
 
     def uuid(self) -> str:
         from . import numerics
