@@ -13,6 +13,8 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/utils/pybind.h>
 
+#include <type_traits>
+
 namespace py = pybind11;
 
 namespace npu_sim {
@@ -158,39 +160,29 @@ class HostBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> inner() const { return inner_; }
 
   c10::intrusive_ptr<Work> broadcast(TensorList& tensors, const c10d::BroadcastOptions& opts) override {
-    auto h = enter("broadcast", tensors);
-    run(inner_->broadcast(h, opts));
-    return done(tensors);
+    return in_place("broadcast", tensors, [&](TensorList& h) { return inner_->broadcast(h, opts); });
   }
 
   c10::intrusive_ptr<Work> allreduce(TensorList& tensors, const c10d::AllreduceOptions& opts) override {
-    auto h = enter("allreduce", tensors);
-    run(inner_->allreduce(h, sum_for_avg(opts)));
-    average(h, opts.reduceOp, getSize());
-    return done(tensors);
+    return in_place("allreduce", tensors, [&](TensorList& h) { return inner_->allreduce(h, sum_for_avg(opts)); },
+                    opts.reduceOp);
   }
 
   c10::intrusive_ptr<Work> allreduce_coalesced(TensorList& tensors,
                                                 const c10d::AllreduceCoalescedOptions& opts) override {
-    auto h = enter("allreduce_coalesced", tensors);
-    run(inner_->allreduce_coalesced(h, sum_for_avg(opts)));
-    average(h, opts.reduceOp, getSize());
-    return done(tensors);
+    return in_place("allreduce_coalesced", tensors,
+                    [&](TensorList& h) { return inner_->allreduce_coalesced(h, sum_for_avg(opts)); }, opts.reduceOp);
   }
 
   c10::intrusive_ptr<Work> reduce(TensorList& tensors, const c10d::ReduceOptions& opts) override {
-    auto h = enter("reduce", tensors);
-    run(inner_->reduce(h, sum_for_avg(opts)));
-    if (getRank() == opts.rootRank) average(h, opts.reduceOp, getSize());
-    return done(tensors);
+    // only the root receives the reduction
+    return in_place("reduce", tensors, [&](TensorList& h) { return inner_->reduce(h, sum_for_avg(opts)); },
+                    getRank() == opts.rootRank ? opts.reduceOp : ReduceOp(ReduceOp::SUM));
   }
 
   c10::intrusive_ptr<Work> allgather(TensorLists& outputs, TensorList& inputs,
                                      const c10d::AllgatherOptions& opts) override {
-    auto ho = enter("allgather", outputs);
-    auto hi = host(inputs);
-    run(inner_->allgather(ho, hi, opts));
-    return done(flat(outputs));
+    return relay("allgather", outputs, inputs, [&](auto& o, auto& i) { return inner_->allgather(o, i, opts); });
   }
 
   c10::intrusive_ptr<Work> _allgather_base(at::Tensor& output, at::Tensor& input,
@@ -203,43 +195,30 @@ class HostBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> allgather_coalesced(TensorLists& outputs, TensorList& inputs,
                                                const c10d::AllgatherOptions& opts) override {
-    auto ho = enter("allgather_coalesced", outputs);
-    auto hi = host(inputs);
-    run(inner_->allgather_coalesced(ho, hi, opts));
-    return done(flat(outputs));
+    return relay("allgather_coalesced", outputs, inputs,
+                 [&](auto& o, auto& i) { return inner_->allgather_coalesced(o, i, opts); });
   }
 
   c10::intrusive_ptr<Work> allgather_into_tensor_coalesced(TensorList& outputs, TensorList& inputs,
                                                            const c10d::AllgatherOptions& opts) override {
-    auto ho = enter("allgather_into_tensor_coalesced", outputs);
-    auto hi = host(inputs);
-    run(inner_->allgather_into_tensor_coalesced(ho, hi, opts));
-    return done(outputs);
+    return relay("allgather_into_tensor_coalesced", outputs, inputs,
+                 [&](auto& o, auto& i) { return inner_->allgather_into_tensor_coalesced(o, i, opts); });
   }
 
   c10::intrusive_ptr<Work> gather(TensorLists& outputs, TensorList& inputs,
                                   const c10d::GatherOptions& opts) override {
-    auto ho = enter("gather", outputs);
-    auto hi = host(inputs);
-    run(inner_->gather(ho, hi, opts));
-    return done(flat(outputs));
+    return relay("gather", outputs, inputs, [&](auto& o, auto& i) { return inner_->gather(o, i, opts); });
   }
 
   c10::intrusive_ptr<Work> scatter(TensorList& outputs, TensorLists& inputs,
                                    const c10d::ScatterOptions& opts) override {
-    auto ho = enter("scatter", outputs);
-    auto hi = host(inputs);
-    run(inner_->scatter(ho, hi, opts));
-    return done(outputs);
+    return relay("scatter", outputs, inputs, [&](auto& o, auto& i) { return inner_->scatter(o, i, opts); });
   }
 
   c10::intrusive_ptr<Work> reduce_scatter(TensorList& outputs, TensorLists& inputs,
                                           const c10d::ReduceScatterOptions& opts) override {
-    auto ho = enter("reduce_scatter", outputs);
-    auto hi = host(inputs);
-    run(inner_->reduce_scatter(ho, hi, sum_for_avg(opts)));
-    average(ho, opts.reduceOp, getSize());
-    return done(outputs);
+    return relay("reduce_scatter", outputs, inputs,
+                 [&](auto& o, auto& i) { return inner_->reduce_scatter(o, i, sum_for_avg(opts)); }, opts.reduceOp);
   }
 
   c10::intrusive_ptr<Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
@@ -254,11 +233,9 @@ class HostBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> reduce_scatter_tensor_coalesced(TensorList& outputs, TensorList& inputs,
                                                            const c10d::ReduceScatterOptions& opts) override {
-    auto ho = enter("reduce_scatter_tensor_coalesced", outputs);
-    auto hi = host(inputs);
-    run(inner_->reduce_scatter_tensor_coalesced(ho, hi, sum_for_avg(opts)));
-    average(ho, opts.reduceOp, getSize());
-    return done(outputs);
+    return relay("reduce_scatter_tensor_coalesced", outputs, inputs,
+                 [&](auto& o, auto& i) { return inner_->reduce_scatter_tensor_coalesced(o, i, sum_for_avg(opts)); },
+                 opts.reduceOp);
   }
 
   c10::intrusive_ptr<Work> alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
@@ -272,10 +249,7 @@ class HostBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> alltoall(TensorList& outputs, TensorList& inputs,
                                     const c10d::AllToAllOptions& opts) override {
-    auto ho = enter("all_to_all", outputs);
-    auto hi = host(inputs);
-    run(inner_->alltoall(ho, hi, opts));
-    return done(outputs);
+    return relay("all_to_all", outputs, inputs, [&](auto& o, auto& i) { return inner_->alltoall(o, i, opts); });
   }
 
   c10::intrusive_ptr<Work> barrier(const c10d::BarrierOptions& opts) override {
@@ -310,6 +284,33 @@ class HostBackend : public c10d::Backend {
   void shutdown() override { inner_->shutdown(); }
 
  private:
+  // A collective on `tensors` in place, over their host aliases; `avg` AVG divides the result
+  // afterwards (gloo has no AVG: `call` asks for a SUM)
+  template <typename Call>
+  c10::intrusive_ptr<Work> in_place(const char* op, TensorList& tensors, Call call,
+                                    const ReduceOp& avg = ReduceOp(ReduceOp::SUM)) {
+    auto h = enter(op, tensors);
+    run(call(h));
+    average(h, avg, getSize());
+    return done(tensors);
+  }
+
+  // A collective from `inputs` into `outputs`, over their host aliases (lists of lists are
+  // handed back flat, as the device backends' Work results are)
+  template <typename Out, typename In, typename Call>
+  c10::intrusive_ptr<Work> relay(const char* op, Out& outputs, In& inputs, Call call,
+                                 const ReduceOp& avg = ReduceOp(ReduceOp::SUM)) {
+    auto ho = enter(op, outputs);
+    auto hi = host(inputs);
+    run(call(ho, hi));
+    if constexpr (std::is_same_v<Out, TensorList>) {
+      average(ho, avg, getSize());
+      return done(outputs);
+    } else {
+      return done(flat(outputs));
+    }
+  }
+
   c10::intrusive_ptr<c10d::Backend> inner_;
   std::string name_;
 };
