@@ -75,6 +75,19 @@ class Device:
             torch.manual_seed(seed)
         return torch.randn(*shape, device=self.dev)
 
+    def read_moving_pool_outputs(self, steps: int) -> None:
+        """Each step a consumer graph reads a different output of a producer graph (a managed
+        input that moves: a re-record every step until the re-record limit sends it eager)."""
+        import npu_graphtree as G
+
+        producer = G.graphify(lambda a: [a[0] * 1, a[0] * 2, a[0] * 3], [self.rand(4)], name="producer")
+        consumer = G.graphify(lambda a: [a[0] + 1], [self.rand(4)], name="consumer")
+        for i in range(steps):
+            self.step()
+            outs = producer([self.rand(4)])
+            (z,) = consumer([outs[i % 3]])
+            torch.testing.assert_close(z, outs[i % 3] + 1)
+
 
 @pytest.fixture(params=DEVICES)
 def h(request, fresh_trees):
