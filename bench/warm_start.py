@@ -94,26 +94,7 @@ def timed_graph_call(self, inputs):
         graph_call_s.append(time.perf_counter() - t); ascend_in_call_s.append(ascend_wall() - a)
 output_code.CompiledFxGraph.__call__ = timed_graph_call
 
-class Block(nn.Module):
-    def __init__(self, dim=64, heads=4):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
-        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
-    def forward(self, x):
-        h = self.ln1(x)
-        x = x + self.attn(h, h, h, need_weights=False)[0]
-        return x + self.mlp(self.ln2(x))
-
-class MLP8(nn.Sequential):  # ../shared/bench/README.md's MLP8
-    class Layer(nn.Module):
-        def __init__(self, dim=256):
-            super().__init__()
-            self.ln, self.fc1, self.fc2 = nn.LayerNorm(dim), nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
-        def forward(self, h):
-            return h + self.fc2(nn.functional.gelu(self.fc1(self.ln(h))))
-    def __init__(self):
-        super().__init__(*(self.Layer() for _ in range(8)))
+from npu_inductor.reference_models import MLP8, TransformerBlock as Block
 
 torch.manual_seed(0)
 workload = os.environ.get("WARM_START_WORKLOAD", "block")

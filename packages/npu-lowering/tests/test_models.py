@@ -38,17 +38,10 @@ def test_mlp_training_step_matches_eager():
         torch.testing.assert_close(p_npu.detach().cpu(), p_cpu.detach(), atol=1e-5, rtol=1e-4)
 
 
-class Block(nn.Module):
-    def __init__(self, dim=32, heads=4):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
-        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+def Block():
+    from npu_inductor.reference_models import TransformerBlock
 
-    def forward(self, x):
-        h = self.ln1(x)
-        x = x + self.attn(h, h, h, need_weights=False)[0]
-        return x + self.mlp(self.ln2(x))
+    return TransformerBlock(dim=32, heads=4)
 
 
 def test_transformer_block_forward_and_backward():

@@ -16,21 +16,9 @@ from .components import ComponentError, enable
 
 
 def _block(dim: int, heads: int):
-    import torch.nn as nn
+    from .reference_models import TransformerBlock
 
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-            self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
-            self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
-
-        def forward(self, x):
-            h = self.ln1(x)
-            x = x + self.attn(h, h, h, need_weights=False)[0]
-            return x + self.mlp(self.ln2(x))
-
-    return Block().eval()
+    return TransformerBlock(dim, heads).eval()
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
