@@ -28,3 +28,32 @@ def run_python():
         return proc
 
     return run
+
+
+class ChildCases:
+    """Cases run in one child interpreter (so a crash fails the cases, not pytest); the script
+    prints ``CASE <name> <verdict> [<error>]`` per case (a fixture: tests cannot import conftest)."""
+
+    @staticmethod
+    def run(script, env: dict | None = None):
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, **(env or {})})
+        results = {}
+        for line in proc.stdout.splitlines():
+            if line.startswith("CASE "):
+                _, name, verdict, *error = line.split(" ", 3)
+                results[name] = (verdict, error[0] if error else "")
+        return proc, results
+
+    @staticmethod
+    def check(case: str, outcomes) -> None:
+        proc, results = outcomes
+        if case not in results:
+            pytest.fail(f"the child died (exit status {proc.returncode}) before finishing {case}: {proc.stderr[-1500:]}")
+        verdict, error = results[case]
+        assert verdict == "ok", error
+
+
+@pytest.fixture(scope="session")
+def child_cases():
+    return ChildCases

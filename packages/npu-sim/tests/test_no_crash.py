@@ -1,8 +1,6 @@
 """Ops that killed the process on npu now run, and an op npu cannot run raises a Python error
 naming it. The cases run in one child interpreter, so a crash fails them instead of the suite."""
 
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -82,22 +80,12 @@ CASES = ["hfft_conj_copy", "out_grows_into_strided_view", "grid_sampler_2d", "ke
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
+def outcomes(tmp_path_factory, child_cases):
     script = tmp_path_factory.mktemp("no_crash") / "cases.py"  # a file: @triton.jit reads its source
     script.write_text(CHILD)
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
-    results = {}
-    for line in proc.stdout.splitlines():
-        if line.startswith("CASE "):
-            _, name, verdict, *error = line.split(" ", 3)
-            results[name] = (verdict, error[0] if error else "")
-    return proc, results
+    return child_cases.run(script)
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_no_crash(case, outcomes):
-    proc, results = outcomes
-    if case not in results:
-        pytest.fail(f"the child died (exit status {proc.returncode}) before finishing {case}: {proc.stderr[-1500:]}")
-    verdict, error = results[case]
-    assert verdict == "ok", error
+def test_no_crash(case, outcomes, child_cases):
+    child_cases.check(case, outcomes)

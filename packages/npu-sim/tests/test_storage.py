@@ -3,7 +3,6 @@ npu tensors and modules, storage resize_. torch builds such storages with the Pr
 allocator registered in c10 (a null pointer, and a segfault, until npu-sim registers its
 own). The cases run in one child interpreter (storage_cases.py), so a crash fails them."""
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,24 +17,10 @@ finally:
 
 
 @pytest.fixture(scope="module")
-def outcomes():
-    import os
-
-    proc = subprocess.run([sys.executable, str(HERE / "storage_cases.py")], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "NPU_SIM_DEVICE_COUNT": "2"})
-    results = {}
-    for line in proc.stdout.splitlines():
-        if line.startswith("CASE "):
-            _, name, verdict, *error = line.split(" ", 3)
-            results[name] = (verdict, error[0] if error else "")
-    return proc, results
+def outcomes(child_cases):
+    return child_cases.run(HERE / "storage_cases.py", env={"NPU_SIM_DEVICE_COUNT": "2"})
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_storage(case, outcomes):
-    proc, results = outcomes
-    if case not in results:
-        pytest.fail(f"the child died (exit status {proc.returncode}) before finishing {case}: "
-                    f"{proc.stderr[-1500:]}")
-    verdict, error = results[case]
-    assert verdict == "ok", error
+def test_storage(case, outcomes, child_cases):
+    child_cases.check(case, outcomes)
