@@ -58,12 +58,19 @@ def test_follower_waits_for_the_leaders_put_and_hits_it(share):
 
 def test_leader_publishes_none_for_a_miss_it_never_puts(share):
     (c0, c1), lead, follow = share()
-    c0.get("bypassed")
-    lead.end_of_graph()  # what the per-graph hook (ranks.graph_context) runs at a graph's end
+    ranks.use(lead)  # the per-compile hook finds the leader through ranks.current()
+    try:
+        c0.get("outer")  # missed before this compile started (AOTAutograd's, around compile_fx)
+        with ranks.graph_context(None, None):
+            c0.get("bypassed")  # missed in this compile, never put
+    finally:
+        ranks.use(None)
     start = time.monotonic()
     assert c1.get("bypassed") is None
     assert time.monotonic() - start < 2  # told, not timed out
     assert ranks.counters["fx-graph:not_published"] == 1 and ranks.counters["fx-graph:timeout"] == 0
+    assert lead.owed() == {location_of("fx-graph", "outer")}  # the outer compile answers for it
+    assert ranks.graph_context(None, None) is None  # no coordinator here: no context
 
 
 def test_leader_hit_releases_the_follower(share):
@@ -124,6 +131,11 @@ def test_off_by_default_and_without_a_process_group(share, redis_url, make_setti
     start = time.monotonic()
     assert cache.get("absent") is None and time.monotonic() - start < 1
     assert ranks.stats() is None
+
+
+def test_a_bad_flag_names_its_variable(share):
+    with config.patch(rank_share="yes"), pytest.raises(ValueError, match=r"rank_share \(\$NPU_CACHE_RANK_SHARE\)"):
+        ranks.current()
 
 
 def test_kinds_written_after_a_run_are_not_coordinated(share):

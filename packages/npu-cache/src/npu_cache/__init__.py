@@ -102,7 +102,8 @@ def register() -> None:
 
         around_compile_fx("npu-cache", scope.compile_context)
         around_compile_graph("npu-cache", scope.graph_context)
-        around_compile_graph("npu-cache-ranks", ranks.graph_context)  # None unless this rank leads
+        around_compile_fx("npu-cache-ranks", ranks.graph_context)  # both: None unless this rank leads
+        around_compile_graph("npu-cache-ranks", ranks.graph_context)
         _compat.aot_autograd_remote_cache_for_npu()
         _compat.route_create_cache()
         count_npu_as_triton_device()  # inductor_meta_from_config's backend_hash (the core's one patch)

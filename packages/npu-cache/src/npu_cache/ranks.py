@@ -14,7 +14,7 @@ Protocol, per entry location (``<kind>/<sha256(key)>``, as in Redis):
   entry has reached Redis (on the background writer, after ``SET NX``) it sets
   ``done/<location>`` = ``put`` (``failed`` when the write failed or was dropped). A hit
   sets ``hit`` (the entry is in the cache already). A remembered miss with no put by the end
-  of the graph's compile (the compile bypassed the cache, or failed) sets ``none``.
+  of the compile it was made in (the compile bypassed the cache, or failed) sets ``none``.
 - a rank > 0 (a follower), on a miss, waits at most ``rank_share_timeout`` seconds for
   ``done/<location>`` (polling the store; Redis is never polled). On ``put``/``hit`` it reads
   Redis again: a hit is counted ``served``. Anything else, or the timeout, and it compiles
@@ -139,10 +139,15 @@ class Coordinator:
         counters.add(f"{location.split('/', 1)[0]}:published_{how}")
         counters.add("published")
 
-    def end_of_graph(self) -> None:
-        """Leader: misses of this graph's compile with no put queued will never be published."""
+    def owed(self) -> set[str]:
         with self._owed_lock:
-            unput = [loc for loc, queued in self._owed.items() if not queued]
+            return set(self._owed)
+
+    def end_of_graph(self, before: set[str] = frozenset()) -> None:
+        """Leader: misses made since ``owed()`` gave ``before`` (during one compile) that no put
+        was queued for will never be published."""
+        with self._owed_lock:
+            unput = [loc for loc, queued in self._owed.items() if not queued and loc not in before]
         for loc in unput:
             self._published(loc, "none")
 
@@ -274,8 +279,10 @@ def _active() -> Coordinator | None:
 
 
 def graph_context(gm, example_inputs):
-    """Per graph compile (npu-inductor-core's ``around_compile_graph``): at its end the leader
-    publishes ``none`` for misses of the graph that nothing will be put for. None (no context)
+    """Around each ``compile_fx`` and each graph it compiles (npu-inductor-core's
+    ``around_compile_fx`` / ``around_compile_graph``): at its end the leader publishes ``none``
+    for the misses made inside it that nothing was put for (AOTAutograd's entry is put by
+    ``compile_fx`` after its graphs: the outer context answers for it). None (no context)
     unless this rank leads."""
     coordinator = current()
     if coordinator is None or not coordinator.leader:
@@ -283,10 +290,11 @@ def graph_context(gm, example_inputs):
 
     @contextlib.contextmanager
     def ctx():
+        before = coordinator.owed()
         try:
             yield
         finally:
-            coordinator.end_of_graph()
+            coordinator.end_of_graph(before)
 
     return ctx()
 
