@@ -91,9 +91,7 @@ def _rank_main(rank: int, init: str, out: str) -> None:
     from torch._inductor import config as inductor_config
 
     import npu_cache.config
-    import npu_inductor
 
-    npu_inductor.enable()  # as the compile jobs do (tests/jobs/npu_compile.py)
     npu = torch.device("npu", 0)
     dist.init_process_group(init_method=init, rank=rank, world_size=WORLD, timeout=datetime.timedelta(seconds=120),
                             device_id=npu)

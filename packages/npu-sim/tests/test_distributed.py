@@ -18,7 +18,8 @@ TIMEOUT = datetime.timedelta(seconds=60)
 
 def _spawn(target, tmp_path, *args) -> None:
     """Run ``target(rank, init_method, *args)`` on WORLD ranks, rank r seeing only simulated
-    device r (as torch_npu users pin one NPU per rank); fail with their tracebacks."""
+    device r (as torch_npu users pin one NPU per rank); fail unless all exit 0 (their
+    tracebacks are on the captured stderr)."""
     spawn_ranks(target, WORLD, tmp_path, *args, timeout=180).check()
 
 
