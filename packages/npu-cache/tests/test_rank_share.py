@@ -164,7 +164,8 @@ def test_rank_1_fetches_every_kernel_rank_0_built(ranks):
     assert leader["built"] > 0, leader
     assert follower["built"] == 0, follower  # it compiled the graph itself, but no kernel
     kb = follower["rank_hits"]["kinds"]["kernel-binary"]
-    assert kb.get("served") == leader["built"] and kb["waited"] == leader["built"], (kb, leader)
+    # every kernel from rank 0: the first after waiting for it (later ones may be in Redis by then)
+    assert kb["hit"] == leader["built"] and kb["miss"] == 0 and kb.get("served", 0) >= 1, (kb, leader)
     assert "timeout" not in kb, kb
 
 
