@@ -108,7 +108,7 @@ class Coordinator:
     # -- leader ------------------------------------------------------------------------------
     def leader_hit(self, location: str) -> None:
         self._set(f"done/{location}", "hit")
-        counters.add("published_hit")
+        counters.add(f"{location.split('/', 1)[0]}:published_hit")
 
     def leader_missed(self, location: str) -> None:
         with self._owed_lock:
