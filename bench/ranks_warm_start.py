@@ -22,6 +22,11 @@ cache reads and loading), kernels built, FX graph and kernel-binary hits and mis
 process's wall time. A run's time to first step is its slowest rank's.
 
     .venv/bin/python bench/ranks_warm_start.py [--ranks 1,2,4] [--modes share,no-share] [--redis-url URL]
+                                               [--remote-aot]
+
+--remote-aot also turns on upstream's remote AOTAutograd cache. For this training step it
+changes nothing: torch 2.13 saves a training graph's AOTAutograd entry at its first backward,
+after the compile, so rank 0 publishes "none" for it and the other ranks trace it themselves.
 
 Writes JSON (--json, default bench/results/ranks_warm_start.json) and a markdown table (same
 name, .md). Goal: 4 ranks within 1.3x of 1 rank. On a machine with fewer cores than ranks
@@ -87,7 +92,8 @@ x_cpu = torch.randn(2, 16, 64, generator=torch.Generator().manual_seed(rank))
 x = x_cpu.to(npu)
 eager_loss = block(x_cpu).square().mean().item()
 with config.patch({"fx_graph_cache": True, "fx_graph_remote_cache": True, "keep_static_cubin_raw": True,
-                   "cutlass.upload_to_binary_remote_cache": True}):
+                   "cutlass.upload_to_binary_remote_cache": True}), \
+        torch._functorch.config.patch(enable_remote_autograd_cache=os.environ["RANKS_BENCH_REMOTE_AOT"] == "1"):
     compiled = torch.compile(model)
     dist.barrier()
     t = time.perf_counter()
@@ -106,6 +112,7 @@ out = {"rank": rank, "first_step_s": first_step_s, "waited_s": ranks.seconds_wai
        "compile_own_s": compile_s - ranks.seconds_waited(), "kernels_built": built[0], "loss": loss,
        "matches_eager": abs(loss - eager_loss) <= 1e-4 * max(1.0, abs(eager_loss)),
        "inductor": {k: v for k, v in counters["inductor"].items() if k.startswith("fxgraph")},
+       "aot": {k: v for k, v in counters["aot_autograd"].items() if "cache" in k},
        "kinds": hits["kinds"], "process_s": time.perf_counter() - t_process, "load_avg_1min": os.getloadavg()[0]}
 dist.barrier()
 dist.destroy_process_group()
@@ -136,7 +143,7 @@ def start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
     sys.exit("redis-server did not start")
 
 
-def run(world: int, mode: str, url: str, work: Path, timeout: float) -> dict:
+def run(world: int, mode: str, url: str, work: Path, timeout: float, remote_aot: bool) -> dict:
     """One job of ``world`` ranks, every rank on its own empty "machine"."""
     base = work / f"{mode}-{world}"
     port = free_port()
@@ -152,7 +159,8 @@ def run(world: int, mode: str, url: str, work: Path, timeout: float) -> dict:
                    TORCHINDUCTOR_CACHE_DIR=str(home / "inductor"), NPU_CACHE_DIR=str(home / "npu-cache"),
                    NPU_LAUNCHER_CACHE_DIR=str(home / "launcher"), NPU_CACHE_REDIS_URL=url,
                    NPU_CACHE_REDIS_PREFIX=prefix, NPU_CACHE_HMAC_KEY="ranks-warm-start-bench-key-0123456789",
-                   NPU_CACHE_RANK_SHARE="1" if mode == "share" else "0", NPU_CACHE_RANK_SHARE_TIMEOUT="600")
+                   NPU_CACHE_RANK_SHARE="1" if mode == "share" else "0", NPU_CACHE_RANK_SHARE_TIMEOUT="600",
+                   RANKS_BENCH_REMOTE_AOT="1" if remote_aot else "0")
         procs.append(subprocess.Popen([sys.executable, "-c", CHILD], env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
     outs = []
@@ -178,7 +186,7 @@ def kind(r: dict, name: str) -> dict:
 
 def markdown(result: dict) -> str:
     h = result
-    lines = [f"machine: {h['machine']}, {h['cores']} cores ({h['cpu']}), load avg {h['load_avg_1min_start']:.1f} "
+    lines = [f"remote AOTAutograd cache: {'on' if h.get('remote_aot') else 'off'}; machine: {h['machine']}, {h['cores']} cores ({h['cpu']}), load avg {h['load_avg_1min_start']:.1f} "
              f"before / {h['load_avg_1min_end']:.1f} after, {h['date']}, torch {h['torch']}",
              "", "| ranks | mode | rank | first step (s) | compile (s) | waited (s) | compile less waiting (s) "
              "| kernels built | FX hit/miss (served) | kernel-binary hit/miss (served) | process (s) |",
@@ -204,6 +212,9 @@ def main() -> None:
     ap.add_argument("--modes", default="share,no-share", help="share (rank sharing on), no-share (off); "
                     "no-share is run for world sizes > 1 only")
     ap.add_argument("--redis-url", default=None, help="use this Redis instead of starting one")
+    ap.add_argument("--remote-aot", action="store_true",
+                    help="also upstream's remote AOTAutograd cache (enable_remote_autograd_cache): ranks > 0 "
+                         "then skip AOTAutograd's tracing too")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds a job may take")
     ap.add_argument("--json", default=None, help="default bench/results/ranks_warm_start.json (and .md)")
     args = ap.parse_args()
@@ -212,7 +223,7 @@ def main() -> None:
     server, url = (None, args.redis_url) if args.redis_url else start_redis(work)
     import torch
 
-    head = {"bench": "ranks_warm_start", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+    head = {"bench": "ranks_warm_start", "remote_aot": args.remote_aot, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
             "machine": platform.node(), "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
             "python": platform.python_version(), "torch": torch.__version__, "load_avg_1min_start": os.getloadavg()[0]}
     runs = []
@@ -221,7 +232,7 @@ def main() -> None:
             for mode in args.modes.split(","):
                 if mode == "no-share" and world == 1:
                     continue  # one rank has nobody to share with: the same run as "share"
-                runs.append(run(world, mode, url, work, args.timeout))
+                runs.append(run(world, mode, url, work, args.timeout, args.remote_aot))
                 r = runs[-1]
                 print(f"{world} ranks, {mode}: first step {r['first_step_s']:.2f} s (slowest rank); per rank "
                       + ", ".join(f"{x['first_step_s']:.2f} s (waited {x['waited_s']:.2f}, built {x['kernels_built']})"

@@ -32,7 +32,10 @@ Protocol, per entry location (``<kind>/<sha256(key)>``, as in Redis):
 Kinds coordinated: those written while a graph compiles, before it runs (a wait for an
 entry written after a collective could only time out): ``fx-graph``, ``aot-autograd``,
 ``kernel-binary``, ``gemm-autotune``. Upstream's pointwise ``autotune`` entries are
-written after the first run and are not waited for.
+written after the first run and are not waited for. A training graph's AOTAutograd entry is
+saved at its first backward (torch 2.13), after ``compile_fx`` returned: rank 0 publishes
+``none`` for it when ``compile_fx`` ends, and the other ranks trace AOTAutograd themselves
+(then hit the FX graphs); inference entries are shared.
 
 Counters: ``npu_cache.stats()["ranks"]`` (this rank: role, rank, world size, per-kind
 counters, seconds waited); ``npu_cache.rank_hits()`` adds the hits of every cache per kind.
