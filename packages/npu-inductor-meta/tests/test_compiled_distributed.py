@@ -270,32 +270,10 @@ def _rank_main(rank: int, init: str, out: str) -> None:
 
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory) -> list[dict]:
-    import torch.multiprocessing as mp
+    from npu_sim.testing import spawn_ranks
 
     tmp = tmp_path_factory.mktemp("compiled_distributed")
-    ctx = mp.get_context("spawn")
-    saved = {k: os.environ.get(k) for k in ("NPU_SIM_DEVICE_COUNT", "ASCEND_RT_VISIBLE_DEVICES")}
-    procs = []
-    try:
-        for rank in range(WORLD):
-            # the device starts at the child's `import torch`: the environment must say it
-            os.environ["NPU_SIM_DEVICE_COUNT"] = str(WORLD)
-            os.environ["ASCEND_RT_VISIBLE_DEVICES"] = str(rank)
-            p = ctx.Process(target=_rank_main, args=(rank, f"file://{tmp / 'rendezvous'}", str(tmp)))
-            p.start()
-            procs.append(p)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    for p in procs:
-        p.join(timeout=600)
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-            p.join()
+    spawn_ranks(_rank_main, WORLD, tmp, str(tmp), timeout=600)  # outcomes are read from the files
     found = [tmp / f"rank{r}.json" for r in range(WORLD)]
     return [json.loads(f.read_text()) if f.exists() else {} for f in found]
 

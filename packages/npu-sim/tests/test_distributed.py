@@ -5,63 +5,22 @@ against the values they must give."""
 from __future__ import annotations
 
 import datetime
-import os
-import traceback
 
 import pytest
 import torch
 import torch.distributed as dist
+
+from npu_sim.testing import spawn_ranks
 
 WORLD = 2
 TIMEOUT = datetime.timedelta(seconds=60)
 
 
 def _spawn(target, tmp_path, *args) -> None:
-    """Run ``target(rank, init_method, *args)`` in WORLD spawned processes, rank r seeing only
-    simulated device r (as torch_npu users pin one NPU per rank); fail with their tracebacks."""
-    import torch.multiprocessing as mp
-
-    ctx = mp.get_context("spawn")
-    errors = ctx.Queue()
-    init = f"file://{tmp_path / 'rendezvous'}"
-    procs = []
-    saved = {k: os.environ.get(k) for k in ("NPU_SIM_DEVICE_COUNT", "ASCEND_RT_VISIBLE_DEVICES")}
-    try:
-        for rank in range(WORLD):
-            # the device starts at the child's `import torch`, so the environment must say it
-            os.environ["NPU_SIM_DEVICE_COUNT"] = str(WORLD)
-            os.environ["ASCEND_RT_VISIBLE_DEVICES"] = str(rank)
-            p = ctx.Process(target=_run, args=(errors, target, rank, init, *args))
-            p.start()
-            procs.append(p)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    for p in procs:
-        p.join(timeout=180)
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-            p.join()
-    failures = []
-    while not errors.empty():
-        failures.append(errors.get())
-    assert not failures, "\n".join(failures)
-    assert [p.exitcode for p in procs] == [0] * WORLD
-
-
-def _run(errors, target, rank, init, *args) -> None:
-    try:
-        target(rank, init, *args)
-    except BaseException:
-        errors.put(f"rank {rank}:\n{traceback.format_exc()}")
-        raise
-    finally:
-        if dist.is_initialized():
-            dist.destroy_process_group()
+    """Run ``target(rank, init_method, *args)`` on WORLD ranks, rank r seeing only simulated
+    device r (as torch_npu users pin one NPU per rank); fail unless all exit 0 (their
+    tracebacks are on the captured stderr)."""
+    spawn_ranks(target, WORLD, tmp_path, *args, timeout=180).check()
 
 
 def _collectives(rank: int, init: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+from . import ranks
 from .cache import SignedCache, all_stats, location_of
 from .entry import Refused
 from .locks import LockTimeout
@@ -17,7 +18,7 @@ from .settings import ConfigError, Settings
 from .writer import flush
 
 __all__ = ["SignedCache", "Settings", "ConfigError", "LockTimeout", "Refused", "open_cache", "flush",
-           "compile_context_end", "stats", "location_of", "register"]
+           "compile_context_end", "stats", "rank_hits", "location_of", "register"]
 
 _lock = threading.Lock()
 _open: dict[str, SignedCache] = {}
@@ -44,7 +45,40 @@ def stats() -> dict:
 
     kb, gc = kernel_binary.current(), gemm_autotune.current()
     gemm = {**(gc.counters.snapshot() if gc else {}), **gemm_select.counters.snapshot()}
-    return {**all_stats(), "kernel_binary": kb.stats() if kb else None, "gemm_autotune": gemm}
+    return {**all_stats(), "kernel_binary": kb.stats() if kb else None, "gemm_autotune": gemm,
+            "ranks": ranks.stats()}
+
+
+def rank_hits() -> dict:
+    """This rank's cache hits and misses per kind (every signed cache of the kind: the routed
+    remote ones, the kernel-binary and GEMM caches), with what one compile for all ranks did
+    (``served``: hits that waited for rank 0; ``waited``, ``timeout``...; ranks.py):
+    ``{"rank", "world", "seconds_waited", "kinds": {kind: {"hit", "miss", "served", ...}}}``."""
+    from .cache import _registry, _registry_lock
+
+    with _registry_lock:
+        caches = list(_registry)
+    kinds: dict = {}
+    for c in caches:
+        snap = c.counters.snapshot()
+        k = kinds.setdefault(c.kind, {"hit": 0, "miss": 0})
+        k["hit"] += snap.get("hit_local", 0) + snap.get("hit_remote", 0)
+        k["miss"] += snap.get("miss", 0)
+    for name, n in ranks.counters.snapshot().items():
+        kind, sep, what = name.partition(":")
+        if sep:
+            kinds.setdefault(kind, {"hit": 0, "miss": 0})[what] = n
+    share = ranks.stats() or {}
+    rank, world = share.get("rank"), share.get("world")
+    if rank is None:
+        try:
+            import torch.distributed as dist
+
+            if dist.is_available() and dist.is_initialized():
+                rank, world = dist.get_rank(), dist.get_world_size()
+        except Exception:
+            pass
+    return {"rank": rank, "world": world, "seconds_waited": share.get("seconds_waited", 0.0), "kinds": kinds}
 
 
 def register() -> None:
@@ -68,6 +102,8 @@ def register() -> None:
 
         around_compile_fx("npu-cache", scope.compile_context)
         around_compile_graph("npu-cache", scope.graph_context)
+        around_compile_fx("npu-cache-ranks", ranks.graph_context)  # both: None unless this rank leads
+        around_compile_graph("npu-cache-ranks", ranks.graph_context)
         _compat.aot_autograd_remote_cache_for_npu()
         _compat.route_create_cache()
         count_npu_as_triton_device()  # inductor_meta_from_config's backend_hash (the core's one patch)

@@ -19,7 +19,7 @@ import re
 import threading
 from typing import Any
 
-from . import entry, fingerprint, policy
+from . import entry, fingerprint, policy, ranks
 from .counters import Counters
 from .local_store import LocalStore
 from .redis_store import RedisStore
@@ -80,6 +80,7 @@ class SignedCache:
             self.counters.add("disabled")
             return None
         location = location_of(self.kind, key)
+        share = self._rank_share()
         if self.local is not None:
             try:
                 blob = self.local.read(location)
@@ -91,18 +92,44 @@ class SignedCache:
                 payload = self._verify(blob, location, "local directory")
                 if payload is not None:
                     self.counters.add("hit_local")
+                    if share is not None and share.leader:
+                        share.leader_hit(location)
                     return payload
         if self.remote is not None:
-            blob = self.remote.read(location)
-            if blob is not None:
-                payload = self._verify(blob, location, "Redis")
-                if payload is not None:
-                    self.counters.add("hit_remote")
-                    if self.local is not None:
-                        self._fill_local(location, blob)
-                    return payload
+            payload = self._remote_get(location)
+            if payload is not None:
+                if share is not None and share.leader:
+                    share.leader_hit(location)
+                return payload
+            if share is not None:
+                if share.leader:
+                    share.leader_missed(location)
+                elif share.follower_wait(location):
+                    # rank 0 published it: read Redis again (ranks.py)
+                    payload = self._remote_get(location)
+                    if payload is not None:
+                        ranks.counters.add(f"{self.kind}:served")
+                        return payload
         self.counters.add("miss")
         return None
+
+    def _remote_get(self, location: str) -> bytes | None:
+        blob = self.remote.read(location)
+        if blob is None:
+            return None
+        payload = self._verify(blob, location, "Redis")
+        if payload is not None:
+            self.counters.add("hit_remote")
+            if self.local is not None:
+                self._fill_local(location, blob)
+        return payload
+
+    def _rank_share(self) -> "ranks.Coordinator | None":
+        """This rank's coordinator for our kind (ranks.py), or None: one compile for all ranks
+        needs Redis, a coordinated kind, ``rank_share`` on and a process group."""
+        if self.remote is None or self.kind not in ranks.KINDS:
+            return None
+        return ranks.current()
 
     def put(self, key: str, payload: bytes, overwrite: bool = True) -> None:
         """Sign and store ``payload``: local now, Redis in the background. ``overwrite=False``
@@ -126,10 +153,15 @@ class SignedCache:
                 return remote.write(location, entry.encode(payload, location=location, secret=self.key.secret,
                                                            fingerprint=self._fp()), overwrite)
         if self.remote is not None:
+            share = self._rank_share()
+            if share is not None and share.leader:
+                job = share.leader_put(location, job)  # the followers learn when it is in Redis
             if self.writer.submit(job, len(payload), f"{self.kind} {location}"):
                 self.counters.add("put_remote_queued")
             else:
                 self.counters.add("put_remote_dropped")
+                if share is not None and share.leader:
+                    share.leader_put_dropped(location)
 
     def _valid_local(self, location: str) -> bool:
         try:

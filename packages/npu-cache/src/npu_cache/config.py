@@ -54,6 +54,13 @@ write_queue_bytes: int = _env.integer("NPU_CACHE_WRITE_QUEUE_BYTES", 256 << 20)
 # seconds the process waits at exit for pending remote writes
 exit_flush_timeout: float = _env.number("NPU_CACHE_EXIT_FLUSH_TIMEOUT", 10.0)
 
+# one compile for all ranks (ranks.py): under a process group of 2+ ranks with Redis, ranks > 0
+# wait (bounded) for rank 0's fx-graph, aot-autograd, kernel-binary and gemm-autotune entries
+rank_share: bool = _env.flag("NPU_CACHE_RANK_SHARE", False)
+
+# seconds a rank > 0 waits for rank 0 to publish one entry before compiling it itself
+rank_share_timeout: float = _env.number("NPU_CACHE_RANK_SHARE_TIMEOUT", 300.0)
+
 # keys save_config() and codegen_config() (repro scripts) leave out
 _save_config_ignore: list = ["hmac_key"]
 

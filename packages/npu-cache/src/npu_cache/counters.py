@@ -19,6 +19,10 @@ class Counters:
         with self._lock:
             return self._c[name]
 
+    def clear(self) -> None:
+        with self._lock:
+            self._c.clear()
+
     def snapshot(self) -> dict[str, int]:
         with self._lock:
             return dict(sorted(self._c.items()))
