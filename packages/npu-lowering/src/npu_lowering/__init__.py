@@ -41,6 +41,11 @@ def register() -> None:
                                     device_custom_pass=NpuPostGradPass(), device_custom_config=config)
         register_device_op_overrides("npu", NpuDeviceOpOverrides())
         numerics.install_choices()  # upstream's choices for every device but npu under determinism
+        from npu_inductor_core.compile_hooks import around_compile_graph
+
+        from . import aoti_build
+
+        around_compile_graph("npu-lowering-aoti", aoti_build.graph_context)  # AOTInductor: npu's AOT header
         _registered = True
 
 

@@ -199,6 +199,10 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
         LAUNCHES.append((self.inductor_meta.get("kernel_name"), tuple(grid), dict(config.kwargs), self.triton_meta,
                          self.size_hints, self.heuristic_type, launch is not None))
         if launch is not None:
+            if self.inductor_meta.get("store_cubin") and not self.cuda_kernel_saved:
+                from .aot_params import save_npu_kernel
+
+                save_npu_kernel(self, config, stream)  # upstream's save_gpu_kernel, for C++ wrappers
             grid = (*grid, 1, 1)[:3]
             return launch(grid[0], grid[1], grid[2], stream, *args)
         if getattr(self.fn, "fn", None) is None:  # restored from the FX cache, now falling back
