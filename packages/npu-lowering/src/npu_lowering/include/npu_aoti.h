@@ -47,6 +47,7 @@ struct PythonApi {
   int (*gil_ensure)() = nullptr;  // PyGILState_STATE is an int-sized enum
   void (*gil_release)(int) = nullptr;
   void* (*capsule_import)(const char*, int) = nullptr;
+  void* (*import_module)(const char*) = nullptr;
   void (*err_fetch)(void**, void**, void**) = nullptr;
   void* (*object_str)(void*) = nullptr;
   const char* (*unicode_utf8)(void*) = nullptr;
@@ -61,11 +62,13 @@ inline const PythonApi* python() {
     api.gil_ensure = (int (*)())dlsym(RTLD_DEFAULT, "PyGILState_Ensure");
     api.gil_release = (void (*)(int))dlsym(RTLD_DEFAULT, "PyGILState_Release");
     api.capsule_import = (void* (*)(const char*, int))dlsym(RTLD_DEFAULT, "PyCapsule_Import");
+    api.import_module = (void* (*)(const char*))dlsym(RTLD_DEFAULT, "PyImport_ImportModule");
     api.err_fetch = (void (*)(void**, void**, void**))dlsym(RTLD_DEFAULT, "PyErr_Fetch");
     api.object_str = (void* (*)(void*))dlsym(RTLD_DEFAULT, "PyObject_Str");
     api.unicode_utf8 = (const char* (*)(void*))dlsym(RTLD_DEFAULT, "PyUnicode_AsUTF8");
     api.decref = (void (*)(void*))dlsym(RTLD_DEFAULT, "Py_DecRef");
-    found = api.is_initialized && api.gil_ensure && api.gil_release && api.capsule_import && api.err_fetch &&
+    found = api.is_initialized && api.gil_ensure && api.gil_release && api.capsule_import && api.import_module &&
+        api.err_fetch &&
         api.object_str && api.unicode_utf8 && api.decref;
     if (!found) return nullptr;
   }
@@ -97,7 +100,11 @@ inline const NplCApi* launcher() {
                    "kernels run in Triton's interpreter. Start Python and `import torch` before loading the package "
                    "(aoti_load_package does; from C++: Py_Initialize(), then PyRun_SimpleString(\"import torch\"))");
     int gil = py->gil_ensure();
-    const NplCApi* got = static_cast<const NplCApi*>(py->capsule_import(NPL_CAPI_CAPSULE, 0));
+    // PyCapsule_Import imports only the top-level package; the capsule's module first
+    void* module = py->import_module("npu_launcher.capi");
+    if (module) py->decref(module);
+    const NplCApi* got =
+        module ? static_cast<const NplCApi*>(py->capsule_import(NPL_CAPI_CAPSULE, 0)) : nullptr;
     std::string err = got ? std::string() : python_error(py);
     py->gil_release(gil);
     NPU_AOTI_CHECK(got, std::string("cannot import npu-launcher's C ABI (") + NPL_CAPI_CAPSULE + "): " + err);
