@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch._inductor import config as inductor_config
 
 HERE = Path(__file__).resolve().parent
 BATCHES = (3, 5)  # two sizes of the exported dynamic batch dimension; exported at 2
@@ -60,18 +61,12 @@ def package(npu, tmp_path_factory):
     on_npu.load_state_dict(model.state_dict())
     on_npu = on_npu.to(npu)
     batch = torch.export.Dim("batch", min=1, max=64)
-    old = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor_cache")
     torch._dynamo.reset()
-    try:
-        with torch.no_grad():
-            ep = torch.export.export(on_npu, (case_inputs(2).to(npu),), dynamic_shapes={"x": {0: batch}})
-            path = torch._inductor.aoti_compile_and_package(ep, package_path=str(root / "block.pt2"))
-    finally:
-        if old is None:
-            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
-        else:
-            os.environ["TORCHINDUCTOR_CACHE_DIR"] = old
+    # compiled here, not served from the FX graph cache (Inductor's cache dir, and with it the
+    # precompiled AOT header, is the session's)
+    with torch.no_grad(), inductor_config.patch(fx_graph_cache=False):
+        ep = torch.export.export(on_npu, (case_inputs(2).to(npu),), dynamic_shapes={"x": {0: batch}})
+        path = torch._inductor.aoti_compile_and_package(ep, package_path=str(root / "block.pt2"))
     cases = []
     with torch.no_grad():
         for b in BATCHES:
