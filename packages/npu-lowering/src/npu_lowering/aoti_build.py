@@ -9,6 +9,14 @@ added to while the graph compiles, restored after): its ``npu.h`` includes npu's
 (``cpp_wrapper.header_path(aot=True)``), so upstream precompiles npu's header as it does
 cuda's, and the flag keeps its meaning. Other compiles never include that name. No upstream
 symbol is replaced.
+
+Around ``compile_fx`` for an npu program compiled for AOTInductor (``compile_context``):
+upstream's AOT default of ``triton.autotune_at_compile_time`` (None: on for AOT where
+``has_triton()``) is made explicit, on: every kernel's descriptor is recorded at
+that compile-time run (``runtime/aot_params.py``). Upstream reads ``has_triton`` through the
+name ``compile_fx`` bound at its import, which answers for npu only when npu-inductor-core's
+patch came first; the answer for an npu graph must not depend on import order. A value the
+user set is kept.
 """
 
 from __future__ import annotations
@@ -69,3 +77,23 @@ def graph_context(gm, example_inputs):
     on_npu = on_npu or any(getattr(t, "device", None) is not None and t.device.type == "npu"
                            for t in example_inputs or ())
     return _include_path(include_root()) if on_npu else None
+
+
+def compile_context(model, example_inputs):
+    """Around ``compile_fx`` (``compile_hooks.around_compile_fx``), before upstream resolves
+    its cpp-wrapper config: an npu program compiled for AOTInductor runs its kernels at compile
+    time unless the user said otherwise; None for every other compile."""
+    import torch
+    from torch._inductor import config
+    from torch._inductor.utils import get_all_devices
+    from torch._inductor.virtualized import V
+
+    if not V.aot_compilation or config.triton.autotune_at_compile_time is not None:
+        return None
+    on_npu = any(isinstance(t, torch.Tensor) and t.device.type == "npu" for t in example_inputs or ())
+    if not on_npu and isinstance(model, torch.fx.GraphModule):
+        try:
+            on_npu = any(d.type == "npu" for d in get_all_devices(model))
+        except Exception:
+            on_npu = False
+    return config.patch({"triton.autotune_at_compile_time": True}) if on_npu else None
