@@ -171,3 +171,18 @@ def test_cpp_program_runs_the_package(package):
     lines = [line for line in proc.stdout.splitlines() if line.startswith("case ")]
     assert len(lines) == len(BATCHES) and all(line.endswith(": match") and "on npu:0" in line for line in lines), \
         proc.stdout
+
+
+def test_model_code_calls_cann_only_through_npu_launcher():
+    # On Ascend a served package reaches CANN through npu-launcher's ascend driver only (its
+    # symbols are checked against torch_npu 2.13.0's imports and headers by npu-launcher's
+    # test_ascend_fidelity.py) and through ATen/torch_npu: the model code itself names no
+    # ACL/runtime function
+    import re
+
+    import npu_lowering
+
+    include = Path(npu_lowering.__file__).parent / "include"
+    text = "\n".join((include / name).read_text() for name in ("npu_aoti.h", "npu_common.h"))
+    code = re.sub(r"//[^\n]*", "", text)
+    assert not re.findall(r"\b((?:acl|rt)[A-Z]\w*)\s*\(", code)
