@@ -186,3 +186,29 @@ def test_model_code_calls_cann_only_through_npu_launcher():
     text = "\n".join((include / name).read_text() for name in ("npu_aoti.h", "npu_common.h"))
     code = re.sub(r"//[^\n]*", "", text)
     assert not re.findall(r"\b((?:acl|rt)[A-Z]\w*)\s*\(", code)
+
+
+def test_aot_contexts_leave_other_compiles_alone(npu):
+    # npu-lowering's AOT contexts (aoti_build.py) act only on npu programs compiled for
+    # AOTInductor: cpu programs, JIT compiles and a user's own autotune_at_compile_time keep
+    # upstream's behaviour
+    from torch._inductor.virtualized import V
+
+    from npu_lowering import aoti_build
+
+    gm = torch.fx.symbolic_trace(lambda x: x + 1)
+    cpu, on_npu = [torch.randn(2)], [torch.randn(2, device=npu)]
+    assert aoti_build.compile_context(gm, on_npu) is None  # JIT
+    assert aoti_build.graph_context(gm, on_npu) is None
+    with V.set_aot_compilation(True):
+        assert aoti_build.compile_context(gm, cpu) is None
+        assert aoti_build.graph_context(gm, cpu) is None
+        assert aoti_build.compile_context(gm, on_npu) is not None
+        with inductor_config.patch({"triton.autotune_at_compile_time": False}):
+            assert aoti_build.compile_context(gm, on_npu) is None
+        ctx = aoti_build.graph_context(gm, on_npu)
+        before = os.environ.get("CPATH")
+        with ctx:
+            root = os.environ["CPATH"].split(os.pathsep)[-1]
+            assert (Path(root) / "torch/csrc/inductor/aoti_include/npu.h").exists()
+        assert os.environ.get("CPATH") == before
