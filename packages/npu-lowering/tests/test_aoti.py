@@ -212,3 +212,40 @@ def test_aot_contexts_leave_other_compiles_alone(npu):
             root = os.environ["CPATH"].split(os.pathsep)[-1]
             assert (Path(root) / "torch/csrc/inductor/aoti_include/npu.h").exists()
         assert os.environ.get("CPATH") == before
+
+
+@pytest.mark.feature("X08")
+def test_ascend_kernel_object_saves_its_descriptor_for_cpp_wrappers(npu, tmp_path):
+    # On Ascend upstream's run() calls save_gpu_kernel under triton.store_cubin (AOTInductor,
+    # C++ wrappers); npu's kernel object saves the chosen config's npu-launcher descriptor
+    # (triton-ascend's npubin) as the kernel's binary, with upstream's launch fields
+    import types
+
+    import triton
+    import triton.language as tl
+    from torch._inductor.codecache import CudaKernelParamCache
+
+    from npu_lowering.runtime.autotuner import NpuCachingAutotuner
+    from npu_lowering.runtime.static_result import NpuStaticCompileResult, NpuStaticKernel
+
+    @triton.jit
+    def kernel(x, out, n, XBLOCK: tl.constexpr):
+        offs = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+        tl.store(out + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
+
+    chosen, other = triton.Config({"XBLOCK": 16}, num_warps=1), triton.Config({"XBLOCK": 32}, num_warps=1)
+    blobs = {"chosen": b"npubin descriptor of XBLOCK=16", "other": b"npubin descriptor of XBLOCK=32"}
+    meta = {"signature": {"x": "*fp32", "out": "*fp32", "n": "i32", "XBLOCK": "constexpr"}, "constants": {},
+            "device": 0}
+    results = [NpuStaticCompileResult(NpuStaticKernel(f"kernel_{k}", blob, 0, native=True), cfg, meta, {})
+               for (k, blob), cfg in zip(blobs.items(), (chosen, other))]
+    obj = types.SimpleNamespace(fn=kernel, triton_meta=meta, inductor_meta={"kernel_name": "triton_poi_ascend_0"},
+                                compile_results=results[::-1], cuda_kernel_saved=False)
+    with inductor_config.patch({"aot_inductor.output_path": str(tmp_path)}):
+        NpuCachingAutotuner.save_gpu_kernel(obj, None, types.SimpleNamespace(config=chosen))
+    params = CudaKernelParamCache.cache.pop("triton_poi_ascend_0")
+    assert Path(params["cubin_path"]).read_bytes() == blobs["chosen"] and params["cubin_path"].endswith(".npld")
+    assert Path(params["cubin_path"]).parent == tmp_path
+    assert params["mangled_name"] == "kernel_chosen" and params["config"]["XBLOCK"] == 16
+    assert params["def_args"] == ["x", "out", "n"] and params["call_args"] == ["x", "out", "n"]
+    assert obj.cuda_kernel_saved

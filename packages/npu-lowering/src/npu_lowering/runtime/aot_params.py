@@ -5,7 +5,10 @@ binary.
 
 Upstream's ``CachingAutotuner.run`` calls ``save_gpu_kernel`` when ``triton.store_cubin`` is on
 (every C++ wrapper compile); the simulated branch of ``NpuCachingAutotuner.run`` launches
-through its launch object instead and calls ``save_npu_kernel``. The descriptor is written to
+through its launch object instead and calls ``save_npu_kernel``. On Ascend upstream's ``run``
+does call ``save_gpu_kernel``, which would read a cubin from the launcher's ``CompiledKernel``;
+``NpuCachingAutotuner.save_gpu_kernel`` saves the chosen config's descriptor (triton-ascend's
+npubin) here instead. The descriptor is written to
 upstream's AOT output folder as ``<hash>.npld`` and named in the entry's ``cubin_path``, so
 upstream's codegen packs it into the .pt2 as it packs a cubin. (``CudaKernelParamCache.set``
 itself writes the binary under its own binary type as extension and hash kind, which knows only
@@ -42,8 +45,9 @@ def launch_arg_lists(kernel, config) -> tuple[list[str], list[str]]:
     return def_args, call_args
 
 
-def save_npu_kernel(kernel, config, stream: Any) -> None:
-    """Record the launched config's descriptor in ``CudaKernelParamCache`` (once per kernel)."""
+def save_npu_kernel(kernel, config, stream: Any, result=None) -> None:
+    """Record the launched config's descriptor (``result``'s, by default the simulated
+    config's, ``compile_results[0]``) in ``CudaKernelParamCache``, once per kernel."""
     from torch._inductor import config as inductor_config
     from torch._inductor.codecache import (
         CudaKernelParamCache,
@@ -56,7 +60,7 @@ def save_npu_kernel(kernel, config, stream: Any) -> None:
     name = kernel.inductor_meta.get("kernel_name")
     if name is None:
         raise RuntimeError("npu kernel without a kernel_name cannot be saved for the C++ wrapper")
-    result = kernel.compile_results[0]
+    result = result if result is not None else kernel.compile_results[0]
     blob = result.kernel.descriptor_bytes()
     def_args, call_args = launch_arg_lists(kernel, config)
     _, path = write(blob, DESCRIPTOR_EXTENSION, hash_type="cubin",  # hash kind of a binary blob
@@ -78,3 +82,14 @@ def save_npu_kernel(kernel, config, stream: Any) -> None:
         "asm": "",
     }
     kernel.cuda_kernel_saved = True
+
+
+def descriptor_result(kernel, config):
+    """The compile result holding ``config``'s npu-launcher descriptor, or None."""
+    from .static_result import NpuStaticCompileResult
+
+    for result in kernel.compile_results or ():
+        if (isinstance(result, NpuStaticCompileResult) and result.config.kwargs == config.kwargs
+                and result.config.num_warps == config.num_warps):
+            return result
+    return None

@@ -211,6 +211,18 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
             _compat.ensure_kernel_source(self)
         return sim_launch()(self.fn, grid, args, {**self._declared_constants(), **kwargs, **self._sim_kwargs(config)})
 
+    def save_gpu_kernel(self, stream, launcher):
+        """Upstream's, called from its ``run`` under ``triton.store_cubin`` (C++ wrappers,
+        AOTInductor): on Ascend the chosen config's npu-launcher descriptor (the npubin) is the
+        binary, not a cubin (runtime/aot_params.py). A config Triton launches itself (refused
+        by npu-launcher) keeps upstream's."""
+        from .aot_params import descriptor_result, save_npu_kernel
+
+        result = descriptor_result(self, launcher.config)
+        if result is None:
+            return super().save_gpu_kernel(stream, launcher)
+        save_npu_kernel(self, launcher.config, stream, result)
+
     def npu_direct_launch(self, args, stream):
         """The wrapper's direct-launch probe (runtime/direct_launch.py), asked after a run:
         (launch object, grid, runtime args) of the config ``run`` launches; None while
