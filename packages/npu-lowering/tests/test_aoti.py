@@ -6,7 +6,8 @@ libtorch runs it through torch's ``AOTIModelPackageLoader``, both equal to eager
 sizes of a dynamic batch dimension.
 
 One package is compiled for all tests (an AOT compile builds C++): a tiny transformer block
-(``nn.TransformerEncoderLayer``, width 16, 2 heads, plus a Linear head)."""
+(``nn.TransformerEncoderLayer``, width 16, 2 heads, plus a Linear head) and a user Triton
+kernel (``torch.library.triton_op``, what export takes a user kernel as)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,27 @@ from pathlib import Path
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 from torch._inductor import config as inductor_config
 
 HERE = Path(__file__).resolve().parent
 BATCHES = (3, 5)  # two sizes of the exported dynamic batch dimension; exported at 2
+
+
+@triton.jit
+def _affine(x, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=m) * 2.0 + 1.0, mask=m)
+
+
+@torch.library.triton_op("npu_aoti_test::affine", mutates_args={})
+def affine(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    n = x.numel()
+    torch.library.wrap_triton(_affine)[(triton.cdiv(n, 64),)](x, out, n, BLOCK=64)
+    return out
 
 
 class Block(torch.nn.Module):
@@ -36,7 +54,10 @@ class Block(torch.nn.Module):
         self.head = torch.nn.Linear(16, 4)
 
     def forward(self, x):
-        return self.head(self.layer(x)).relu()
+        h = self.head(self.layer(x))
+        if h.device.type == "cpu":  # eager reference on the CPU: the same function
+            return (h * 2.0 + 1.0).relu()
+        return affine(h.contiguous()).relu()
 
 
 def case_inputs(batch: int) -> torch.Tensor:
@@ -102,9 +123,11 @@ def test_package_holds_descriptors_and_the_model(package):
         for n in descriptors:
             desc = descriptor_from_bytes(z.read(n))
             assert desc.binary_format == "triton-python" and desc.target.backend == "sim", desc.target
-    # each kernel the model launches is loaded from its packed descriptor through the C ABI
+    # each kernel the model launches is loaded from its packed descriptor through the C ABI,
+    # the user's Triton kernel too
     loads = code.count("= loadKernel(")
     assert loads == len(descriptors) and "launchKernel(" in code
+    assert "kernels_._affine" in code or "call__affine" in code, "the user kernel is not in the model"
     assert "npu_aoti_model_device(device_type_, device_idx_);" in code
 
 

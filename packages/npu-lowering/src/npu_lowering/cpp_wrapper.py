@@ -104,6 +104,15 @@ class NpuCppWrapperGpu(CppWrapperGpu):
         run_before_wrapper_codegen(V.graph)
         return wrapper
 
+    @classmethod
+    def _get_triton_info_kernel_cls(cls):
+        # user @triton.jit kernels take their imports and inductor_meta from this class: npu's
+        # kernel object (as the Python wrapper's, wrapper.py), also in the C++ wrappers'
+        # compile-time run of the kernels (AOTInductor)
+        from .kernel import NpuTritonKernel
+
+        return NpuTritonKernel
+
     @staticmethod
     def get_device_include_path_jit(device: str) -> str:
         if device == "npu":
