@@ -56,7 +56,11 @@ def header_path(aot: bool = False) -> str:
                            "pip install npu-launcher, or compile without cpp_wrapper")
 
     ours = os.path.join(os.path.dirname(__file__), "include", "npu_aoti.h" if aot else "npu_cpp_wrapper.h")
-    text = ("#pragma once\n"
+    from .runtime.flavour import flavour
+
+    # a model built where kernels are triton-ascend's runs on torch_npu (its raw streams)
+    ascend = "#define NPU_AOTI_ASCEND 1\n" if aot and flavour() == "ascend" else ""
+    text = ("#pragma once\n" + ascend +
             f'#include "{os.path.join(header_dir(), "npu_launcher_capi.h")}"\n'
             f'#include "{ours}"\n')
     folder = os.path.join(cache_dir(), "npu_cpp_wrapper")

@@ -174,8 +174,9 @@ static inline void npu_aoti_model_device(int32_t& device_type, int32_t& device_i
 // The stream a model runs on (upstream's AOT codegen: `<guard> stream_guard(stream, device_idx_)`):
 // the runner's raw stream handle, NULL for the device's current one. On npu-sim a raw stream
 // is the stream's id (npu-lowering's runtime.device.get_raw_stream), made current here; on
-// Ascend it is torch_npu's aclrtStream, which kernels get as is (launchKernel), and only the
-// device is guarded.
+// Ascend (NPU_AOTI_ASCEND, defined by the generated header where kernels are triton-ascend's)
+// it is torch_npu's aclrtStream, which kernels get as is (launchKernel), and only the device
+// is guarded.
 class NpuStreamGuard {
  public:
   NpuStreamGuard(void* stream, int32_t device_idx) : device_(device_idx) {
