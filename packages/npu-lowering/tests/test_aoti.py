@@ -272,3 +272,18 @@ def test_ascend_kernel_object_saves_its_descriptor_for_cpp_wrappers(npu, tmp_pat
     assert params["mangled_name"] == "kernel_chosen" and params["config"]["XBLOCK"] == 16
     assert params["def_args"] == ["x", "out", "n"] and params["call_args"] == ["x", "out", "n"]
     assert obj.cuda_kernel_saved
+
+
+def test_float64_fallback_with_a_number_takes_the_scalar_overload():
+    # a per-node ATen fallback (float64 on npu) called from C++ goes through upstream's proxy
+    # executor, which takes Tensor arguments only as buffers: aten.mul.Tensor(d, 2.0) becomes
+    # aten.mul.Scalar (same computation); a tensor operand keeps the Tensor overload
+    from npu_lowering.dtype_policy import _scalar_overload
+
+    g = torch.fx.Graph()
+    d, e = g.placeholder("d"), g.placeholder("e")
+    by_number = g.call_function(torch.ops.aten.mul.Tensor, (d, 2.0))
+    by_tensor = g.call_function(torch.ops.aten.mul.Tensor, (d, e))
+    summed = g.call_function(torch.ops.aten.sum.dim_IntList, (d, [1]))
+    assert _scalar_overload(by_number) is torch.ops.aten.mul.Scalar
+    assert _scalar_overload(by_tensor) is None and _scalar_overload(summed) is None
