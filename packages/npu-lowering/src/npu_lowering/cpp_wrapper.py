@@ -17,12 +17,13 @@ in upstream's AOT mode: every kernel runs once at compile time (upstream's
 ``autotune_at_compile_time``), which records its npu-launcher descriptor in upstream's
 ``CudaKernelParamCache`` (npu-lowering's kernel object, ``runtime/autotuner.py``); upstream's
 codegen then writes the model's ``loadKernel``/``launchKernel`` calls from it, and the
-descriptor files go into the .pt2 as cuda's cubins do. The AOT header is npu_aoti.h. Two npu
+descriptor files go into the .pt2 as cuda's cubins do. The AOT header is npu_aoti.h. npu
 specifics in the generated model: upstream's ``AOTInductorModelBase`` knows only
 cpu/cuda/xpu/mps device strings, so the constructor maps "npu[:i]" and sets the device type to
-npu itself; and the model's kernels struct holds ``NpuLoadedKernels`` as its
-``loaded_modules_``. ``aot_inductor.embed_kernel_binary`` and ``package_cpp_only`` are refused
-(a descriptor is a file the launcher loads).
+npu itself, and copies the weights into device memory (the base would put them in host
+memory); the model's kernels struct holds ``NpuLoadedKernels`` as its ``loaded_modules_``; the
+stream guard is ``NpuStreamGuard``. ``aot_inductor.embed_kernel_binary``, ``package_cpp_only``
+and ``emit_multi_arch_kernel`` are refused (a descriptor is a file the launcher loads).
 """
 
 from __future__ import annotations

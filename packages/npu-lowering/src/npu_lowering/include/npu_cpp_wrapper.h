@@ -3,7 +3,8 @@
 //   loadKernel / launchKernel  - npu-launcher's C ABI (npu_launcher_capi.h, included first
 //                                by the generated header npu.h), one launch object a kernel
 //   npu_get_current_stream     - the stream the Python wrapper would launch on
-//   NpuDeviceGuard             - c10's device guard for the npu device (PrivateUse1)
+//   (tensor handles, NpuDeviceGuard and the extern kernels' C shims: npu_common.h, shared with
+//   the AOTInductor header npu_aoti.h)
 //   startKernelCompile, runTritonKernelWithAutotune - the first run of a kernel in Python
 //                                (compile, autotune, launch), as upstream's lazy compile does
 //                                for cuda; it returns the kernel's npu-launcher descriptor.
