@@ -176,6 +176,20 @@ def test_unsupported_autotune_args_are_refused_by_default(fresh, arg):
 
 
 @pytest.mark.feature("A56")
+def test_refused_under_the_cpp_wrapper_too(fresh):
+    # npu-autotune's own refusal (warmup/rep) runs from the npu wrapper codegen's
+    # before_wrapper_codegen hook, which the C++ wrapper (JIT and AOTInductor) runs as the
+    # Python wrapper does: refused before any C++ is generated or built
+    import warnings
+
+    model = _scale_kernel(**UNSUPPORTED["warmup_rep"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with config.patch(force_disable_caches=True, cpp_wrapper=True), pytest.raises(Exception, match="supported"):
+            torch.compile(model, fullgraph=True)(torch.randn(100, device="npu"))
+
+
+@pytest.mark.feature("A56")
 @pytest.mark.parametrize("arg", list(UNSUPPORTED))
 def test_with_the_flag_unsupported_args_are_ignored(fresh, arg):
     import npu_autotune.autotuner as at

@@ -41,6 +41,13 @@ def register() -> None:
                                     device_custom_pass=NpuPostGradPass(), device_custom_config=config)
         register_device_op_overrides("npu", NpuDeviceOpOverrides())
         numerics.install_choices()  # upstream's choices for every device but npu under determinism
+        from npu_inductor_core.compile_hooks import around_compile_fx, around_compile_graph
+
+        from . import aoti_build
+
+        # AOTInductor on npu: kernels run (and are recorded) at compile time; npu's AOT header
+        around_compile_fx("npu-lowering-aoti", aoti_build.compile_context)
+        around_compile_graph("npu-lowering-aoti", aoti_build.graph_context)
         _registered = True
 
 

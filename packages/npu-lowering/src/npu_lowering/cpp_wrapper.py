@@ -12,7 +12,18 @@ upstream's lazy first-run compile of Triton kernels), with npu's device specific
   ``NpuCppWrapperCodeCache``, whose only change is that header as the one to precompile
   (``cpp_cache_precompile_headers``: upstream knows the headers of its own devices only).
 
-AOTInductor (``aot_mode``) is not supported yet (issue 22 item 2).
+AOTInductor (``aot_mode``, ``torch._inductor.aoti_compile_and_package``: X08) is the same class
+in upstream's AOT mode: every kernel runs once at compile time (upstream's
+``autotune_at_compile_time``), which records its npu-launcher descriptor in upstream's
+``CudaKernelParamCache`` (npu-lowering's kernel object, ``runtime/autotuner.py``); upstream's
+codegen then writes the model's ``loadKernel``/``launchKernel`` calls from it, and the
+descriptor files go into the .pt2 as cuda's cubins do. The AOT header is npu_aoti.h. npu
+specifics in the generated model: upstream's ``AOTInductorModelBase`` knows only
+cpu/cuda/xpu/mps device strings, so the constructor maps "npu[:i]" and sets the device type to
+npu itself, and copies the weights into device memory (the base would put them in host
+memory); the model's kernels struct holds ``NpuLoadedKernels`` as its ``loaded_modules_``; the
+stream guard is ``NpuStreamGuard``. ``aot_inductor.embed_kernel_binary``, ``package_cpp_only``
+and ``emit_multi_arch_kernel`` are refused (a descriptor is a file the launcher loads).
 """
 
 from __future__ import annotations
@@ -32,10 +43,10 @@ _NPU_CACHE_IMPORT = "from npu_lowering.cpp_wrapper import NpuCppWrapperCodeCache
 
 
 @lru_cache(maxsize=None)
-def header_path() -> str:
-    """npu's cpp_wrapper header: a file generated once per install that includes npu-launcher's
-    C ABI header and ours by absolute path (Inductor's compile command has only torch's include
-    dirs, and the precompiled header must be a single file)."""
+def header_path(aot: bool = False) -> str:
+    """npu's cpp_wrapper header (``aot``: the AOTInductor one): a file generated once per install
+    that includes npu-launcher's C ABI header and ours by absolute path (Inductor's compile
+    command has only torch's include dirs, and the precompiled header must be a single file)."""
     from torch._inductor.runtime.cache_dir_utils import cache_dir
 
     from .runtime.entries import capi_header_dir
@@ -45,13 +56,17 @@ def header_path() -> str:
         raise RuntimeError("cpp_wrapper on npu needs npu-launcher (its C ABI launches the kernels): "
                            "pip install npu-launcher, or compile without cpp_wrapper")
 
-    ours = os.path.join(os.path.dirname(__file__), "include", "npu_cpp_wrapper.h")
-    text = ("#pragma once\n"
+    ours = os.path.join(os.path.dirname(__file__), "include", "npu_aoti.h" if aot else "npu_cpp_wrapper.h")
+    from .runtime.flavour import flavour
+
+    # a model built where kernels are triton-ascend's runs on torch_npu (its raw streams)
+    ascend = "#define NPU_AOTI_ASCEND 1\n" if aot and flavour() == "ascend" else ""
+    text = ("#pragma once\n" + ascend +
             f'#include "{os.path.join(header_dir(), "npu_launcher_capi.h")}"\n'
             f'#include "{ours}"\n')
     folder = os.path.join(cache_dir(), "npu_cpp_wrapper")
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"npu-{hashlib.sha256(text.encode()).hexdigest()[:16]}.h")
+    path = os.path.join(folder, f"npu{'-aoti' if aot else ''}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.h")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as f:
@@ -79,20 +94,70 @@ class NpuCppWrapperGpu(CppWrapperGpu):
 
     @staticmethod
     def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
-        if V.graph.aot_mode:
-            raise NotImplementedError("AOTInductor is not supported for npu yet (issue 22 item 2)")
         from npu_inductor_core.codegen_hooks import run_before_wrapper_codegen
+
+        if V.graph.aot_mode:
+            from torch._inductor import config
+
+            for flag in ("embed_kernel_binary", "package_cpp_only", "emit_multi_arch_kernel"):
+                if getattr(config.aot_inductor, flag, False):
+                    raise NotImplementedError(f"AOTInductor on npu: aot_inductor.{flag} is not supported (npu "
+                                              "kernels are npu-launcher descriptor files packed beside the model)")
 
         # upstream's cpp wrappers lift no subgraphs either (CppWrapperGpu.create)
         wrapper = NpuCppWrapperGpu()
         run_before_wrapper_codegen(V.graph)
         return wrapper
 
+    @classmethod
+    def _get_triton_info_kernel_cls(cls):
+        # user @triton.jit kernels take their imports and inductor_meta from this class: npu's
+        # kernel object (as the Python wrapper's, wrapper.py), also in the C++ wrappers'
+        # compile-time run of the kernels (AOTInductor)
+        from .kernel import NpuTritonKernel
+
+        return NpuTritonKernel
+
     @staticmethod
     def get_device_include_path_jit(device: str) -> str:
         if device == "npu":
             return f'#include "{header_path()}"'
         return CppWrapperGpu.get_device_include_path_jit(device)
+
+    @staticmethod
+    def get_device_include_path_aot(device: str) -> str:
+        if device == "npu":
+            return f'#include "{header_path(aot=True)}"'
+        return CppWrapperGpu.get_device_include_path_aot(device)
+
+    def codegen_model_kernels(self):
+        super().codegen_model_kernels()
+        # upstream's AOT codegen hands loadKernel the kernels struct's loaded_modules_ (cuda's
+        # CUmodule list, declared by its base only under USE_CUDA): npu's holds the launch objects
+        lines = self.prefix._lines
+        end = max(i for i, line in enumerate(lines) if isinstance(line, str) and line.strip() == "};")
+        lines.insert(end, "    NpuLoadedKernels loaded_modules_;")
+
+    def codegen_model_constructor(self):
+        super().codegen_model_constructor()
+        # upstream's AOTInductorModelBase parses cpu/cuda/xpu/mps device strings only: it gets
+        # "cpu[:i]" for "npu[:i]", and the body (run before any constant is loaded) sets npu
+        lines = self.prefix._lines
+        start = next(i for i, line in enumerate(lines)
+                     if isinstance(line, str) and f"{self.aoti_model_class_name}::{self.aoti_model_class_name}(" in line)
+        arg = next(i for i in range(start, len(lines)) if isinstance(lines[i], str) and lines[i].strip() == "device_str,")
+        lines[arg] = lines[arg].replace("device_str,", "npu_aoti_base_device(device_str),")
+        body = next(i for i in range(arg, len(lines)) if isinstance(lines[i], str) and lines[i].rstrip().endswith("{"))
+        lines.insert(body + 1, "    npu_aoti_model_device(device_type_, device_idx_);")
+        # the weights go to device memory here, not through the base's host-memory blob
+        end = next(i for i in range(body, len(lines)) if isinstance(lines[i], str) and lines[i].rstrip() == "}")
+        lines[end:end] = [
+            "    if (include_weights) {  // npu: weights into device memory (npu_aoti.h)",
+            "        npu_aoti_load_constants(*this, *constants_map_, _get_constants_start(), device_idx_);",
+            "        include_weights = false;  // nothing left for AOTInductorModelBase::load_constants",
+            "        update_constants_array_from_map();",
+            "    }",
+        ]
 
     def write_header(self):
         super().write_header()

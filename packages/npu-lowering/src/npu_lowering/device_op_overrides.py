@@ -36,6 +36,9 @@ class NpuDeviceOpOverrides(DeviceOpOverrides):
     def cpp_aoti_device_guard(self) -> str:
         return "NpuDeviceGuard"
 
+    def cpp_aoti_stream_guard(self) -> str:
+        return "NpuStreamGuard"  # AOTInductor: include/npu_aoti.h
+
     def cpp_stream_type(self) -> str:
         return "void*"
 

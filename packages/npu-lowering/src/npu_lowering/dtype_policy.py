@@ -166,9 +166,36 @@ def apply(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
         if isinstance(node.target, torch._ops.OpOverload):
             node.meta["should_fallback"] = True
             marked.append((name, str(dtype).removeprefix("torch.")))
+            if _cpp_wrapper():
+                node.target = _scalar_overload(node) or node.target
     if marked:
         _record(marked)
     return marked
+
+
+def _cpp_wrapper() -> bool:
+    from torch._inductor import config
+    from torch._inductor.virtualized import V
+
+    return bool(config.cpp_wrapper or V.aot_compilation)
+
+
+def _scalar_overload(node: torch.fx.Node):
+    """A C++ wrapper calls a fallback through upstream's C shim or proxy executor, which take
+    a Tensor argument only as a buffer: a Python number there (``aten.mul.Tensor(x, 2.0)``)
+    fails its codegen. The op's ``.Scalar`` overload takes the number as a Scalar: the same
+    ATen computation. None when there is none or nothing to change."""
+    schema = node.target._schema
+    numbers = [i for i, (a, v) in enumerate(zip(schema.arguments, node.args))
+               if isinstance(a.type, torch.TensorType) and isinstance(v, (int, float, bool))]
+    if not numbers or node.kwargs or "Scalar" not in node.target.overloadpacket.overloads():
+        return None
+    candidate = node.target.overloadpacket.Scalar
+    theirs = candidate._schema.arguments
+    if len(theirs) != len(schema.arguments) or not all(isinstance(theirs[i].type, torch.NumberType) for i in numbers):
+        return None
+    same = all(str(a.type) == str(b.type) for i, (a, b) in enumerate(zip(schema.arguments, theirs)) if i not in numbers)
+    return candidate if same else None
 
 
 def _record(marked: list[tuple[str, str]]) -> None:

@@ -3,7 +3,8 @@
 //   loadKernel / launchKernel  - npu-launcher's C ABI (npu_launcher_capi.h, included first
 //                                by the generated header npu.h), one launch object a kernel
 //   npu_get_current_stream     - the stream the Python wrapper would launch on
-//   NpuDeviceGuard             - c10's device guard for the npu device (PrivateUse1)
+//   (tensor handles, NpuDeviceGuard and the extern kernels' C shims: npu_common.h, shared with
+//   the AOTInductor header npu_aoti.h)
 //   startKernelCompile, runTritonKernelWithAutotune - the first run of a kernel in Python
 //                                (compile, autotune, launch), as upstream's lazy compile does
 //                                for cuda; it returns the kernel's npu-launcher descriptor.
@@ -13,15 +14,10 @@
 #include <type_traits>
 #include <vector>
 
-#include <ATen/ops/addmm.h>
-#include <ATen/ops/baddbmm.h>
-#include <ATen/ops/bmm.h>
-#include <ATen/ops/convolution.h>
-#include <ATen/ops/mm.h>
-#include <c10/core/DeviceGuard.h>
 #include <torch/csrc/inductor/aoti_include/kernel_compile_result.h>
-#include <torch/csrc/inductor/aoti_torch/utils.h>
 #include <torch/csrc/inductor/cpp_wrapper/common.h>
+
+#include "npu_common.h"
 
 #include <stdexcept>
 
@@ -100,17 +96,6 @@ static inline void launchKernel(void* kernel, uint32_t gx, uint32_t gy, uint32_t
   NPU_CHECK(rc == 0, std::string("launch failed: ") + err);
 }
 
-// A tensor argument as the C ABI takes it (an AtenTensorHandle, not a data pointer: the sim
-// driver hands the kernel a tensor, and the launch object checks device and dtype).
-template <typename T>
-static inline AtenTensorHandle npuTensorHandle(const T& t) {
-  if constexpr (std::is_same_v<std::decay_t<T>, AtenTensorHandle>) {
-    return t;
-  } else {
-    return t.get();
-  }
-}
-
 // The raw stream the Python wrapper launches on (npu_lowering.runtime.device.get_raw_stream:
 // torch_npu's aclrtStream on Ascend, the stream id on npu-sim).
 static inline AOTITorchError npu_get_current_stream(int32_t device, void** out) {
@@ -120,15 +105,6 @@ static inline AOTITorchError npu_get_current_stream(int32_t device, void** out) 
   *out = PyLong_AsVoidPtr(r);
   return PyErr_Occurred() ? AOTI_TORCH_FAILURE : AOTI_TORCH_SUCCESS;
 }
-
-class NpuDeviceGuard {
- public:
-  explicit NpuDeviceGuard(int32_t index) : guard_(c10::Device(c10::DeviceType::PrivateUse1, index)) {}
-  void set_index(int32_t index) { guard_.set_index(index); }
-
- private:
-  c10::DeviceGuard guard_;
-};
 
 // ---- first run of each kernel in Python (upstream's lazy compile, npu's runtime module) ----
 
@@ -209,52 +185,3 @@ static inline LazyKernelCompileResult runTritonKernelWithAutotune(PyObject* pend
   return out;
 }
 
-// ---- the C shim of the extern GEMM kernels Inductor calls with preallocated outputs ----
-// (extern_kernels.mm/addmm/bmm/baddbmm: ExternKernelOut). upstream writes
-// aoti_torch_<device>_<op>_out; cuda's are in libtorch_cuda, npu's are these: the ATen op
-// through the dispatcher (npu-sim's or torch_npu's kernel). Other ATen fallbacks on npu go
-// through upstream's runtime dispatch (cpp_wrapper.py).
-#define NPU_SHIM_BEGIN try {
-#define NPU_SHIM_END                 \
-  }                                  \
-  catch (const std::exception& e) {  \
-    AOTI_TORCH_WARN(e.what());       \
-    return AOTI_TORCH_FAILURE;       \
-  }                                  \
-  return AOTI_TORCH_SUCCESS;
-
-static inline at::Tensor& npuT(AtenTensorHandle h) { return *torch::aot_inductor::tensor_handle_to_tensor_pointer(h); }
-
-static inline AOTITorchError aoti_torch_npu_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
-  NPU_SHIM_BEGIN at::mm_out(npuT(out), npuT(self), npuT(mat2)); NPU_SHIM_END
-}
-static inline AOTITorchError aoti_torch_npu_bmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
-  NPU_SHIM_BEGIN at::bmm_out(npuT(out), npuT(self), npuT(mat2)); NPU_SHIM_END
-}
-static inline AOTITorchError aoti_torch_npu_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
-                                                      AtenTensorHandle mat2, double beta, double alpha) {
-  NPU_SHIM_BEGIN at::addmm_out(npuT(out), npuT(self), npuT(mat1), npuT(mat2), beta, alpha); NPU_SHIM_END
-}
-static inline AOTITorchError aoti_torch_npu_baddbmm_out(AtenTensorHandle out, AtenTensorHandle self,
-                                                        AtenTensorHandle batch1, AtenTensorHandle batch2, double beta,
-                                                        double alpha) {
-  NPU_SHIM_BEGIN at::baddbmm_out(npuT(out), npuT(self), npuT(batch1), npuT(batch2), beta, alpha); NPU_SHIM_END
-}
-// extern_kernels.convolution (conv's ATen choice, ExternKernelChoice "at::convolution"): the
-// signature upstream's generated c_shim_cuda.h gives aoti_torch_cuda_convolution
-static inline AOTITorchError aoti_torch_npu_convolution(AtenTensorHandle input, AtenTensorHandle weight,
-                                                        AtenTensorHandle* bias, const int64_t* stride,
-                                                        int64_t stride_len_, const int64_t* padding,
-                                                        int64_t padding_len_, const int64_t* dilation,
-                                                        int64_t dilation_len_, int32_t transposed,
-                                                        const int64_t* output_padding, int64_t output_padding_len_,
-                                                        int64_t groups, AtenTensorHandle* ret0) {
-  NPU_SHIM_BEGIN
-  std::optional<at::Tensor> b;
-  if (bias != nullptr && *bias != nullptr) b = npuT(*bias);
-  at::Tensor r = at::convolution(npuT(input), npuT(weight), b, c10::IntArrayRef(stride, stride_len_),
-                                 c10::IntArrayRef(padding, padding_len_), c10::IntArrayRef(dilation, dilation_len_),
-                                 transposed != 0, c10::IntArrayRef(output_padding, output_padding_len_), groups);
-  *ret0 = torch::aot_inductor::new_tensor_handle(std::move(r));
-  NPU_SHIM_END
-}

@@ -198,6 +198,11 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
         args, grid = self._interpret_args_grid(args, config)
         LAUNCHES.append((self.inductor_meta.get("kernel_name"), tuple(grid), dict(config.kwargs), self.triton_meta,
                          self.size_hints, self.heuristic_type, launch is not None))
+        if self.inductor_meta.get("store_cubin") and not self.cuda_kernel_saved:
+            from .aot_params import save_npu_kernel
+
+            # upstream's save_gpu_kernel, for C++ wrappers: they launch descriptors only
+            save_npu_kernel(self, config, stream, self._descriptor_result(config))
         if launch is not None:
             grid = (*grid, 1, 1)[:3]
             return launch(grid[0], grid[1], grid[2], stream, *args)
@@ -206,6 +211,33 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
 
             _compat.ensure_kernel_source(self)
         return sim_launch()(self.fn, grid, args, {**self._declared_constants(), **kwargs, **self._sim_kwargs(config)})
+
+    def _descriptor_result(self, config):
+        """The simulated config's descriptor as a compile result: the precompiled one, or,
+        where the Python launch does not use one (a user kernel without
+        ``static_launch_user_defined_triton_kernels``, static launch off), described now,
+        as upstream's C++ wrappers take a cubin whatever Python launched with."""
+        if self.is_statically_launchable():
+            return self.compile_results[0]
+        describe = static_describer()
+        if describe is None:
+            raise RuntimeError(f"npu kernel {self.inductor_meta.get('kernel_name')}: the C++ wrapper and "
+                               "AOTInductor launch npu kernels through npu-launcher, which is not installed")
+        desc = self._fetch_or_describe(describe, config)
+        return NpuStaticCompileResult(NpuStaticKernel(desc.name, desc.to_bytes(), self._device_index()), config,
+                                      self.triton_meta, self.inductor_meta)
+
+    def save_gpu_kernel(self, stream, launcher):
+        """Upstream's, called from its ``run`` under ``triton.store_cubin`` (C++ wrappers,
+        AOTInductor): on Ascend the chosen config's npu-launcher descriptor (the npubin) is the
+        binary, not a cubin (runtime/aot_params.py). A config Triton launches itself (refused
+        by npu-launcher) keeps upstream's."""
+        from .aot_params import descriptor_result, save_npu_kernel
+
+        result = descriptor_result(self, launcher.config)
+        if result is None:
+            return super().save_gpu_kernel(stream, launcher)
+        save_npu_kernel(self, launcher.config, stream, result)
 
     def npu_direct_launch(self, args, stream):
         """The wrapper's direct-launch probe (runtime/direct_launch.py), asked after a run:
