@@ -79,6 +79,9 @@ def _register_gemm_templates() -> None:
     from npu_inductor_core import choice_hooks
 
     choice_hooks.extra_templates("npu-autotune", gemm_swap_ab.extra_templates)  # M03
+    from . import flex_configs
+
+    choice_hooks.config_heuristics("npu-autotune", flex_configs.for_device)  # A37
 
 
 register.after = ("npu-sim", "npu-lowering")
