@@ -218,3 +218,17 @@ def test_a_swap_ab_candidate_wins_when_it_times_fastest(fresh, monkeypatch, swap
     code = "\n".join(code)
     assert ("tl.trans(acc_t)" in code) == swap_fastest and "tl.dot(" in code
     assert code.count("@triton.jit") == 1  # bias and ReLU in the GEMM's epilogue
+
+
+@pytest.mark.feature("M03")
+def test_no_template_candidates_for_a_matrix_vector_gemm(fresh):
+    # M=1 (one token): the templates would index A by rm % M, a zero-stride pointer that
+    # triton-ascend refuses; neither mm nor swap-A/B candidates are made, ATen's mm runs
+    from torch._inductor.utils import run_and_get_code
+
+    a, b = _mm(1, 64, 128)
+    torch._dynamo.reset()
+    with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="ATEN,TRITON"):
+        out, code = run_and_get_code(torch.compile(lambda x, y: x @ y), a, b)
+    torch.testing.assert_close(out.cpu(), a.cpu() @ b.cpu(), rtol=1e-4, atol=1e-4)
+    assert "tl.dot(" not in code[0] and "extern_kernels.mm(" in code[0]

@@ -82,7 +82,7 @@ class SmallCNN(torch.nn.Module):
 @pytest.mark.feature("B04")
 def test_max_autotune_small_cnn_uses_fused_npu_conv_and_gemm_templates(fresh, chosen):
     torch.manual_seed(0)
-    cnn, x = SmallCNN().eval(), torch.randn(1, 3, 8, 8)
+    cnn, x = SmallCNN().eval(), torch.randn(2, 3, 8, 8)
     with torch.no_grad():
         cnn.bn.running_mean.uniform_(-0.5, 0.5), cnn.bn.running_var.uniform_(0.5, 2.0)
         want = cnn(x)

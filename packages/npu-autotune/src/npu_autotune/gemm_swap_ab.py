@@ -31,7 +31,7 @@ from torch._inductor.template_heuristics.triton import AddMMConfigMixin, GemmCon
 
 from . import config as npu_config
 from . import tiles
-from .gemm_templates import DEVICE, NpuGemmConfigHeuristic, _hint, exhaustive_tiles, fits
+from .gemm_templates import DEVICE, NpuGemmConfigHeuristic, _hint, exhaustive_tiles, fits, vector_gemm
 
 SWAP_TILES = [
     (16, 128, 64, 1, 1),
@@ -149,7 +149,7 @@ class NpuSwapABTemplateConfigHeuristic(MMTemplateConfigMixin, _SwapConfigs):
 
     def _valid(self, kernel_inputs) -> bool:  # the mixin's says always
         m, n, _ = kernel_inputs.mnk_symbolic()
-        return wanted(m, n)
+        return wanted(m, n) and not vector_gemm(kernel_inputs)
 
 
 @register_template_heuristic(mm_swap_ab_template.uid, DEVICE, op_name="addmm")
