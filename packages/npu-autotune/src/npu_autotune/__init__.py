@@ -82,6 +82,11 @@ def _register_gemm_templates() -> None:
     from . import flex_configs
 
     choice_hooks.config_heuristics("npu-autotune", flex_configs.for_device)  # A37
+    from npu_inductor_core import graph_hooks
+
+    from . import pad_mm
+
+    graph_hooks.post_grad("npu-autotune", pad_mm.apply, pad_mm.cache_key)  # A04, A05, A07
 
 
 register.after = ("npu-sim", "npu-lowering")
