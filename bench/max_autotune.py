@@ -1,9 +1,10 @@
 """Max-autotune GEMM candidates: npu-autotune's candidate set vs upstream Inductor's.
 
 Cases: reference GEMM shapes (the MLP8 block's two linears, a decode GEMM with M << N, a
-square GEMM) and the reference transformer block (npu-inductor's demo block) compiled with
-``mode="max-autotune-no-cudagraphs"`` (graph replay would only blur the kernel times); GEMM backends TRITON only on both sides, so what is compared is the
-template candidate sets (ATen / cuBLAS would otherwise decide).
+square GEMM) and the reference transformer block (npu_inductor.reference_models), compiled
+with ``mode="max-autotune-no-cudagraphs"`` (graph replay would only blur the kernel times);
+GEMM backends TRITON only on both sides, so what is compared is the template candidate sets
+(ATen / cuBLAS would otherwise decide).
 
 Both sides run the same upstream ``tuned_mm``/``tuned_addmm``/``tuned_bmm`` and select_algorithm;
 only the tile lists differ (upstream's template-heuristic registry entries):
@@ -47,10 +48,10 @@ def gemm(m, k, n):
 
 def block(dim, heads, batch, seq):
     def make(dev, dtype):
-        from npu_inductor.demo import _block
+        from npu_inductor.reference_models import TransformerBlock
 
         torch.manual_seed(0)
-        model = _block(dim, heads).to(dev, dtype)
+        model = TransformerBlock(dim, heads).eval().to(dev, dtype)
         return (model, (torch.randn(batch, seq, dim).to(dev, dtype),))
 
     return make

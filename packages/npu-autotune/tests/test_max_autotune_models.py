@@ -1,6 +1,6 @@
 """``torch.compile(model, mode="max-autotune")`` end to end on npu-sim (issue 21's "done
-when"): the reference transformer block (npu-inductor's demo block: LayerNorm, multi-head
-attention, GELU MLP) and a small CNN (conv, batch norm, ReLU, pooling, linear), each equal to
+when"): the reference transformer block (npu-inductor's ``reference_models.TransformerBlock``:
+LayerNorm, multi-head attention, GELU MLP) and a small CNN (conv, batch norm, ReLU, pooling, linear), each equal to
 eager, with npu GEMM / conv templates chosen by autotuning and epilogues fused into them.
 Tiny shapes (the interpreter runs every candidate); Triton templates only, so the templates
 are what the autotuner picks among (ATen's CPU kernels would win every race on npu-sim)."""
@@ -10,7 +10,7 @@ import torch
 from torch._inductor import config
 from torch._inductor.utils import run_and_get_code
 
-from npu_inductor.demo import _block
+from npu_inductor.reference_models import TransformerBlock
 
 FLAGS = {"max_autotune_gemm_backends": "TRITON", "max_autotune_conv_backends": "TRITON",
          "benchmark_epilogue_fusion": False, "test_configs.max_mm_configs": 2,
@@ -48,7 +48,7 @@ def _kernels(code):
 @pytest.mark.feature("B04")
 def test_max_autotune_transformer_block_uses_fused_npu_gemm_templates(fresh, chosen):
     torch.manual_seed(0)
-    block, x = _block(32, 2), torch.randn(1, 8, 32)
+    block, x = TransformerBlock(32, 2).eval(), torch.randn(1, 8, 32)
     with torch.no_grad():
         want = block(x)
     out, code = _compile(block, x)
