@@ -210,7 +210,7 @@ def test_a_swap_ab_candidate_wins_when_it_times_fastest(fresh, monkeypatch, swap
 
     monkeypatch.setattr(AlgorithmSelectorCache, "benchmark_choice", classmethod(timing))
     torch.manual_seed(0)
-    x, w, bias = torch.randn(4, 32), torch.randn(128, 32), torch.randn(128)
+    x, w, bias = torch.randn(4, 40), torch.randn(128, 40), torch.randn(128)  # K=40: masked K tiles
     fn = lambda x, w, c: torch.relu(torch.nn.functional.linear(x, w, c))
     torch._dynamo.reset()
     with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="TRITON", benchmark_epilogue_fusion=False):

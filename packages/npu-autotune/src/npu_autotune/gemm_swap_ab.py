@@ -75,23 +75,22 @@ SOURCE = r"""
     for k_idx in range(0, tl.cdiv(K, BLOCK_K)):
         {% if not EVEN_K %}
         a_mask = offs_k[None, :] < (K - k_idx * BLOCK_K)
-        b_mask = offs_k[:, None] < (K - k_idx * BLOCK_K)
         {% endif %}
         a_k_idx_vals = offs_k[None, :] + (k_idx * BLOCK_K)
-        b_k_idx_vals = offs_k[:, None] + (k_idx * BLOCK_K)
 
         idx_m = offs_a_m[:, None]
         idx_n = a_k_idx_vals
         {{load_input("A", "a", ("idx_m", "idx_n"), mask=None if EVEN_K else "a_mask",
                      indent_width=8, index_shape=("BLOCK_M", "BLOCK_K"))}}
 
-        idx_m = b_k_idx_vals
-        idx_n = offs_b_n[None, :]
-        {{load_input("B", "b", ("idx_m", "idx_n"), mask=None if EVEN_K else "b_mask",
-                     indent_width=8, index_shape=("BLOCK_K", "BLOCK_N"))}}
+        # B^T's tile (BLOCK_N x BLOCK_K) loaded as such: contiguous along K where B is a
+        # transposed weight (a linear layer's), the left operand of the transposed product
+        idx_m = a_k_idx_vals
+        idx_n = offs_b_n[:, None]
+        {{load_input("B", "bt", ("idx_m", "idx_n"), mask=None if EVEN_K else "a_mask",
+                     indent_width=8, index_shape=("BLOCK_N", "BLOCK_K"))}}
 
-        # the transposed product: B^T (BLOCK_N x BLOCK_K) on the left, A^T on the right
-        acc_t += tl.dot(tl.trans(b), tl.trans(a), allow_tf32=ALLOW_TF32, out_dtype=ACC_TYPE)
+        acc_t += tl.dot(bt, tl.trans(a), allow_tf32=ALLOW_TF32, out_dtype=ACC_TYPE)
 
     acc = tl.trans(acc_t)
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M).to(INDEX_DTYPE)
