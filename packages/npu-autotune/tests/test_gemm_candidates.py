@@ -30,10 +30,11 @@ def _mm(m, k, n):
 
 
 def _tiles(choices):
-    """(BLOCK_M, BLOCK_N, BLOCK_K) of the Triton template choices, from their descriptions."""
+    """(BLOCK_M, BLOCK_N, BLOCK_K) of the Triton mm template choices (not the swap-A/B
+    template's, M03), from their descriptions."""
     out = set()
     for name, desc in choices:
-        if not name.startswith("triton_"):
+        if not name.startswith("triton_") or "swap_ab" in name:
             continue
         kv = dict(p.split("=", 1) for p in desc.replace(" ", "").split(",") if "=" in p)
         out.add((int(kv["BLOCK_M"]), int(kv["BLOCK_N"]), int(kv["BLOCK_K"])))
@@ -168,3 +169,67 @@ def test_inductor_choices_class_steers_npu_gemm_candidates(fresh, benchmarked):
 
         counts[cls is None] = _in_fresh_thread(compile_once)
     assert counts[False] == 2 < counts[True]
+
+
+def _swap(names):
+    return {n for n in names if "swap_ab" in n}
+
+
+@pytest.mark.feature("M03")
+def test_swap_ab_candidates_for_short_m_gemms(fresh, benchmarked):
+    # M << N (a decode-like linear): candidates computing C^T = B^T A^T join the mm templates
+    a, b = _mm(8, 64, 128)
+    names, plain = {}, {}
+    for on in (True, False):
+        with npu_config.patch(gemm_swap_ab=on):
+            _compile_mm(a, b)
+        names[on] = {n for n, _ in benchmarked[-1]}
+        plain[on] = _tiles(benchmarked[-1])
+    assert _swap(names[True]) and not _swap(names[False])
+    assert plain[True] == plain[False]  # the mm template's candidates stay as they were
+    # a square GEMM gets none, nor one where N is under gemm_swap_ab_ratio x M
+    _compile_mm(*_mm(32, 64, 64))
+    assert not _swap(n for n, _ in benchmarked[-1])
+    with npu_config.patch(gemm_swap_ab_ratio=32):
+        _compile_mm(a, b)
+    assert not _swap(n for n, _ in benchmarked[-1])
+    with pytest.raises(Exception, match="gemm_swap_ab_ratio"):
+        npu_config.gemm_swap_ab_ratio = 0
+
+
+@pytest.mark.feature("M03")
+@pytest.mark.parametrize("swap_fastest", [True, False])
+def test_a_swap_ab_candidate_wins_when_it_times_fastest(fresh, monkeypatch, swap_fastest):
+    # the swap candidate is benchmarked like any other: made the fastest, it is chosen (with
+    # the bias and ReLU of a linear fused into it) and the result equals eager's
+    from torch._inductor.select_algorithm import AlgorithmSelectorCache
+    from torch._inductor.utils import run_and_get_code
+
+    def timing(cls, choice, autotune_args):
+        return 1.0 if ("swap_ab" in choice.name) == swap_fastest else 2.0
+
+    monkeypatch.setattr(AlgorithmSelectorCache, "benchmark_choice", classmethod(timing))
+    torch.manual_seed(0)
+    x, w, bias = torch.randn(4, 40), torch.randn(128, 40), torch.randn(128)  # K=40: masked K tiles
+    fn = lambda x, w, c: torch.relu(torch.nn.functional.linear(x, w, c))
+    torch._dynamo.reset()
+    with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="TRITON", benchmark_epilogue_fusion=False):
+        out, code = run_and_get_code(torch.compile(fn), *(t.to("npu") for t in (x, w, bias)))
+    torch.testing.assert_close(out.cpu(), fn(x, w, bias), rtol=1e-4, atol=1e-4)
+    code = "\n".join(code)
+    assert ("tl.trans(acc_t)" in code) == swap_fastest and "tl.dot(" in code
+    assert code.count("@triton.jit") == 1  # bias and ReLU in the GEMM's epilogue
+
+
+@pytest.mark.feature("M03")
+def test_no_template_candidates_for_a_matrix_vector_gemm(fresh):
+    # M=1 (one token): the templates would index A by rm % M, a zero-stride pointer that
+    # triton-ascend refuses; neither mm nor swap-A/B candidates are made, ATen's mm runs
+    from torch._inductor.utils import run_and_get_code
+
+    a, b = _mm(1, 64, 128)
+    torch._dynamo.reset()
+    with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="ATEN,TRITON"):
+        out, code = run_and_get_code(torch.compile(lambda x, y: x @ y), a, b)
+    torch.testing.assert_close(out.cpu(), a.cpu() @ b.cpu(), rtol=1e-4, atol=1e-4)
+    assert "tl.dot(" not in code[0] and "extern_kernels.mm(" in code[0]

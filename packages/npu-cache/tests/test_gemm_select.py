@@ -34,6 +34,26 @@ def test_a_shape_never_profiled_here_uses_the_shared_config(npu_job):
     assert "served" not in d["npu_cache"]["gemm_autotune"] and "published" not in d["npu_cache"]["gemm_autotune"]
 
 
+@pytest.mark.feature("R07")
+def test_a_max_autotune_compile_feeds_the_shared_cache_and_a_fresh_compile_reads_it(npu_job):
+    # machine a: torch.compile(mode="max-autotune") of an MLP block (two addmm over npu's
+    # templates, swap-A/B candidates among them: M=4 << N) tunes both GEMMs and publishes them
+    run = {"fn": "mlp", "mode": "max-autotune", "calls": [[4, 32]],
+           "inductor": {"remote_gemm_autotune_cache": True, "max_autotune_gemm_backends": "TRITON",
+                        "test_configs.max_mm_configs": 2, "triton.cudagraphs": False}}
+    a = npu_job(run, local="a", machine="a")
+    assert a["ok"] == [True] and a["flushed"], a["error"]
+    assert a["inductor"]["select_algorithm_autotune"] == 2
+    assert a["npu_cache"]["gemm_autotune"]["tuned_locally"] == 2 and a["npu_cache"]["gemm_autotune"]["published"] == 2
+    # machine b: a fresh process with empty local caches, same model: both GEMMs served from
+    # the shared cache, nothing benchmarked, the result still eager's
+    b = npu_job(run, local="b", machine="b")
+    assert b["ok"] == [True], b["error"]
+    assert b["npu_cache"]["gemm_autotune"]["served"] == 2
+    assert "select_algorithm_autotune" not in b["inductor"] and "tuned_locally" not in b["npu_cache"]["gemm_autotune"]
+    # (the flag off: neither asked nor published, test_a_shape_never_profiled_here_uses_the_shared_config)
+
+
 def test_gemm_keys_only_for_npu_gemms(npu):
     import torch
     from torch._inductor.ir import FixedLayout, InputBuffer

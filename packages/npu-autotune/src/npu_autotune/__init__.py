@@ -70,11 +70,23 @@ def _compile_wait_on_npu_graphs() -> None:
 def _register_gemm_templates() -> None:
     # importing the module registers npu's GEMM template heuristics in upstream's registry
     try:
-        from . import gemm_templates  # noqa: F401
+        from . import gemm_swap_ab, gemm_templates  # noqa: F401
     except ImportError as exc:  # a torch without the template-heuristic registry (< 2.9)
         import logging
 
         logging.getLogger(__name__).warning("npu GEMM templates unavailable: %s", exc)
+        return
+    from npu_inductor_core import choice_hooks
+
+    choice_hooks.extra_templates("npu-autotune", gemm_swap_ab.extra_templates)  # M03
+    from . import flex_configs
+
+    choice_hooks.config_heuristics("npu-autotune", flex_configs.for_device)  # A37
+    from npu_inductor_core import graph_hooks
+
+    from . import pad_mm
+
+    graph_hooks.post_grad("npu-autotune", pad_mm.apply, pad_mm.cache_key)  # A04, A05, A07
 
 
 register.after = ("npu-sim", "npu-lowering")

@@ -41,6 +41,11 @@ gemm_max_profiling_configs: Optional[int] = _env.integer("NPU_AUTOTUNE_GEMM_MAX_
 # short M and long N/K edges (gemm_templates.DECODE_TILES)
 gemm_supplement_configs: bool = _env.flag("NPU_AUTOTUNE_GEMM_SUPPLEMENT_CONFIGS", True)
 
+# M03 (eq. of nvgemm's swap A/B): for mm/addmm with M * gemm_swap_ab_ratio <= N, add template
+# candidates that compute the transposed product C^T = B^T A^T (gemm_swap_ab.py)
+gemm_swap_ab: bool = _env.flag("NPU_AUTOTUNE_GEMM_SWAP_AB", True)
+gemm_swap_ab_ratio: int = _env.integer("NPU_AUTOTUNE_GEMM_SWAP_AB_RATIO", 8)
+
 _env.install(__name__, {
     "autotune_on_sim": (_env.is_bool, "True or False", "NPU_AUTOTUNE_ON_SIM"),
     "multibuffer": (lambda v: v is None or isinstance(v, bool), "None, True or False", "NPU_AUTOTUNE_MULTIBUFFER"),
@@ -48,6 +53,8 @@ _env.install(__name__, {
     "gemm_max_profiling_configs": (lambda v: v is None or _env.is_int(v), "None or an int >= 0 (0/None = all)",
                                    "NPU_AUTOTUNE_GEMM_MAX_PROFILING_CONFIGS"),
     "gemm_supplement_configs": (_env.is_bool, "True or False", "NPU_AUTOTUNE_GEMM_SUPPLEMENT_CONFIGS"),
+    "gemm_swap_ab": (_env.is_bool, "True or False", "NPU_AUTOTUNE_GEMM_SWAP_AB"),
+    "gemm_swap_ab_ratio": (lambda v: _env.is_int(v, 1), "an int >= 1", "NPU_AUTOTUNE_GEMM_SWAP_AB_RATIO"),
     "compile_worker_watchdog_interval_seconds": (
         _env.is_number, "a number >= 0 (0 = off)", "NPU_AUTOTUNE_COMPILE_WORKER_WATCHDOG_INTERVAL_SECONDS"),
 })

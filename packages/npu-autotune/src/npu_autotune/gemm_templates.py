@@ -180,9 +180,25 @@ class NpuGemmConfigHeuristic(BaseConfigHeuristic):
         return [c for c in super()._filter_configs(configs) if fits(c.block_m, c.block_n, c.block_k, ub)]
 
 
+def vector_gemm(kernel_inputs) -> bool:
+    """M=1 or N=1 (a matrix-vector product): upstream's GEMM templates index A by ``rm % M``
+    (B by ``rn % N``), which folds to a zero-stride pointer that triton-ascend's
+    triton-adapter-opt refuses ("strides must not be zero"); no template candidate then (ATen,
+    as npu-lowering's small-GEMM policy decides in default mode)."""
+    m, n, _ = kernel_inputs.mnk_symbolic()
+    return _hint(m) == 1 or _hint(n) == 1
+
+
+class NoVectorGemms:
+    """First base of npu's template heuristics: no candidates for M=1 / N=1 (vector_gemm)."""
+
+    def _valid(self, kernel_inputs) -> bool:
+        return not vector_gemm(kernel_inputs) and super()._valid(kernel_inputs)
+
+
 @register_template_heuristic(mm_template.uid, DEVICE)
 @register_template_heuristic(bmm_template.uid, DEVICE)
-class NpuMMTemplateConfigHeuristic(MMTemplateConfigMixin, NpuGemmConfigHeuristic):
+class NpuMMTemplateConfigHeuristic(NoVectorGemms, MMTemplateConfigMixin, NpuGemmConfigHeuristic):
     """mm and bmm on npu."""
 
 
@@ -193,7 +209,7 @@ class NpuAddMMTemplateConfigHeuristic(AddMMConfigMixin, NpuMMTemplateConfigHeuri
 
 
 @register_template_heuristic(mm_template.uid, DEVICE, op_name="int_mm")
-class NpuInt8MMTemplateConfigHeuristic(INT8MMTemplateConfigMixin, NpuGemmConfigHeuristic):
+class NpuInt8MMTemplateConfigHeuristic(NoVectorGemms, INT8MMTemplateConfigMixin, NpuGemmConfigHeuristic):
     """int8 x int8 -> int32 on npu."""
 
     def __init__(self) -> None:

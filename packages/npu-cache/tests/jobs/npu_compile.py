@@ -1,6 +1,6 @@
 """One npu compile in a fresh process, for the tests: ``python npu_compile.py SPEC_JSON``.
 
-SPEC: {"fn": name in FUNCTIONS, "inductor" / "dynamo" / "functorch": {flag: value},
+SPEC: {"fn": name in FUNCTIONS, "mode": torch.compile's mode, "inductor" / "dynamo" / "functorch": {flag: value},
 "train": backward too, "save_artifacts": torch.compiler.save_cache_artifacts() at the end
 (written to the file "artifacts_file" names, if any; "load_artifacts" loads that file first),
 "cpu": also compile a cpu function under the same flags, "calls": [shapes...],
@@ -63,7 +63,23 @@ def matmul(x):
     return torch.nn.functional.gelu(x @ x.t()) + 1
 
 
-FUNCTIONS = {"matmul": matmul, "unserializable_guard": unserializable_guard, "pointwise": pointwise, "with_constant": with_constant, "two_kernels": two_kernels}
+_MLP = {}
+
+
+def mlp(x):
+    # a decode-shaped MLP block (few rows): linear, GELU, linear, residual; the weights are made
+    # once per process from a fixed seed, one copy per device (the eager reference runs on cpu)
+    if not _MLP:
+        g = torch.Generator().manual_seed(0)
+        w = [torch.randn(128, 32, generator=g) / 8, torch.randn(128, generator=g),
+             torch.randn(32, 128, generator=g) / 16, torch.randn(32, generator=g)]
+        _MLP.update(cpu=w, npu=[t.to("npu") for t in w])
+    w1, b1, w2, b2 = _MLP[x.device.type]
+    F = torch.nn.functional
+    return x + F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2)
+
+
+FUNCTIONS = {"matmul": matmul, "mlp": mlp, "unserializable_guard": unserializable_guard, "pointwise": pointwise, "with_constant": with_constant, "two_kernels": two_kernels}
 
 created = []
 upstream_create = remote_cache.create_cache
@@ -157,7 +173,7 @@ saved = None
 error = None
 with config.patch(spec.get("inductor", {})), torch._dynamo.config.patch(spec.get("dynamo", {})), \
         torch._functorch.config.patch(spec.get("functorch", {})):
-    compiled = torch.compile(fn, dynamic=spec.get("dynamic"))
+    compiled = torch.compile(fn, dynamic=spec.get("dynamic"), mode=spec.get("mode"))
     for shape in spec.get("calls", [[4]]):
         torch.manual_seed(len(results))
         x = torch.randn(*shape)

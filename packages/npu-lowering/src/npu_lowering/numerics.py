@@ -59,7 +59,9 @@ _COOP_TAKES_DEVICE = "device" in inspect.signature(InductorChoices.should_use_co
 
 
 class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_choices.py)
-    """Upstream's choices; on npu under determinism no reduction is split across programs.
+    """Upstream's choices; on npu under determinism no reduction is split across programs, and
+    the GEMM templates and config heuristics components register with npu-inductor-core's
+    ``choice_hooks`` join upstream's.
     Installed through Inductor's ``inductor_choices_class`` (only when unset), so every other
     device's choices are upstream's."""
 
@@ -83,8 +85,26 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
             return False
         return InductorChoices.should_use_cooperative_reduction(*args, **kwargs)
 
+    def get_template_configs(self, kernel_inputs, templates, op_name, kwarg_overrides=None):
+        # npu GEMMs: the templates components add (npu-autotune's swap-A/B candidates, M03)
+        if kernel_inputs.device_type == "npu":
+            from npu_inductor_core import choice_hooks
+
+            templates = choice_hooks.with_extra_templates(kernel_inputs, templates, op_name)
+        return super().get_template_configs(kernel_inputs, templates, op_name, kwarg_overrides)
+
+    def get_config_heuristics(self, device_type="cuda"):
+        # npu: a component's config lists (npu-autotune's Cube-aware flex attention, A37)
+        if device_type == "npu":
+            from npu_inductor_core import choice_hooks
+
+            heuristic = choice_hooks.heuristic_for(device_type)
+            if heuristic is not None:
+                return heuristic
+        return super().get_config_heuristics(device_type)
+
     def uuid(self) -> str:
-        return "npu-lowering.NpuChoices-1"
+        return "npu-lowering.NpuChoices-2"
 
 
 def install_choices() -> bool:

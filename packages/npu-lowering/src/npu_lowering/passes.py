@@ -1,6 +1,8 @@
 """The post-grad pass Inductor runs on graphs that hold npu tensors (registered as npu's
 device_custom_pass).
 
+- Components' passes first (npu-inductor-core's ``graph_hooks``: npu-autotune's shape padding
+  of GEMMs), each in the uuid through its ``cache_key()``.
 - Under the opt-in ``fp64_compute = "fp32"`` float64 values are computed in float32
   (``fp64_compute``), before the dtype policy.
 - Nodes with a dtype npu kernels do not take (float64, complex, float8, ...) are marked to
@@ -37,11 +39,16 @@ def source_hash() -> str:
 
 class NpuPostGradPass(CustomGraphModulePass):
     def __call__(self, gm: torch.fx.GraphModule) -> None:
+        from npu_inductor_core import graph_hooks
+
+        graph_hooks.run_post_grad(gm)  # components' passes (npu-autotune: GEMM shape padding)
         fp64_compute.narrow(gm)  # opt-in only: float64 values computed in float32
         dtype_policy.apply(gm)
         op_policy.apply(gm)  # ops Ascend's compiler cannot compile as Triton kernels
 
     def uuid(self) -> str:
+        from npu_inductor_core import graph_hooks
+
         from . import numerics
         from .runtime import tiling
         from .runtime.entries import fusion_policy
@@ -50,4 +57,4 @@ class NpuPostGradPass(CustomGraphModulePass):
         policy = fusion_policy()  # its decisions shape the kernels too
         return (f"npu-lowering-{source_hash()}-ub{dev.ub_bytes}-cores{dev.vector_cores}-"
                 f"{dtype_policy.settings_key()}-{numerics.settings_key()}-"
-                f"{policy.cache_key() if policy is not None else 'no-fusion-policy'}")
+                f"{policy.cache_key() if policy is not None else 'no-fusion-policy'}-{graph_hooks.key()}")
