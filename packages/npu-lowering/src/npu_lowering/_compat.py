@@ -319,3 +319,16 @@ def apply_feature_required_overrides(kernel_type, kernel_features, kernel_kwargs
     if not kernel_type.has_persistent_RBLOCK(kernel_features.reduction_numel):
         assert not kernel_kwargs.get("override_persistent_reduction")
         kernel_kwargs["override_persistent_reduction"] = False
+
+
+def lazy_triton_compile_available() -> bool:
+    """Whether upstream's C++ wrapper compiles Triton kernels lazily, at the compiled module's
+    first call (torch 2.13: ``torch._inductor.runtime.triton_lazy_compile``, used while
+    ``triton.autotune_at_compile_time`` is not True), which npu's cpp_wrapper is built on
+    (``cpp_wrapper_runtime``: the kernel's first run picks its npu-launcher descriptor).
+    Torch 2.11 only: absent (its C++ wrapper autotunes every kernel at compile time into
+    ``CudaKernelParamCache``, a CUDA binary cache npu kernels do not fill), so cpp_wrapper on
+    npu is refused there with a clear error. Not a patch: a version difference."""
+    import importlib.util
+
+    return importlib.util.find_spec("torch._inductor.runtime.triton_lazy_compile") is not None

@@ -12,7 +12,8 @@ upstream's lazy first-run compile of Triton kernels), with npu's device specific
   ``NpuCppWrapperCodeCache``, whose only change is that header as the one to precompile
   (``cpp_cache_precompile_headers``: upstream knows the headers of its own devices only).
 
-AOTInductor (``aot_mode``) is not supported yet (issue 22 item 2).
+AOTInductor (``aot_mode``) is not supported yet (issue 22 item 2). Torch 2.11 has no lazy
+kernel compile (``_compat.lazy_triton_compile_available``): cpp_wrapper on npu is refused there.
 """
 
 from __future__ import annotations
@@ -81,6 +82,13 @@ class NpuCppWrapperGpu(CppWrapperGpu):
     def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
         if V.graph.aot_mode:
             raise NotImplementedError("AOTInductor is not supported for npu yet (issue 22 item 2)")
+        from . import _compat
+
+        if not _compat.lazy_triton_compile_available():  # torch 2.11 only
+            raise NotImplementedError(
+                "cpp_wrapper on npu needs upstream's lazy kernel compile "
+                "(torch._inductor.runtime.triton_lazy_compile, torch 2.13); this torch "
+                f"({torch.__version__}) lacks it: compile without cpp_wrapper")
         from npu_inductor_core.codegen_hooks import run_before_wrapper_codegen
 
         # upstream's cpp wrappers lift no subgraphs either (CppWrapperGpu.create)
