@@ -5,6 +5,7 @@ off) unless the row is about benchmarking: timing interpreted kernels on a busy 
 
 import pytest
 import torch
+import torch._inductor.config
 from torch._inductor import config
 from torch._inductor.utils import run_and_get_code
 
@@ -207,6 +208,8 @@ def mm_index_add(x, y, i):
     return torch.zeros(8, 32, device=x.device).index_add(0, i, x @ y)
 
 
+@pytest.mark.skipif(not hasattr(torch._inductor.config, "epilogue_fusion_with_atomic_add"),
+                    reason=f"torch {torch.__version__} has no Inductor flag epilogue_fusion_with_atomic_add")
 @pytest.mark.feature("T04")
 def test_a_scatter_add_consumer_fuses_into_the_gemm_only_when_asked(fresh):
     a, b = rand((32, 32), (32, 32))
@@ -217,6 +220,8 @@ def test_a_scatter_add_consumer_fuses_into_the_gemm_only_when_asked(fresh):
     assert "Original ATen: [aten.mm]" in apart and n_kernels(apart) == 3
 
 
+@pytest.mark.skipif(not hasattr(torch._inductor.config, "epilogue_fusion_with_atomic_add"),
+                    reason=f"torch {torch.__version__} has no Inductor flag epilogue_fusion_with_atomic_add")
 @pytest.mark.feature("T04")
 def test_no_atomic_add_epilogue_when_determinism_is_requested(fresh):
     a, b = rand((32, 32), (32, 32))

@@ -16,12 +16,16 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 REPO = Path(__file__).resolve().parents[3]
 BENCH = REPO / "bench" / "warm_start.py"
 SETUP = REPO / "packages" / "npu-lowering" / "ascend_check" / "setup.py"
 
 
+# the bench's children turn keep_static_cubin_raw on (the FX entry carries the kernel descriptors)
+@pytest.mark.skipif(not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
+                    reason=f"torch {torch.__version__} has no Inductor flag keep_static_cubin_raw")
 @pytest.mark.feature("R01")
 def test_a_remote_hit_runs_no_ascend_compile(redis_url, tmp_path):
     setup = subprocess.run([sys.executable, str(SETUP), "--quiet"], capture_output=True, text=True, timeout=900)

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch._inductor.config
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # importlib import mode: the helper module is found by path
@@ -152,6 +153,9 @@ def test_user_triton_kernels_launch_through_cann_when_allowed(tmp_path, fake_can
     assert "add_scaled" not in registered(log) and registered(log)  # Inductor's kernels still do
 
 
+@pytest.mark.skipif(not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
+                    reason="this torch (2.11) has no Inductor flag keep_static_cubin_raw (the FX entry "
+                           "carries the kernel descriptors only with it)")
 @pytest.mark.feature("C04")
 def test_a_new_process_restores_launchers_from_the_fx_cache_without_triton(tmp_path, fake_cann):
     cache = tmp_path / "shared"

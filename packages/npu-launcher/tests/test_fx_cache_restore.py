@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch._inductor.config
 
 pytest.importorskip("npu_sim")
 pytest.importorskip("npu_lowering")
@@ -61,6 +62,9 @@ def test_static_launch_off_bundles_nothing(tmp_path):
 
 
 @pytest.mark.feature("C04", "L04")
+@pytest.mark.skipif(not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
+                    reason="this torch (2.11) has no Inductor flag keep_static_cubin_raw (the FX entry "
+                           "carries the kernel descriptors only with it)")
 def test_descriptor_kept_in_the_entry_survives_deleting_the_binary_files(tmp_path):
     keep = {"TORCHINDUCTOR_KEEP_STATIC_CUBIN_RAW": "1"}
     first = run_child(tmp_path / "keep", **keep)

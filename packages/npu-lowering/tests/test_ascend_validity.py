@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch._inductor.scheduler
 import torch.nn.functional as F
 
 HERE = Path(__file__).resolve().parent
@@ -34,6 +35,12 @@ pytestmark = [pytest.mark.feature("X04"),
 def ascend_python() -> str:
     """The triton-ascend venv's Python (created on first use: about 30-40 s)."""
     proc = subprocess.run([sys.executable, str(SETUP), "--quiet"], capture_output=True, text=True, timeout=900)
+    if proc.returncode and not torch.__version__.startswith("2.13"):
+        # the checker's venv pins torch 2.13.0 (CPU) with triton-ascend and ascendnpu-ir from
+        # PyPI; a torch 2.11 machine (the GPU machine: no network) cannot make it. CI's torch
+        # (2.13) still fails here, naming the setup error.
+        pytest.skip(f"the Ascend check's venv (torch 2.13.0 CPU, triton-ascend 3.2.0, ascendnpu-ir 1.2.0) could "
+                    f"not be made on this torch {torch.__version__} machine: {(proc.stderr or proc.stdout)[-300:]}")
     assert proc.returncode == 0, f"ascend_check setup failed:\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout.strip().splitlines()[-1]
 
@@ -358,6 +365,8 @@ def _mix_order_fusion_on_npu():
     eps["npu-autotune"].load()()
 
 
+@pytest.mark.skipif(not hasattr(torch._inductor.scheduler, "_is_gpu_triton_backend"),
+                    reason="torch 2.11's MixOrderReduction.can_fuse admits only cuda/xpu, checked inline (no hook)")
 def test_mix_order_reduction_kernels_lower_to_linalg(tmp_path, ascend_python, check):
     """Upstream's mix-order kernel steps its rows with a loop-carried index tensor, which
     triton-ascend's pointer analysis rejects; npu-lowering's rows come from the loop index,

@@ -137,3 +137,20 @@ def collective_benchmarks_on_npu() -> bool:
     benchmark_collective_choice._npu_autotune = True
     AlgorithmSelectorCache.benchmark_collective_choice = classmethod(benchmark_collective_choice)
     return True
+
+
+def should_coordesc_tune(autotuner) -> bool:
+    """Whether a kernel object is eligible for coordinate descent tuning. Torch 2.13:
+    upstream's ``CachingAutotuner._should_coordesc_tune`` (a cached property); torch 2.11 only
+    (no such property): the same rule, which its ``coordinate_descent_tuning`` checks inline (no
+    template, user-autotuned or fixed kernels; no reductions or split scans in deterministic
+    mode). Not a patch: a version difference."""
+    from torch._inductor.runtime.hints import HeuristicType
+
+    found = getattr(type(autotuner), "_should_coordesc_tune", None)
+    if found is not None:
+        return bool(autotuner._should_coordesc_tune)
+    if autotuner.heuristic_type in (HeuristicType.TEMPLATE, HeuristicType.USER_AUTOTUNE, HeuristicType.FIXED):
+        return False
+    return not (getattr(autotuner, "deterministic_mode", False) and autotuner.heuristic_type in (
+        HeuristicType.REDUCTION, HeuristicType.PERSISTENT_REDUCTION, HeuristicType.SPLIT_SCAN))

@@ -28,7 +28,7 @@ from torch._inductor.runtime.hints import HeuristicType
 from torch._inductor.runtime.runtime_utils import triton_config_to_hashable
 from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
 
-from . import combo
+from . import _compat, combo
 from . import compile_pool, post_compile, precompile_budget
 from . import config as npu_config
 from . import hints, tiles
@@ -266,7 +266,7 @@ class KernelObjectMixin:
     # ---- tuning on npu-sim ------------------------------------------------------------
     def _npu_should_bench(self) -> bool:
         meta = self.inductor_meta
-        coordesc = meta.get("coordinate_descent_tuning") and self._should_coordesc_tune
+        coordesc = meta.get("coordinate_descent_tuning") and _compat.should_coordesc_tune(self)
         if len(self.configs) < 2 and not coordesc:
             return False
         return _asked_for_tuning(meta) or npu_config.autotune_on_sim

@@ -301,3 +301,34 @@ def ensure_kernel_source(autotuner) -> None:
         raise RuntimeError(f"npu kernel {autotuner.inductor_meta.get('kernel_name')}: its source is gone "
                            "and there is no loader to rebuild it")
     autotuner.fn = reload_kernel().fn
+
+
+def apply_feature_required_overrides(kernel_type, kernel_features, kernel_kwargs) -> None:
+    """What a kernel's features force on its kwargs (``sort``: persistent, not cooperative; a
+    dynamic reduction numel without a persistent RBLOCK: not persistent). Torch 2.13 has
+    ``TritonKernel.apply_feature_required_overrides``; torch 2.11 only (no such method): the
+    same two rules, as its ``TritonScheduling.create_kernel_choices`` writes them inline. Not
+    a patch: a version difference."""
+    apply = getattr(kernel_type, "apply_feature_required_overrides", None)
+    if apply is not None:
+        apply(kernel_features, kernel_kwargs)
+        return
+    if kernel_features.contains_op("sort"):
+        kernel_kwargs["override_persistent_reduction"] = True
+        kernel_kwargs["override_cooperative_reduction"] = False
+    if not kernel_type.has_persistent_RBLOCK(kernel_features.reduction_numel):
+        assert not kernel_kwargs.get("override_persistent_reduction")
+        kernel_kwargs["override_persistent_reduction"] = False
+
+
+def lazy_triton_compile_available() -> bool:
+    """Whether upstream's C++ wrapper compiles Triton kernels lazily, at the compiled module's
+    first call (torch 2.13: ``torch._inductor.runtime.triton_lazy_compile``, used while
+    ``triton.autotune_at_compile_time`` is not True), which npu's cpp_wrapper is built on
+    (``cpp_wrapper_runtime``: the kernel's first run picks its npu-launcher descriptor).
+    Torch 2.11 only: absent (its C++ wrapper autotunes every kernel at compile time into
+    ``CudaKernelParamCache``, a CUDA binary cache npu kernels do not fill), so cpp_wrapper on
+    npu is refused there with a clear error. Not a patch: a version difference."""
+    import importlib.util
+
+    return importlib.util.find_spec("torch._inductor.runtime.triton_lazy_compile") is not None

@@ -24,6 +24,8 @@ npu itself, and copies the weights into device memory (the base would put them i
 memory); the model's kernels struct holds ``NpuLoadedKernels`` as its ``loaded_modules_``; the
 stream guard is ``NpuStreamGuard``. ``aot_inductor.embed_kernel_binary``, ``package_cpp_only``
 and ``emit_multi_arch_kernel`` are refused (a descriptor is a file the launcher loads).
+Torch 2.11 has no lazy kernel compile (``_compat.lazy_triton_compile_available``): cpp_wrapper
+and AOTInductor on npu are refused there.
 """
 
 from __future__ import annotations
@@ -94,6 +96,13 @@ class NpuCppWrapperGpu(CppWrapperGpu):
 
     @staticmethod
     def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
+        from . import _compat
+
+        if not _compat.lazy_triton_compile_available():  # torch 2.11 only
+            raise NotImplementedError(
+                "cpp_wrapper and AOTInductor on npu need upstream's lazy kernel compile "
+                "(torch._inductor.runtime.triton_lazy_compile, torch 2.13); this torch "
+                f"({torch.__version__}) lacks it: compile without cpp_wrapper")
         from npu_inductor_core.codegen_hooks import run_before_wrapper_codegen
 
         if V.graph.aot_mode:

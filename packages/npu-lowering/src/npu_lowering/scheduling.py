@@ -8,7 +8,7 @@ from torch._inductor.select_algorithm import TritonTemplateKernel
 
 from torch._inductor.virtualized import V
 
-from . import fp64_compute, numerics
+from . import _compat, fp64_compute, numerics
 from .kernel import NpuTritonKernel, save_kernel
 from .runtime.entries import fusion_policy
 
@@ -53,7 +53,7 @@ class NpuScheduling(TritonScheduling):
                 and any(node.is_split_scan() for node in kernel_features.scheduler_nodes())):
             return super().create_kernel_choices(kernel_features, kernel_args, kernel_kwargs)
         kernel_kwargs["override_cooperative_reduction"] = False  # as upstream, for any scan
-        self.kernel_type.apply_feature_required_overrides(kernel_features, kernel_kwargs)
+        _compat.apply_feature_required_overrides(self.kernel_type, kernel_features, kernel_kwargs)
         kernel_kwargs = V.choices.triton_kernel_kwargs(self.kernel_type, kernel_features, kernel_args, kernel_kwargs)
         kernel = self.kernel_type(*kernel_args, **kernel_kwargs)
         return self.add_multi_kernel_choices(kernel, kernel_args, kernel_kwargs)

@@ -124,8 +124,16 @@ def signbit(x):
 
 
 @triton.jit
+def _neg(x):
+    # -x for a result whose zero must change sign: Triton 3.6's unary minus on floats (and
+    # triton-ascend 3.2's, of the same lineage) is 0 - x, which makes -(+0) and -(-0) both +0;
+    # Triton 3.8's is a true negation. A product with -1 is exact and flips a zero's sign on all.
+    return x * -1.0
+
+
+@triton.jit
 def copysign(a, b):
-    return tl.where(signbit(b), -tl.abs(a), tl.abs(a))
+    return tl.where(signbit(b), _neg(tl.abs(a)), tl.abs(a))
 
 
 @triton.jit
@@ -359,7 +367,7 @@ def _pow_signs(a, b, mag):
     integral = tl.floor(b) == b
     odd = integral & finite_b & ((b - 2.0 * tl.floor(b * 0.5)) != 0)
     negative = (a < 0) | ((a == 0) & ((1.0 / a) < 0))
-    out = tl.where(negative & odd, -mag, mag)
+    out = tl.where(negative & odd, _neg(mag), mag)
     out = tl.where((a < 0) & (a != float("-inf")) & ~integral, float("nan"), out)
     out = tl.where((tl.abs(a) == 1) & ~finite_b, 1.0, out)
     out = tl.where(b == 1.0, a, out)  # exact
@@ -444,7 +452,7 @@ def atan2(y, x):
     t = tl.where(hi == 0, 0.0, atan(lo / hi))
     t = tl.where(ay > ax, _HALF_PI - t, t)
     t = tl.where((x < 0) | ((x == 0) & ((1.0 / x) < 0)), _PI - t, t)
-    r = tl.where((y < 0) | ((y == 0) & ((1.0 / y) < 0)), -t, t)
+    r = tl.where((y < 0) | ((y == 0) & ((1.0 / y) < 0)), _neg(t), t)
     return tl.where((x != x) | (y != y), x + y, r)
 
 
