@@ -163,6 +163,22 @@ def test_cpu_and_cuda_keep_upstreams_cpp_wrappers():
     assert codecache.CppWrapperCodeCache._get_uncompiled_header("cpu") == "torch/csrc/inductor/cpp_wrapper/cpu.h"
 
 
+def test_registering_npu_leaves_cudas_device_op_overrides_in_place():
+    # torch 2.11 fills upstream's table of device op overrides only while it is empty: with npu
+    # registered first, cuda's cpp wrapper and AOTInductor had no kernel driver (seen on the H200)
+    import subprocess
+    import sys
+
+    code = ("import torch, npu_inductor; npu_inductor.enable()\n"
+            "from torch._inductor.codegen.common import get_device_op_overrides\n"
+            "from torch._inductor.codegen.cuda.device_op_overrides import CUDADeviceOpOverrides\n"
+            "o = get_device_op_overrides('cuda')\n"
+            "assert isinstance(o, CUDADeviceOpOverrides), type(o)\n"
+            "assert 'cuModuleLoad' in o.kernel_driver()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
 @pytest.mark.feature("L06")
 @needs_lazy_compile
 def test_kernel_without_descriptor_is_a_clear_error():

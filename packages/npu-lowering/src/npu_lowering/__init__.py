@@ -19,7 +19,11 @@ def register() -> None:
         if _registered:
             return
         from npu_inductor_core.triton_device import count_npu_as_triton_device
-        from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
+        from torch._inductor.codegen.common import (
+            get_device_op_overrides,
+            register_backend_for_device,
+            register_device_op_overrides,
+        )
 
         from . import _compat, config, numerics
         from .device_op_overrides import NpuDeviceOpOverrides
@@ -39,6 +43,10 @@ def register() -> None:
         # cpp_wrapper=True takes NpuCppWrapperGpu (upstream's flag decides, as for cuda)
         register_backend_for_device("npu", NpuScheduling, NpuPythonWrapperCodegen, NpuCppWrapperGpu,
                                     device_custom_pass=NpuPostGradPass(), device_custom_config=config)
+        # torch 2.11's get_device_op_overrides imports upstream's devices' overrides only while
+        # the table is empty: registering npu first would leave cuda's cpp wrapper / AOTInductor
+        # without its driver. Ask for cpu's first, so upstream fills its own (2.13 uses a flag).
+        get_device_op_overrides("cpu")
         register_device_op_overrides("npu", NpuDeviceOpOverrides())
         numerics.install_choices()  # upstream's choices for every device but npu under determinism
         from npu_inductor_core.compile_hooks import around_compile_fx, around_compile_graph
