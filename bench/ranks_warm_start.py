@@ -91,8 +91,15 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
 x_cpu = torch.randn(2, 16, 64, generator=torch.Generator().manual_seed(rank))
 x = x_cpu.to(npu)
 eager_loss = block(x_cpu).square().mean().item()
-with config.patch({"fx_graph_cache": True, "fx_graph_remote_cache": True, "keep_static_cubin_raw": True,
-                   "cutlass.upload_to_binary_remote_cache": True}), \
+def known(flag):  # torch 2.11 (the GPU machine) lacks keep_static_cubin_raw
+    try:
+        config.__getattr__(flag) if "." not in flag else getattr(getattr(config, flag.split(".")[0]), flag.split(".")[1])
+        return True
+    except AttributeError:
+        return False
+flags = {"fx_graph_cache": True, "fx_graph_remote_cache": True, "keep_static_cubin_raw": True,
+         "cutlass.upload_to_binary_remote_cache": True}
+with config.patch({k: v for k, v in flags.items() if known(k)}), \
         torch._functorch.config.patch(enable_remote_autograd_cache=os.environ["RANKS_BENCH_REMOTE_AOT"] == "1"):
     compiled = torch.compile(model)
     dist.barrier()

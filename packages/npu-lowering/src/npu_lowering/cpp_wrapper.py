@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from functools import lru_cache
 
 import torch
 from torch._inductor.codecache import CppWrapperCodeCache
@@ -44,11 +43,12 @@ _UPSTREAM_CACHE_IMPORT = "from torch._inductor.codecache import CppWrapperCodeCa
 _NPU_CACHE_IMPORT = "from npu_lowering.cpp_wrapper import NpuCppWrapperCodeCache as CppWrapperCodeCache"
 
 
-@lru_cache(maxsize=None)
 def header_path(aot: bool = False) -> str:
-    """npu's cpp_wrapper header (``aot``: the AOTInductor one): a file generated once per install
-    that includes npu-launcher's C ABI header and ours by absolute path (Inductor's compile
-    command has only torch's include dirs, and the precompiled header must be a single file)."""
+    """npu's cpp_wrapper header (``aot``: the AOTInductor one): a file in Inductor's current
+    cache dir that includes npu-launcher's C ABI header and ours by absolute path (Inductor's
+    compile command has only torch's include dirs, and the precompiled header must be a single
+    file). Not memoized: the cache dir can change (fresh_cache(), $TORCHINDUCTOR_CACHE_DIR) and
+    a temporary one is deleted with the file in it."""
     from torch._inductor.runtime.cache_dir_utils import cache_dir
 
     from .runtime.entries import capi_header_dir
