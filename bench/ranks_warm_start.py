@@ -42,12 +42,14 @@ import json
 import os
 import platform
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from local_redis import free_port, start_redis  # noqa: E402
 
 CHILD = r"""
 import datetime, json, os, sys, time
@@ -69,16 +71,7 @@ def counting(*a, **k):
     return real_describe(*a, **k)
 setattr(sys.modules[ep.module], ep.attr, counting)  # npu-sim's kernel compile, counted
 
-class Block(nn.Module):
-    def __init__(self, dim=64, heads=4):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
-        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
-    def forward(self, x):
-        h = self.ln1(x)
-        x = x + self.attn(h, h, h, need_weights=False)[0]
-        return x + self.mlp(self.ln2(x))
+from npu_inductor.reference_models import TransformerBlock as Block  # dim 64, 4 heads
 
 rank = int(os.environ["RANK"])
 npu = torch.device("npu", 0)
@@ -127,27 +120,6 @@ print(json.dumps(out))
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
-    exe = shutil.which("redis-server")
-    if not exe:
-        sys.exit("redis-server not found: pass --redis-url")
-    port = free_port()
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", str(workdir)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            return proc, f"redis://127.0.0.1:{port}/0"
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    sys.exit("redis-server did not start")
 
 
 def run(world: int, mode: str, url: str, work: Path, timeout: float, remote_aot: bool) -> dict:

@@ -44,13 +44,15 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from local_redis import start_redis  # noqa: E402
 
 CHILD = r"""
 import json, os, sys, time
@@ -124,27 +126,6 @@ print(json.dumps({"first_result_s": first_s, "graph_call_s": sum(graph_call_s), 
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_redis(workdir: Path) -> tuple[subprocess.Popen, str]:
-    exe = shutil.which("redis-server")
-    if not exe:
-        sys.exit("redis-server not found: pass --redis-url")
-    port = free_port()
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", str(workdir)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            return proc, f"redis://127.0.0.1:{port}/0"
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    sys.exit("redis-server did not start")
 
 
 def child(local_dir: Path, redis_url: str, prefix: str, extra_env: dict) -> dict:
