@@ -34,10 +34,8 @@ std::vector<std::string> library_list() {
 }
 
 bool rt_fail(const Kernel *k, const char *what, int code) {
-  PyErr_Format(err_or(ErrLaunch, PyExc_RuntimeError),
-               "npu_launcher: kernel '%s': %s failed with CANN error 0x%x", k->name.c_str(),
-               what, code);
-  return false;
+  return driver_fail(E_LAUNCH, "npu_launcher: kernel '%s': %s failed with CANN error 0x%x", k->name.c_str(), what,
+                     (unsigned)code);
 }
 
 // (size, alignment) of each argument kind in triton-ascend's packed struct; size 0: none.
@@ -90,8 +88,7 @@ bool ascend_load_api() {
     if (load_error.empty()) loaded = true;
   }
   if (!loaded) {
-    PyErr_SetString(err_or(ErrDriver, PyExc_RuntimeError), load_error.c_str());
-    return false;
+    return driver_fail(E_DRIVER, "%s", load_error.c_str());
   }
   return true;
 }
@@ -123,21 +120,18 @@ bool ascend_bind(Kernel *k, const char *binary, size_t size, const std::string &
   int bad = -1;
   if (!ascend_layout(kinds, k->ascend.ffts, k->ascend.simt_only, k->ascend.offsets,
                      k->ascend.grid_offset, k->ascend.size, bad)) {
-    PyErr_Format(err_or(ErrDescriptor, PyExc_ValueError),
-                 "npu_launcher: kernel '%s': argument '%s' has type %s, which triton-ascend's "
-                 "launcher cannot pass", k->name.c_str(), k->args[bad].name.c_str(),
-                 k->args[bad].type.c_str());
-    return false;
+    return driver_fail(E_DESCRIPTOR,
+                       "npu_launcher: kernel '%s': argument '%s' has type %s, which triton-ascend's "
+                       "launcher cannot pass", k->name.c_str(), k->args[bad].name.c_str(),
+                       k->args[bad].type.c_str());
   }
   if (!ascend_load_api()) return false;
   int r = api.aclrtSetDevice(device);
   if (r != 0) return rt_fail(k, "aclrtSetDevice", r);
   const char *have = api.aclrtGetSocName();
   if (!soc.empty() && (!have || soc != have)) {
-    PyErr_Format(err_or(ErrDescriptor, PyExc_ValueError),
-                 "npu_launcher: kernel '%s' was compiled for %s but npu:%d is %s",
-                 k->name.c_str(), soc.c_str(), device, have ? have : "unknown");
-    return false;
+    return driver_fail(E_DESCRIPTOR, "npu_launcher: kernel '%s' was compiled for %s but npu:%d is %s",
+                       k->name.c_str(), soc.c_str(), device, have ? have : "unknown");
   }
   rt::rtDevBinary_t bin;
   bin.magic = mix_mode == "aiv" ? rt::RT_DEV_BINARY_MAGIC_ELF_AIVEC : rt::RT_DEV_BINARY_MAGIC_ELF;

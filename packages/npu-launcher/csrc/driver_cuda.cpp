@@ -21,10 +21,8 @@ const char *error_string(cu::CUresult r) {
   return "unknown CUDA error";
 }
 
-bool fail(PyObject *type, const std::string &what, cu::CUresult r) {
-  PyErr_Format(type, "npu_launcher: %s failed: %s (CUresult %d)", what.c_str(),
-               error_string(r), r);
-  return false;
+bool fail(ErrKind kind, const std::string &what, cu::CUresult r) {
+  return driver_fail(kind, "npu_launcher: %s failed: %s (CUresult %d)", what.c_str(), error_string(r), (int)r);
 }
 
 }  // namespace
@@ -40,7 +38,7 @@ std::vector<std::pair<std::string, std::string>> cuda_symbols() {
 bool cuda_load_api() {
   if (loaded) return true;
   if (!load_error.empty()) {
-    PyErr_SetString(err_or(ErrDriver, PyExc_RuntimeError), load_error.c_str());
+    driver_fail(E_DRIVER, "%s", load_error.c_str());
     return false;
   }
   const char *env = std::getenv("NPU_LAUNCHER_LIBCUDA");
@@ -49,7 +47,7 @@ bool cuda_load_api() {
   if (!h) {
     load_error = std::string("npu_launcher: cuda driver unavailable: cannot dlopen ") + lib +
                  ": " + dlerror();
-    PyErr_SetString(err_or(ErrDriver, PyExc_RuntimeError), load_error.c_str());
+    driver_fail(E_DRIVER, "%s", load_error.c_str());
     return false;
   }
 #define NPL_RESOLVE(ret, name, params)                                                 \
@@ -57,7 +55,7 @@ bool cuda_load_api() {
   if (!api.name) {                                                                     \
     load_error = std::string("npu_launcher: cuda driver unavailable: ") + lib +        \
                  " lacks " #name;                                                      \
-    PyErr_SetString(err_or(ErrDriver, PyExc_RuntimeError), load_error.c_str());        \
+    driver_fail(E_DRIVER, "%s", load_error.c_str());        \
     return false;                                                                      \
   }
   NPL_CUDA_FUNCTIONS(NPL_RESOLVE)
@@ -66,7 +64,7 @@ bool cuda_load_api() {
   if (r != cu::CUDA_SUCCESS) {
     load_error = std::string("npu_launcher: cuda driver unavailable: cuInit failed: ") +
                  error_string(r);
-    PyErr_SetString(err_or(ErrDriver, PyExc_RuntimeError), load_error.c_str());
+    driver_fail(E_DRIVER, "%s", load_error.c_str());
     return false;
   }
   loaded = true;
@@ -77,11 +75,11 @@ bool cuda_capability(int device, int *major, int *minor) {
   if (!cuda_load_api()) return false;
   cu::CUdevice dev;
   cu::CUresult r = api.cuDeviceGet(&dev, device);
-  if (r != cu::CUDA_SUCCESS) return fail(err_or(ErrDriver, PyExc_RuntimeError), "cuDeviceGet", r);
+  if (r != cu::CUDA_SUCCESS) return fail(E_DRIVER, "cuDeviceGet", r);
   r = api.cuDeviceGetAttribute(major, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
   if (r == cu::CUDA_SUCCESS)
     r = api.cuDeviceGetAttribute(minor, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-  if (r != cu::CUDA_SUCCESS) return fail(err_or(ErrDriver, PyExc_RuntimeError), "cuDeviceGetAttribute", r);
+  if (r != cu::CUDA_SUCCESS) return fail(E_DRIVER, "cuDeviceGetAttribute", r);
   return true;
 }
 
@@ -91,17 +89,15 @@ bool cuda_bind(Kernel *k, const char *cubin, size_t cubin_size, int num_warps, i
   int major = 0, minor = 0;
   if (!cuda_capability(device, &major, &minor)) return false;
   if (major * 10 + minor != arch) {
-    PyErr_Format(err_or(ErrDescriptor, PyExc_ValueError),
-                 "npu_launcher: kernel '%s' was compiled for sm_%d but cuda:%d is sm_%d%d",
-                 k->name.c_str(), arch, device, major, minor);
-    return false;
+    return driver_fail(E_DESCRIPTOR, "npu_launcher: kernel '%s' was compiled for sm_%d but cuda:%d is sm_%d%d",
+                       k->name.c_str(), arch, device, major, minor);
   }
   (void)cubin_size;  // cuModuleLoadData reads the ELF's own size
   cu::CUdevice dev;
   cu::CUcontext ctx = nullptr;
   cu::CUresult r = api.cuDeviceGet(&dev, device);
   if (r == cu::CUDA_SUCCESS) r = api.cuDevicePrimaryCtxRetain(&ctx, dev);
-  if (r != cu::CUDA_SUCCESS) return fail(err_or(ErrLaunch, PyExc_RuntimeError), "cuDevicePrimaryCtxRetain", r);
+  if (r != cu::CUDA_SUCCESS) return fail(E_LAUNCH, "cuDevicePrimaryCtxRetain", r);
   cu::CUcontext cur = nullptr;
   api.cuCtxGetCurrent(&cur);
   if (cur != ctx) api.cuCtxSetCurrent(ctx);  // load into the device's primary context
@@ -110,13 +106,13 @@ bool cuda_bind(Kernel *k, const char *cubin, size_t cubin_size, int num_warps, i
   r = api.cuModuleLoadData(&mod, cubin);
   if (r != cu::CUDA_SUCCESS) {
     if (cur != ctx) api.cuCtxSetCurrent(cur);
-    return fail(err_or(ErrLaunch, PyExc_RuntimeError), "cuModuleLoadData of '" + k->name + "'", r);
+    return fail(E_LAUNCH, "cuModuleLoadData of '" + k->name + "'", r);
   }
   r = api.cuModuleGetFunction(&fn, mod, k->name.c_str());
   if (r != cu::CUDA_SUCCESS) {
     api.cuModuleUnload(mod);
     if (cur != ctx) api.cuCtxSetCurrent(cur);
-    return fail(err_or(ErrLaunch, PyExc_RuntimeError), "cuModuleGetFunction('" + k->name + "')", r);
+    return fail(E_LAUNCH, "cuModuleGetFunction('" + k->name + "')", r);
   }
   api.cuFuncGetAttribute(n_regs, cu::CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
   api.cuFuncGetAttribute(n_spills, cu::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
@@ -137,11 +133,10 @@ bool cuda_bind(Kernel *k, const char *cubin, size_t cubin_size, int num_warps, i
   if (cur != ctx) api.cuCtxSetCurrent(cur);
   if (problem) {
     api.cuModuleUnload(mod);
-    PyErr_Format(err_or(ErrLaunch, PyExc_RuntimeError),
-                 "npu_launcher: kernel '%s' cannot run on cuda:%d: %s (num_warps=%d, "
-                 "shared=%d, max threads %d)",
-                 k->name.c_str(), device, problem, num_warps, shared, max_threads);
-    return false;
+    return driver_fail(E_LAUNCH,
+                       "npu_launcher: kernel '%s' cannot run on cuda:%d: %s (num_warps=%d, "
+                       "shared=%d, max threads %d)",
+                       k->name.c_str(), device, problem, num_warps, shared, max_threads);
   }
   k->cuda.module = mod;
   k->cuda.function = fn;
@@ -168,7 +163,7 @@ bool cuda_launch(Kernel *k, uint32_t grid[3], uint64_t stream, Slot *slots) {
                            1, 1, b.shared, (cu::CUstream)stream, params, nullptr);
   }
   if (r != cu::CUDA_SUCCESS)
-    return fail(err_or(ErrLaunch, PyExc_RuntimeError), "cuLaunchKernel of '" + k->name + "'", r);
+    return fail(E_LAUNCH, "cuLaunchKernel of '" + k->name + "'", r);
   return true;
 }
 

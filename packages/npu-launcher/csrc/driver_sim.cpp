@@ -1,6 +1,7 @@
 // sim driver: arguments are validated in C++ like on hardware, then npu-sim's launch entry
 // (entry point group npu_inductor.sim_launch, name "launch") runs the kernel in Triton's
 // interpreter: launch(fn, (gx, gy, gz), args, constexprs).
+#include "launcher.h"  // Python.h first
 #include "drivers.h"
 
 namespace npl {

@@ -1,12 +1,13 @@
-// Bind-time entry points of the three drivers (module.cpp calls them). Each returns false
-// with a Python exception set; on success the Kernel holds the driver's handles.
+// Bind-time entry points of the three drivers (module.cpp calls them; direct.cpp the cuda and
+// ascend ones). Each returns false after driver_fail (kernel.h); on success the Kernel holds
+// the driver's handles. Launch entry points: cuda_launch / ascend_launch below.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "launcher.h"
+#include "kernel.h"
 
 namespace npl {
 
@@ -27,7 +28,13 @@ bool ascend_layout(const std::vector<int> &kinds, bool ffts, bool simt_only,
 bool ascend_bind(Kernel *k, const char *binary, size_t size, const std::string &mix_mode,
                  const std::string &soc, int device);
 
-// sim
+// the launch with validated slots (8 bytes per argument); release
+bool cuda_launch(Kernel *k, uint32_t grid[3], uint64_t stream, Slot *slots);
+void cuda_release(Kernel *k);
+bool ascend_launch(Kernel *k, uint32_t grid[3], uint64_t stream, Slot *slots);
+void ascend_release(Kernel *k);
+
+// sim (Python: the extension only)
 bool sim_bind(Kernel *k, PyObject *entry, PyObject *fn, PyObject *constexprs);
 void sim_release(Kernel *k);
 

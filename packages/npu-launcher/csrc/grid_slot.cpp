@@ -1,5 +1,6 @@
 // Grid slots: launch.at(grid_x, grid_y, grid_z, ignore_trailing=0) -> slot(stream, *args).
-#include "drivers.h"  // Python.h first
+#include "launcher.h"  // Python.h first
+#include "drivers.h"
 
 #include <structmember.h>
 

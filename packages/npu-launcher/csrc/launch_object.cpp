@@ -5,7 +5,8 @@
 //
 // nanobind's own class_ instances have no per-instance vectorcall slot, so this one type is
 // a plain heap type (PyType_FromSpec with __vectorcalloffset__) living in the nanobind module.
-#include "drivers.h"  // Python.h first
+#include "launcher.h"  // Python.h first
+#include "drivers.h"
 
 #include <structmember.h>
 

@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "launcher.h"  // Python.h first
 #include "drivers.h"
 
 namespace nb = nanobind;

@@ -3,6 +3,8 @@ the capsule ``_C_API`` that ``PyCapsule_Import("npu_launcher.capi._C_API", 0)`` 
 
 ``header_dir()`` is the folder holding ``npu_launcher_capi.h`` (for ``-I``);
 ``bind_file(path, device)`` is what the C ABI's ``load`` calls.
+``direct_library()`` is the path of ``libnpu_launcher_direct.so``: the same C ABI without
+Python (``npl_direct_api()``), for cuda and Ascend kernels.
 """
 
 from __future__ import annotations
@@ -17,6 +19,12 @@ from .launcher import bind
 
 def header_dir() -> str:
     return os.path.join(os.path.dirname(__file__), "include")
+
+
+def direct_library() -> str:
+    """The Python-free C ABI library, installed next to the extension (in an editable install
+    the build's site-packages copy, not the source tree)."""
+    return os.path.join(os.path.dirname(_native.__file__), "libnpu_launcher_direct.so")
 
 
 def bind_file(path: str, device: int):

@@ -40,6 +40,15 @@ typedef struct NplCApi {
   void (*release)(void *kernel);
 } NplCApi;
 
+/* The same table without Python, for cuda and Ascend kernels (a process serving an
+ * AOTInductor package with no interpreter): exported by libnpu_launcher_direct.so, installed
+ * next to npu_launcher's extension (npu_launcher.capi.direct_library()). It needs no Python
+ * and links no torch: tensor arguments are read through libtorch's AOTI shim found in the
+ * process. Descriptors of npu-sim (Triton's interpreter) are refused by its load. */
+#define NPL_DIRECT_LIBRARY "libnpu_launcher_direct.so"
+#define NPL_DIRECT_SYMBOL "npl_direct_api"
+typedef const NplCApi *(*NplDirectApiFn)(void);
+
 #ifdef __cplusplus
 }
 #endif
