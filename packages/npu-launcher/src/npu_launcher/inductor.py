@@ -164,7 +164,10 @@ def upstream_shaped_launcher(result, desc: KernelDescriptor, launch, arg_names, 
     launcher.config = result.config
     launcher.shared = desc.shared
     launcher.cache_hash = None
-    launcher.store_cubin = False
+    # upstream's run saves the binary of a launcher with store_cubin (C++ wrappers, AOTInductor:
+    # npu-lowering's save_gpu_kernel saves the descriptor); its own static launcher refuses
+    # store_cubin, ours launches the descriptor it saves
+    launcher.store_cubin = bool((getattr(result, "inductor_meta", None) or {}).get("store_cubin", False))
     return launcher
 
 

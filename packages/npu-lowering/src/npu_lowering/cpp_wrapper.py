@@ -31,6 +31,7 @@ and AOTInductor on npu are refused there.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 
 import torch
@@ -61,8 +62,16 @@ def header_path(aot: bool = False) -> str:
     ours = os.path.join(os.path.dirname(__file__), "include", "npu_aoti.h" if aot else "npu_cpp_wrapper.h")
     from .runtime.flavour import flavour
 
-    # a model built where kernels are triton-ascend's runs on torch_npu (its raw streams)
-    ascend = "#define NPU_AOTI_ASCEND 1\n" if aot and flavour() == "ascend" else ""
+    # a model built where kernels are triton-ascend's runs on torch_npu (its raw streams) and
+    # launches through npu-launcher's C ABI without Python, this npu-launcher's library first
+    ascend = ""
+    if aot and flavour() == "ascend":
+        ascend = "#define NPU_AOTI_ASCEND 1\n"
+        from .runtime.entries import capi_direct_library
+
+        library = capi_direct_library()
+        if library is not None:
+            ascend += f"#define NPU_AOTI_DIRECT_LIBRARY {json.dumps(library())}\n"
     text = ("#pragma once\n" + ascend +
             f'#include "{os.path.join(header_dir(), "npu_launcher_capi.h")}"\n'
             f'#include "{ours}"\n')

@@ -9,17 +9,21 @@
 //   npu_aoti_model_device      - the model's device: "npu[:i]" (the runner's device string)
 //   npu_aoti_load_constants    - the model's weights, copied from the .so into device memory
 //
-// The model .so links no Python. npu-launcher's C ABI is a capsule of a Python module, and on
-// npu-sim every kernel runs in Triton's interpreter (Python): the capsule is imported through
-// the Python C API found in the process at run time (dlsym), so the process that loads the
-// package must run a Python interpreter with torch imported (aoti_load_package does; a C++
-// program starts one: Py_Initialize, then `import torch`). Without one, loadKernel fails
-// with that message. On Ascend the launch objects call CANN's rtKernelLaunch from the same
-// C ABI, which today also goes through Python (npu-launcher's README, "C ABI").
+// The model .so links no Python. Where kernels are triton-ascend's (NPU_AOTI_ASCEND) they
+// launch through npu-launcher's C ABI without Python (libnpu_launcher_direct.so: descriptor
+// file, argument packing, CANN's rtKernelLaunch), so a C++ server needs no interpreter; where
+// that library cannot be opened and Python runs, the capsule below is the fallback. On
+// npu-sim every kernel runs in Triton's interpreter (Python): the C ABI is the capsule of
+// npu-launcher's Python module, imported through the Python C API found in the process at run
+// time (dlsym), so the process that loads the package must run a Python interpreter with
+// torch imported (aoti_load_package does; a C++ program starts one: Py_Initialize, then
+// `import torch`). Without one, loadKernel fails with that message.
 #pragma once
 
 #include <dlfcn.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -91,29 +95,98 @@ inline std::string python_error(const PythonApi* py) {
   return msg;
 }
 
-inline const NplCApi* launcher() {
-  static const NplCApi* api = nullptr;
-  if (api == nullptr) {
-    const PythonApi* py = python();
-    NPU_AOTI_CHECK(py,
-                   "no Python interpreter in this process: npu-launcher's C ABI is a Python capsule, and on npu-sim "
-                   "kernels run in Triton's interpreter. Start Python and `import torch` before loading the package "
-                   "(aoti_load_package does; from C++: Py_Initialize(), then PyRun_SimpleString(\"import torch\"))");
-    int gil = py->gil_ensure();
-    // PyCapsule_Import imports only the top-level package; the capsule's module first
-    void* module = py->import_module("npu_launcher.capi");
-    if (module) py->decref(module);
-    const NplCApi* got =
-        module ? static_cast<const NplCApi*>(py->capsule_import(NPL_CAPI_CAPSULE, 0)) : nullptr;
-    std::string err = got ? std::string() : python_error(py);
-    py->gil_release(gil);
-    NPU_AOTI_CHECK(got, std::string("cannot import npu-launcher's C ABI (") + NPL_CAPI_CAPSULE + "): " + err);
-    NPU_AOTI_CHECK(got->version == NPL_CAPI_VERSION, "npu-launcher C ABI version " + std::to_string(got->version) +
-                                                         ", expected " + std::to_string(NPL_CAPI_VERSION));
-    api = got;
+// npu-launcher's C ABI without Python (libnpu_launcher_direct.so), for models whose kernels
+// are triton-ascend's: $NPU_LAUNCHER_DIRECT_LIB, else the library of the npu-launcher that
+// built the model (NPU_AOTI_DIRECT_LIBRARY, written by the generated header), else the
+// library's name on the loader's path (LD_LIBRARY_PATH). NULL with the reasons in why.
+inline const NplCApi* direct_launcher(std::string& why) {
+  const char* off = std::getenv("NPU_LAUNCHER_DIRECT");
+  if (off && std::string(off) == "0") {
+    why = "NPU_LAUNCHER_DIRECT=0";
+    return nullptr;
   }
-  return api;
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("NPU_LAUNCHER_DIRECT_LIB"); env && *env) candidates.push_back(env);
+#ifdef NPU_AOTI_DIRECT_LIBRARY
+  candidates.push_back(NPU_AOTI_DIRECT_LIBRARY);
+#endif
+  candidates.push_back(NPL_DIRECT_LIBRARY);
+  for (const std::string& path : candidates) {
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      const char* e = dlerror();
+      why += std::string("\n  ") + (e ? e : path.c_str());
+      continue;
+    }
+    auto get = reinterpret_cast<NplDirectApiFn>(dlsym(lib, NPL_DIRECT_SYMBOL));
+    const NplCApi* api = get ? get() : nullptr;
+    if (api != nullptr && api->version == NPL_CAPI_VERSION) return api;
+    why += "\n  " + path + ": no " NPL_DIRECT_SYMBOL " of C ABI version " + std::to_string(NPL_CAPI_VERSION);
+  }
+  return nullptr;
 }
+
+// npu-launcher's C ABI as the capsule of its Python module (npu-sim's kernels are Python):
+// NULL with the reason in why
+inline const NplCApi* python_launcher(std::string& why) {
+  const PythonApi* py = python();
+  if (py == nullptr) {
+    why = "no Python interpreter in this process: npu-launcher's C ABI is a Python capsule, and on npu-sim kernels "
+          "run in Triton's interpreter. Start Python and `import torch` before loading the package "
+          "(aoti_load_package does; from C++: Py_Initialize(), then PyRun_SimpleString(\"import torch\"))";
+    return nullptr;
+  }
+  int gil = py->gil_ensure();
+  // PyCapsule_Import imports only the top-level package; the capsule's module first
+  void* module = py->import_module("npu_launcher.capi");
+  if (module) py->decref(module);
+  const NplCApi* got = module ? static_cast<const NplCApi*>(py->capsule_import(NPL_CAPI_CAPSULE, 0)) : nullptr;
+  if (got == nullptr) why = std::string("cannot import npu-launcher's C ABI (") + NPL_CAPI_CAPSULE + "): " + python_error(py);
+  py->gil_release(gil);
+  if (got != nullptr && got->version != NPL_CAPI_VERSION) {
+    why = "npu-launcher C ABI version " + std::to_string(got->version) + ", expected " + std::to_string(NPL_CAPI_VERSION);
+    return nullptr;
+  }
+  return got;
+}
+
+struct Launcher {
+  const NplCApi* api = nullptr;
+  bool direct = false;  // the Python-free library: usable after the interpreter is gone
+};
+
+// Which C ABI the model's kernels launch through, decided at the first kernel load: on
+// Ascend the Python-free library, falling back to the Python capsule where an interpreter
+// runs (a serving process without Python needs the library); elsewhere the capsule.
+inline const Launcher& launcher_choice() {
+  static const Launcher chosen = [] {
+    Launcher l;
+    std::string why_direct, why_python;
+#ifdef NPU_AOTI_ASCEND
+    l.api = direct_launcher(why_direct);
+    l.direct = l.api != nullptr;
+#else
+    why_direct = "the model's kernels are npu-sim's (Python)";
+#endif
+    if (l.api == nullptr) {
+      l.api = python_launcher(why_python);
+#ifdef NPU_AOTI_ASCEND
+      if (l.api != nullptr && why_direct != "NPU_LAUNCHER_DIRECT=0") {  // slower, and needs Python: say so
+        std::fprintf(stderr,
+                     "npu AOTInductor model: npu-launcher's Python-free library could not be opened (%s\n); "
+                     "kernels launch through its Python C ABI\n",
+                     why_direct.c_str());
+      }
+#endif
+    }
+    NPU_AOTI_CHECK(l.api, "no npu-launcher C ABI to launch kernels with.\n Python-free library (" NPL_DIRECT_LIBRARY
+                          "): " + why_direct + "\n Python capsule: " + why_python);
+    return l;
+  }();
+  return chosen;
+}
+
+inline const NplCApi* launcher() { return launcher_choice().api; }
 
 }  // namespace npu_aoti
 
@@ -123,9 +196,12 @@ struct NpuLoadedKernels {
   std::vector<void*> handles;
   void push_back(void* h) { handles.push_back(h); }
   ~NpuLoadedKernels() {
-    const npu_aoti::PythonApi* py = npu_aoti::python();
-    if (py == nullptr) return;  // interpreter gone (process exit): nothing to release into
-    for (void* h : handles) npu_aoti::launcher()->release(h);
+    if (handles.empty()) return;
+    const npu_aoti::Launcher& l = npu_aoti::launcher_choice();
+    // the capsule's launch objects are Python objects: nothing to release them into once the
+    // interpreter is gone (process exit)
+    if (!l.direct && npu_aoti::python() == nullptr) return;
+    for (void* h : handles) l.api->release(h);
   }
 };
 

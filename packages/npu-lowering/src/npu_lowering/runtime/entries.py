@@ -41,6 +41,12 @@ def capi_header_dir():
     return _launcher_entry("capi_header_dir")
 
 
+def capi_direct_library():
+    """npu-launcher's ``capi_direct_library`` (the path of its C ABI library without Python,
+    for AOTInductor models of triton-ascend kernels), else None."""
+    return _launcher_entry("capi_direct_library")
+
+
 def kernel_binary_cache():
     """npu-cache's kernel-binary cache opener (R03-R05: descriptors fetched before describing,
     uploaded after) when installed, else None."""

@@ -1,0 +1,78 @@
+"""test_aoti_ascend.py's processes: an AOTInductor package built as on Ascend (kernels of
+flavour "ascend", triton-ascend-shaped compiles from npu-launcher's fake_triton_ascend, CANN's
+runtime from NPU_LAUNCHER_CANN_LIBS: fake_cann.c, which logs every call), then served.
+
+    python aoti_ascend_child.py package <folder>   # writes <folder>/model.pt2
+    python aoti_ascend_child.py serve <folder>     # loads and runs it once
+
+Prints one JSON line: package: the kernels compiled; serve: the output's shape and device,
+whether npu-launcher's Python C ABI (npu_launcher.capi) or its launch objects were used, the
+input's data pointer.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "npu-launcher" / "tests"))
+
+import torch  # noqa: E402  (autoload: npu-sim's device "npu")
+
+import fake_triton_ascend  # noqa: E402
+
+
+def model(x, w):
+    # a pointwise kernel, a reduction kernel and an ATen GEMM (extern, npu-sim's) between them
+    h = (x * 2).sin() @ w
+    return torch.softmax(h, -1) + 1
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(32, 16))
+
+    def forward(self, x):
+        return model(x, self.w)
+
+
+def package(folder: Path) -> dict:
+    import npu_inductor
+    import npu_lowering.kernel
+    import npu_lowering.runtime.flavour
+
+    npu_inductor.enable()
+    # kernels generated, and the model's C++ header written, as where triton-ascend is installed
+    npu_lowering.kernel.flavour = npu_lowering.runtime.flavour.flavour = lambda: "ascend"
+    fake_triton_ascend.install_compile()
+    torch._inductor.config.compile_threads = 1  # the fake compile lives in this process
+    torch.manual_seed(0)
+    m = Model().to("npu")
+    with torch.no_grad():
+        ep = torch.export.export(m, (torch.randn(4, 32, device="npu"),))
+        torch._inductor.aoti_compile_and_package(ep, package_path=str(folder / "model.pt2"))
+    return {"compiled": list(fake_triton_ascend.COMPILES)}
+
+
+def serve(folder: Path) -> dict:
+    import npu_launcher._native as native
+
+    calls = []
+    for name in ("bind_ascend", "bind_cuda", "bind_sim"):  # a launch object made in this process
+        real = getattr(native, name)
+        setattr(native, name, lambda *a, _n=name, _r=real, **k: (calls.append(_n), _r(*a, **k))[1])
+    runner = torch._inductor.aoti_load_package(str(folder / "model.pt2"))
+    x = torch.randn(4, 32, device="npu")
+    with torch.no_grad():
+        y = runner(x)
+    y = y[0] if isinstance(y, (list, tuple)) else y
+    return {"shape": list(y.shape), "device": str(y.device), "x_ptr": x.data_ptr(),
+            "python_capi_imported": "npu_launcher.capi" in sys.modules, "launch_objects_bound": calls}
+
+
+if __name__ == "__main__":
+    mode, folder = sys.argv[1], Path(sys.argv[2])
+    print(json.dumps(package(folder) if mode == "package" else serve(folder)))
