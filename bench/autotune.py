@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import gc
-import json
 import os
-import platform
 import sys
 import time
 
 import torch
+
+from results_io import result_header, time_call, write_json
 
 CASES = {
     "pointwise": (lambda x: torch.sin(x) * x + 1, lambda dev, big: (torch.randn((1 << 24) if big else 4096, device=dev),)),
@@ -77,21 +76,6 @@ def proxy_heuristics():
             setattr(th, n, f)
 
 
-def time_call(fn, args, device):
-    if device == "cuda":
-        from triton.testing import do_bench
-
-        return do_bench(lambda: fn(*args), warmup=50, rep=200)
-    for _ in range(2):
-        fn(*args)
-    t = time.perf_counter()
-    n = 5
-    for _ in range(n):
-        fn(*args)
-    torch.npu.synchronize()
-    return (time.perf_counter() - t) * 1000 / n
-
-
 def run_case(name, device, big, mode):
     """mode: 'upstream' | 'ours' (cuda proxy) | 'tuned' | 'untuned' (npu-sim)."""
     from torch._inductor import config
@@ -110,7 +94,7 @@ def run_case(name, device, big, mode):
         out = compiled(*args)  # compile + autotune
         first_call_s = time.perf_counter() - t0
         kernels = [k for k in _kernel_objects(CachingAutotuner) if id(k) not in before]
-        ms = time_call(compiled, args, device)
+        ms = time_call(compiled, args, device, warmup=50, rep=200)
     ref = fn(*[a.cpu() for a in args])
     torch.testing.assert_close(out.cpu(), ref, atol=1e-3, rtol=1e-3)
     tune_ms = sum((k.autotune_time_taken_ns or k.precompile_time_taken_ns) for k in kernels) / 1e6
@@ -157,14 +141,8 @@ def main() -> int:
         shown = "n/a" if tune is None else f"{tune:.2f}x"
         print(f"{name:<10} ratio ({num['mode']}/{den['mode']}): autotune time {shown}, "
               f"kernel time {ratios[name]['kernel_time']:.2f}x")
-    result = {"bench": "autotune", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-              "machine": platform.node(), "device": opts.device,
-              "device_name": torch.cuda.get_device_name() if opts.device == "cuda" else "npu-sim",
-              "torch": torch.__version__, "rows": rows, "ratios": ratios}
-    os.makedirs(os.path.dirname(os.path.abspath(opts.json)), exist_ok=True)
-    with open(opts.json, "w") as f:
-        json.dump(result, f, indent=1, default=str)
-    print(f"wrote {opts.json}")
+    result = {**result_header("autotune", opts.device), "rows": rows, "ratios": ratios}
+    write_json(opts.json, result)
     return 0
 
 

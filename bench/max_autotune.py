@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
-import json
 import os
-import platform
 import sys
 import time
 
 import torch
+
+from results_io import result_header, time_call, write_json
 
 
 def gemm(m, k, n):
@@ -141,21 +140,6 @@ def record_autotunes(log):
         AlgorithmSelectorCache.log_results = staticmethod(real)
 
 
-def time_call(fn, args, device):
-    if device == "cuda":
-        from triton.testing import do_bench
-
-        return do_bench(lambda: fn(*args), warmup=25, rep=100)
-    for _ in range(2):
-        fn(*args)
-    n = 5
-    t = time.perf_counter()
-    for _ in range(n):
-        fn(*args)
-    torch.npu.synchronize()
-    return (time.perf_counter() - t) * 1000 / n
-
-
 def run_case(name, device, side, dtype):
     from torch._inductor import config
     from torch._inductor.utils import fresh_cache
@@ -178,7 +162,7 @@ def run_case(name, device, side, dtype):
         t0 = time.perf_counter()
         out = compiled(*args)
         first_call_s = time.perf_counter() - t0
-        ms = time_call(compiled, args, device)
+        ms = time_call(compiled, args, device, warmup=25, rep=100)
         ref = fn(*args) if name != "block" else None
     if ref is not None:
         torch.testing.assert_close(out.float(), ref.float(), atol=5e-2, rtol=5e-2)
@@ -225,14 +209,8 @@ def main() -> int:
         tune = "n/a" if r["autotune_time"] is None else f"{r['autotune_time']:.2f}x"
         print(f"{name:<10} ours/upstream: candidates {r['candidates']:.2f}x, autotune time {tune}, "
               f"kernel time {r['kernel_time']:.2f}x")
-    result = {"bench": "max_autotune", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-              "machine": platform.node(), "device": opts.device,
-              "device_name": torch.cuda.get_device_name() if opts.device == "cuda" else "npu-sim",
-              "torch": torch.__version__, "dtype": str(dtype), "rows": rows, "ratios": ratios}
-    os.makedirs(os.path.dirname(os.path.abspath(opts.json)), exist_ok=True)
-    with open(opts.json, "w") as f:
-        json.dump(result, f, indent=1, default=str)
-    print(f"wrote {opts.json}")
+    result = {**result_header("max_autotune", opts.device), "dtype": str(dtype), "rows": rows, "ratios": ratios}
+    write_json(opts.json, result)
     return 0
 
 
