@@ -294,3 +294,42 @@ def test_float64_fallback_with_a_number_takes_the_scalar_overload():
     summed = g.call_function(torch.ops.aten.sum.dim_IntList, (d, [1]))
     assert _scalar_overload(by_number) is torch.ops.aten.mul.Scalar
     assert _scalar_overload(by_tensor) is None and _scalar_overload(summed) is None
+
+
+class _Foldable(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(16, 8))
+        self.b = torch.nn.Parameter(torch.randn(8))
+
+    def forward(self, x):
+        return x @ (self.w * 2 + 1) + self.b.sin()  # (w * 2 + 1) and sin(b) need only weights
+
+
+def test_runtime_constant_folding(npu, tmp_path):
+    # upstream's aot_inductor.use_runtime_constant_folding: the weights-only subgraphs become
+    # npu kernels the model runs once when it loads (its _const_run_impl), their results kept
+    # as folded constants; the model's own run reads them
+    torch.manual_seed(0)
+    model = _Foldable().to(npu)
+    x = torch.randn(4, 16, device=npu)
+    torch._dynamo.reset()
+    with torch.no_grad(), inductor_config.patch({"aot_inductor.use_runtime_constant_folding": True,
+                                                 "fx_graph_cache": False}):
+        ep = torch.export.export(model, (x,))
+        path = torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp_path / "folded.pt2"))
+    with zipfile.ZipFile(path) as z:
+        cpp = next(n for n in z.namelist() if n.endswith(".cpp") and "wrapper" in n)
+        code = z.read(cpp).decode()
+    assert code.count(".from_folded = true;") == 2 and "_const_run_impl(" in code
+    runner = torch._inductor.aoti_load_package(path)
+    with torch.no_grad():
+        torch.testing.assert_close(runner(x).cpu(), model(x).cpu(), atol=1e-4, rtol=1e-4)
+        y = torch.randn(4, 16, device=npu)
+        torch.testing.assert_close(runner(y).cpu(), model(y).cpu(), atol=1e-4, rtol=1e-4)
+        # new weights (upstream's load_constants; on npu as the model's own tensors: upstream's
+        # copying path puts them in host memory, which only its own devices avoid): the folded
+        # constants are computed again from them
+        w, b = torch.randn(16, 8, device=npu), torch.randn(8, device=npu)
+        runner.load_constants({"w": w, "b": b}, check_full_update=False, user_managed=True)
+        torch.testing.assert_close(runner(y).cpu(), (y @ (w * 2 + 1) + b.sin()).cpu(), atol=1e-4, rtol=1e-4)
