@@ -15,35 +15,18 @@ import os
 import sys
 from pathlib import Path
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import npu_sim
+import torch  # noqa: E402
 
-ERR = 1024
-
-
-class NplCApi(ctypes.Structure):
-    _fields_ = [
-        ("version", ctypes.c_int),
-        ("load", ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)),
-        ("num_args", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)),
-        ("launch", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
-                                    ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_char_p,
-                                    ctypes.c_size_t)),
-        ("release", ctypes.CFUNCTYPE(None, ctypes.c_void_p)),
-    ]
-
-
-def handle(t):
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    return ctypes.c_void_p(get(torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(t), None))
+import npu_sim  # noqa: E402
+from capi_ctypes import ERR, c_args, direct_api  # noqa: E402
 
 
 def main() -> None:
     folder = Path(sys.argv[1])
     npu_sim.start()
-    from npu_launcher import bind, capi
+    from npu_launcher import bind
     from npu_launcher.descriptor import ArgSpec, KernelDescriptor, SpecializedArg, Target
 
     desc = KernelDescriptor(
@@ -59,24 +42,15 @@ def main() -> None:
 
     bind(desc)(3, 2, 1, None, x, y, 64, 32, 0.5, True, 7, 2.25, 1)  # through Python
 
-    lib = ctypes.CDLL(capi.direct_library())
-    lib.npl_direct_api.restype = ctypes.POINTER(NplCApi)
-    api = lib.npl_direct_api().contents
+    api = direct_api()
     err = ctypes.create_string_buffer(ERR)
     k = api.load(str(path).encode(), -1, err, ERR)
     assert k, err.value
     out["num_args"] = api.num_args(k)
-    keep = []
 
     def launch(*values, grid=(3, 2, 1), n=None):
-        slots = []
-        for v in values:
-            if isinstance(v, torch.Tensor):
-                v = handle(v)
-            keep.append(v)
-            slots.append(ctypes.cast(ctypes.pointer(v), ctypes.c_void_p))
-        args = (ctypes.c_void_p * len(slots))(*[s.value for s in slots])
-        rc = api.launch(k, *grid, None, args, len(slots) if n is None else n, err, ERR)
+        args, _keep = c_args(values)
+        rc = api.launch(k, *grid, None, args, len(values) if n is None else n, err, ERR)
         return "ok" if rc == 0 else err.value.decode()
 
     good = (x, y, ctypes.c_int32(64), ctypes.c_int64(32), ctypes.c_float(0.5), ctypes.c_bool(True),

@@ -4,52 +4,17 @@ arguments as AtenTensorHandle), errors as messages. The sim driver runs the kern
 
 import ctypes
 import os
+import sys
 
 import torch
 
 from npu_launcher import capi
 
-_ERR = 512
-
-
-class NplCApi(ctypes.Structure):
-    _fields_ = [
-        ("version", ctypes.c_int),
-        ("load", ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)),
-        ("num_args", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)),
-        ("launch", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
-                                    ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_char_p,
-                                    ctypes.c_size_t)),
-        ("release", ctypes.CFUNCTYPE(None, ctypes.c_void_p)),
-    ]
-
-
-def _api() -> NplCApi:
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    ptr = get(capi._C_API, b"npu_launcher.capi._C_API")
-    return NplCApi.from_address(ptr)
-
-
-class _Handles:
-    """AtenTensorHandles of tensors (new handles, deleted at exit)."""
-
-    def __init__(self):
-        lib = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
-        self._delete = ctypes.CDLL(lib).aoti_torch_delete_tensor_object
-        self._delete.argtypes = [ctypes.c_void_p]
-        self.made = []
-
-    def __call__(self, t):
-        get = ctypes.pythonapi.PyCapsule_GetPointer
-        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-        h = ctypes.c_void_p(get(torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(t), None))
-        self.made.append(h)
-        return h
-
-    def close(self):
-        for h in self.made:
-            self._delete(h)
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # importlib import mode: the helper module is found by path
+from capi_ctypes import ERR as _ERR  # noqa: E402
+from capi_ctypes import capsule_api as _api  # noqa: E402
+from capi_ctypes import handle  # noqa: E402
 
 
 def test_capsule_and_header(tmp_path):
@@ -65,11 +30,10 @@ def test_load_and_launch_from_c(fake_sim, sim_add_descriptor, tmp_path):
     err = ctypes.create_string_buffer(_ERR)
     k = api.load(str(path).encode(), -1, err, _ERR)
     assert k, err.value
-    handles = _Handles()
     try:
         assert api.num_args(k) == 4
         x, y, out = torch.randn(100), torch.randn(100), torch.zeros(100)
-        hx, hy, ho = handles(x), handles(y), handles(out)
+        hx, hy, ho = handle(x), handle(y), handle(out)
         n = ctypes.c_int32(100)
         args = (ctypes.c_void_p * 4)(ctypes.addressof(hx), ctypes.addressof(hy), ctypes.addressof(ho),
                                      ctypes.addressof(n))
@@ -80,13 +44,12 @@ def test_load_and_launch_from_c(fake_sim, sim_add_descriptor, tmp_path):
         # a wrong count and a wrong dtype are errors with the launch object's message
         assert api.launch(k, 2, 1, 1, None, args, 3, err, _ERR) != 0
         assert b"takes 4 arguments" in err.value
-        hi = handles(torch.zeros(100, dtype=torch.int32))
+        hi = handle(torch.zeros(100, dtype=torch.int32))
         bad = (ctypes.c_void_p * 4)(ctypes.addressof(hx), ctypes.addressof(hy), ctypes.addressof(hi),
                                     ctypes.addressof(n))
         assert api.launch(k, 2, 1, 1, None, bad, 4, err, _ERR) != 0
         assert b"KernelArgument" in err.value and b"out" in err.value
     finally:
-        handles.close()
         api.release(k)
 
 

@@ -111,3 +111,51 @@ def test_a_process_without_python_or_torch_launches(fake_cann, tmp_path):
     _name, block_dim, _size, stream, raw = calls[3][1:]
     assert int(block_dim) == 4 and int(stream) == 5
     assert struct.unpack_from("<Q", bytes.fromhex(raw), 24)[0] == int(lines["launched"])
+
+
+def _load_direct(path):
+    import ctypes
+
+    from capi_ctypes import ERR, direct_api
+
+    api = direct_api()
+    err = ctypes.create_string_buffer(ERR)
+    return api, api.load(str(path).encode(), 0, err, ERR), err
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a CUDA driver is present")
+def test_cuda_descriptor_without_a_driver_is_refused(cuda_add_kernel, tmp_path, monkeypatch):
+    from npu_launcher import descriptor_from_compiled
+
+    path = tmp_path / "add.npld"
+    path.write_bytes(descriptor_from_compiled(cuda_add_kernel).to_bytes())
+    api, k, err = _load_direct(path)
+    assert not k and b"cuda driver unavailable" in err.value, err.value
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_launch_through_the_python_free_library(kernels, tmp_path):
+    # the proxy for Ascend's Python-free launch on real hardware: a cubin descriptor of Triton's
+    # own JIT compile, launched from the C ABI library on torch's current stream
+    import ctypes
+
+    import torch
+
+    from capi_ctypes import ERR, c_args
+    from npu_launcher import descriptor_from_compiled
+
+    x = torch.randn(4000, device="cuda")
+    ck = kernels.add_kernel[(4,)](x, x, torch.empty_like(x), 4000, BLOCK=1024)
+    path = tmp_path / "add.npld"
+    path.write_bytes(descriptor_from_compiled(ck).to_bytes())
+    api, k, err = _load_direct(path)
+    assert k, err.value
+    y, out = torch.randn(4000, device="cuda"), torch.zeros(4000, device="cuda")
+    args, _keep = c_args((x, y, out, ctypes.c_int32(4000)))
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    assert api.launch(k, 4, 1, 1, stream, args, 4, err, ERR) == 0, err.value
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, x + y)
+    bad, _keep2 = c_args((x.cpu(), y, out, ctypes.c_int32(4000)))
+    assert api.launch(k, 4, 1, 1, stream, bad, 4, err, ERR) != 0 and b"tensor is on cpu" in err.value
+    api.release(k)
