@@ -1,4 +1,5 @@
-"""AOTInductor packages on Ascend (X08, issue 22 item 3), without an NPU: a package built as
+"""AOTInductor packages on Ascend (X08, issue 22 item 3), without an NPU: a package (an MLP
+block and a softmax) built as
 where triton-ascend is installed (npu-launcher's fake_triton_ascend compiles; CANN's runtime is
 npu-launcher's fake_cann.c, which logs every call) holds each kernel's npubin descriptor, and
 its model launches them through npu-launcher's C ABI without Python (libnpu_launcher_direct.so)
@@ -69,22 +70,23 @@ def test_package_serves_through_the_python_free_launcher(ascend_package):
     out, log, built = served(ascend_package, "direct")
     assert out["shape"] == [4, 16] and out["device"] == "npu:0"
     assert not out["python_capi_imported"] and out["launch_objects_bound"] == []
-    kernels = sorted(set(built["compiled"]))
-    assert kernels == ["triton_per_fused__softmax_add_1", "triton_tem_fused_mm_mul_sin_0"]
-    registered = {r[1] for r in log if r[0] == "register"}
-    assert registered == {AIVEC_MAGIC, ELF_MAGIC}
-    launches = {r[1]: r for r in log if r[0] == "launch"}
-    assert sorted(launches) == kernels
-    # the served input is one of the template's pointer arguments (mul/sin fused as its
-    # prologue): after the C2C address and two reserved words, weight, input, output
-    raw = bytes.fromhex(launches["triton_tem_fused_mm_mul_sin_0"][5])
-    assert out["x_ptr"] in struct.unpack_from("<3Q", raw, 24)
+    launched = [r[1] for r in log if r[0] == "launch"]
+    # each of the model's kernels (a layer norm, GEMM templates with fused epilogues, a softmax)
+    # is one launch of a kernel compiled at build time
+    assert len(launched) == len(set(launched)) >= 4 and set(launched) <= set(built["compiled"]), launched
+    assert any(k.startswith("triton_tem_") for k in launched) and any(k.startswith("triton_per_") for k in launched)
+    registered = [r[1] for r in log if r[0] == "register"]
+    assert len(registered) == len(launched) and set(registered) == {AIVEC_MAGIC, ELF_MAGIC}
+    # the served input is a pointer argument of the first kernel (the layer norm reads it)
+    first = bytes.fromhex(next(r for r in log if r[0] == "launch")[5])
+    assert out["x_ptr"] in struct.unpack_from(f"<{len(first) // 8}Q", first)
 
 
 def test_without_the_library_the_model_falls_back_to_the_python_c_abi(ascend_package):
     direct, direct_log, _ = served(ascend_package, "direct2")
     out, log, _ = served(ascend_package, "python", NPU_LAUNCHER_DIRECT="0")
-    assert out["python_capi_imported"] and out["launch_objects_bound"] == ["bind_ascend", "bind_ascend"]
+    assert out["python_capi_imported"] and out["launch_objects_bound"] == ["bind_ascend"] * len(
+        {r[1] for r in direct_log if r[0] == "launch"})
     assert out["shape"] == [4, 16]
     python = [r for r in log if r[0] == "launch"]
     ours = [r for r in direct_log if r[0] == "launch"]
