@@ -4,6 +4,7 @@ runtime from NPU_LAUNCHER_CANN_LIBS: fake_cann.c, which logs every call), then s
 
     python aoti_ascend_child.py package <folder>   # writes <folder>/model.pt2
     python aoti_ascend_child.py serve <folder>     # loads and runs it once
+    python aoti_ascend_child.py jit <folder>       # torch.compile(cpp_wrapper=True), 3 calls
 
 Prints one JSON line: package: the kernels compiled; serve: the output's shape and device,
 whether npu-launcher's Python C ABI (npu_launcher.capi) or its launch objects were used, the
@@ -39,16 +40,31 @@ class Model(torch.nn.Module):
         return torch.softmax((h * 2).sin() @ self.w, -1) + 1
 
 
-def package(folder: Path) -> dict:
+def as_on_ascend() -> None:
     import npu_inductor
     import npu_lowering.kernel
     import npu_lowering.runtime.flavour
 
     npu_inductor.enable()
-    # kernels generated, and the model's C++ header written, as where triton-ascend is installed
+    # kernels generated, and the C++ headers written, as where triton-ascend is installed
     npu_lowering.kernel.flavour = npu_lowering.runtime.flavour.flavour = lambda: "ascend"
     fake_triton_ascend.install_compile()
     torch._inductor.config.compile_threads = 1  # the fake compile lives in this process
+
+
+def spy_binds() -> list:
+    """The launch objects made in this process, by driver."""
+    import npu_launcher._native as native
+
+    calls = []
+    for name in ("bind_ascend", "bind_cuda", "bind_sim"):
+        real = getattr(native, name)
+        setattr(native, name, lambda *a, _n=name, _r=real, **k: (calls.append(_n), _r(*a, **k))[1])
+    return calls
+
+
+def package(folder: Path) -> dict:
+    as_on_ascend()
     torch.manual_seed(0)
     m = Model().to("npu")
     with torch.no_grad():
@@ -58,12 +74,7 @@ def package(folder: Path) -> dict:
 
 
 def serve(folder: Path) -> dict:
-    import npu_launcher._native as native
-
-    calls = []
-    for name in ("bind_ascend", "bind_cuda", "bind_sim"):  # a launch object made in this process
-        real = getattr(native, name)
-        setattr(native, name, lambda *a, _n=name, _r=real, **k: (calls.append(_n), _r(*a, **k))[1])
+    calls = spy_binds()
     runner = torch._inductor.aoti_load_package(str(folder / "model.pt2"))
     x = torch.randn(4, 32, device="npu")
     with torch.no_grad():
@@ -73,6 +84,24 @@ def serve(folder: Path) -> dict:
             "python_capi_imported": "npu_launcher.capi" in sys.modules, "launch_objects_bound": calls}
 
 
+def jit(folder: Path) -> dict:
+    """torch.compile with the C++ wrapper: the first call compiles each kernel in Python (its
+    launch object), the C++ wrapper then loads each kernel's descriptor for its own launches."""
+    as_on_ascend()
+    calls = spy_binds()
+    torch._inductor.config.cpp_wrapper = True
+    torch.manual_seed(0)
+    m = Model().to("npu")
+    fn = torch.compile(m)
+    x = torch.randn(4, 32, device="npu")
+    with torch.no_grad():
+        fn(x)
+        after_first = len(calls)
+        for _ in range(2):
+            y = fn(x)
+    return {"shape": list(y.shape), "binds_first_call": after_first, "binds_later": len(calls) - after_first}
+
+
 if __name__ == "__main__":
     mode, folder = sys.argv[1], Path(sys.argv[2])
-    print(json.dumps(package(folder) if mode == "package" else serve(folder)))
+    print(json.dumps({"package": package, "serve": serve, "jit": jit}[mode](folder)))

@@ -65,9 +65,14 @@ def served(ascend_package, name: str, **env):
     return out, fta.read_log(log), built
 
 
+@pytest.fixture(scope="module")
+def direct_served(ascend_package):
+    return served(ascend_package, "direct")
+
+
 @pytest.mark.feature("X08")
-def test_package_serves_through_the_python_free_launcher(ascend_package):
-    out, log, built = served(ascend_package, "direct")
+def test_package_serves_through_the_python_free_launcher(direct_served):
+    out, log, built = direct_served
     assert out["shape"] == [4, 16] and out["device"] == "npu:0"
     assert not out["python_capi_imported"] and out["launch_objects_bound"] == []
     launched = [r[1] for r in log if r[0] == "launch"]
@@ -82,8 +87,8 @@ def test_package_serves_through_the_python_free_launcher(ascend_package):
     assert out["x_ptr"] in struct.unpack_from(f"<{len(first) // 8}Q", first)
 
 
-def test_without_the_library_the_model_falls_back_to_the_python_c_abi(ascend_package):
-    direct, direct_log, _ = served(ascend_package, "direct2")
+def test_without_the_library_the_model_falls_back_to_the_python_c_abi(ascend_package, direct_served):
+    _direct, direct_log, _ = direct_served
     out, log, _ = served(ascend_package, "python", NPU_LAUNCHER_DIRECT="0")
     assert out["python_capi_imported"] and out["launch_objects_bound"] == ["bind_ascend"] * len(
         {r[1] for r in direct_log if r[0] == "launch"})
@@ -97,3 +102,18 @@ def test_without_the_library_the_model_falls_back_to_the_python_c_abi(ascend_pac
     # a library that cannot be opened: the same fallback, said once on stderr
     missing, _, _ = served(ascend_package, "missing", NPU_LAUNCHER_DIRECT_LIB="/nonexistent/libnpu_launcher_direct.so")
     assert not missing["python_capi_imported"]  # the npu-launcher that built the model is still found
+
+
+@pytest.mark.feature("L06")
+def test_cpp_wrapper_launches_through_the_python_free_launcher(tmp_path):
+    # torch.compile(cpp_wrapper=True) on Ascend: the first call compiles and autotunes each
+    # kernel in Python (launch objects), then the C++ wrapper loads each kernel's descriptor for
+    # its own launches, through the library: a kernel registered with CANN without a launch
+    # object being made (the capsule's load always makes one)
+    cann = fta.fake_cann_library(tmp_path)
+    log = tmp_path / "jit.log"
+    out = run_child("jit", tmp_path, cann, log)
+    assert out["shape"] == [4, 16] and out["binds_later"] == 0
+    registered = sum(1 for r in fta.read_log(log) if r[0] == "register")
+    loaded_by_cpp = registered - out["binds_first_call"]
+    assert loaded_by_cpp >= 4, (registered, out)

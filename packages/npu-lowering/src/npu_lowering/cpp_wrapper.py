@@ -62,16 +62,17 @@ def header_path(aot: bool = False) -> str:
     ours = os.path.join(os.path.dirname(__file__), "include", "npu_aoti.h" if aot else "npu_cpp_wrapper.h")
     from .runtime.flavour import flavour
 
-    # a model built where kernels are triton-ascend's runs on torch_npu (its raw streams) and
-    # launches through npu-launcher's C ABI without Python, this npu-launcher's library first
+    # where kernels are triton-ascend's: a model runs on torch_npu (its raw streams), and both
+    # modes launch through npu-launcher's C ABI without Python, this npu-launcher's library first
     ascend = ""
-    if aot and flavour() == "ascend":
-        ascend = "#define NPU_AOTI_ASCEND 1\n"
+    if flavour() == "ascend":
+        ascend = "#define NPU_AOTI_ASCEND 1\n" if aot else ""
+        ascend += "#define NPU_DIRECT_LAUNCH 1\n"
         from .runtime.entries import capi_direct_library
 
         library = capi_direct_library()
         if library is not None:
-            ascend += f"#define NPU_AOTI_DIRECT_LIBRARY {json.dumps(library())}\n"
+            ascend += f"#define NPU_DIRECT_LIBRARY {json.dumps(library())}\n"
     text = ("#pragma once\n" + ascend +
             f'#include "{os.path.join(header_dir(), "npu_launcher_capi.h")}"\n'
             f'#include "{ours}"\n')

@@ -9,7 +9,7 @@
 //   npu_aoti_model_device      - the model's device: "npu[:i]" (the runner's device string)
 //   npu_aoti_load_constants    - the model's weights, copied from the .so into device memory
 //
-// The model .so links no Python. Where kernels are triton-ascend's (NPU_AOTI_ASCEND) they
+// The model .so links no Python. Where kernels are triton-ascend's (NPU_DIRECT_LAUNCH) they
 // launch through npu-launcher's C ABI without Python (libnpu_launcher_direct.so: descriptor
 // file, argument packing, CANN's rtKernelLaunch), so a C++ server needs no interpreter; where
 // that library cannot be opened and Python runs, the capsule below is the fallback. On
@@ -95,37 +95,6 @@ inline std::string python_error(const PythonApi* py) {
   return msg;
 }
 
-// npu-launcher's C ABI without Python (libnpu_launcher_direct.so), for models whose kernels
-// are triton-ascend's: $NPU_LAUNCHER_DIRECT_LIB, else the library of the npu-launcher that
-// built the model (NPU_AOTI_DIRECT_LIBRARY, written by the generated header), else the
-// library's name on the loader's path (LD_LIBRARY_PATH). NULL with the reasons in why.
-inline const NplCApi* direct_launcher(std::string& why) {
-  const char* off = std::getenv("NPU_LAUNCHER_DIRECT");
-  if (off && std::string(off) == "0") {
-    why = "NPU_LAUNCHER_DIRECT=0";
-    return nullptr;
-  }
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("NPU_LAUNCHER_DIRECT_LIB"); env && *env) candidates.push_back(env);
-#ifdef NPU_AOTI_DIRECT_LIBRARY
-  candidates.push_back(NPU_AOTI_DIRECT_LIBRARY);
-#endif
-  candidates.push_back(NPL_DIRECT_LIBRARY);
-  for (const std::string& path : candidates) {
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) {
-      const char* e = dlerror();
-      why += std::string("\n  ") + (e ? e : path.c_str());
-      continue;
-    }
-    auto get = reinterpret_cast<NplDirectApiFn>(dlsym(lib, NPL_DIRECT_SYMBOL));
-    const NplCApi* api = get ? get() : nullptr;
-    if (api != nullptr && api->version == NPL_CAPI_VERSION) return api;
-    why += "\n  " + path + ": no " NPL_DIRECT_SYMBOL " of C ABI version " + std::to_string(NPL_CAPI_VERSION);
-  }
-  return nullptr;
-}
-
 // npu-launcher's C ABI as the capsule of its Python module (npu-sim's kernels are Python):
 // NULL with the reason in why
 inline const NplCApi* python_launcher(std::string& why) {
@@ -162,21 +131,16 @@ inline const Launcher& launcher_choice() {
   static const Launcher chosen = [] {
     Launcher l;
     std::string why_direct, why_python;
-#ifdef NPU_AOTI_ASCEND
-    l.api = direct_launcher(why_direct);
+#ifdef NPU_DIRECT_LAUNCH
+    l.api = npu_direct_launcher(why_direct);
     l.direct = l.api != nullptr;
 #else
     why_direct = "the model's kernels are npu-sim's (Python)";
 #endif
     if (l.api == nullptr) {
       l.api = python_launcher(why_python);
-#ifdef NPU_AOTI_ASCEND
-      if (l.api != nullptr && why_direct != "NPU_LAUNCHER_DIRECT=0") {  // slower, and needs Python: say so
-        std::fprintf(stderr,
-                     "npu AOTInductor model: npu-launcher's Python-free library could not be opened (%s\n); "
-                     "kernels launch through its Python C ABI\n",
-                     why_direct.c_str());
-      }
+#ifdef NPU_DIRECT_LAUNCH
+      if (l.api != nullptr) npu_direct_fallback_note("npu AOTInductor model", why_direct);
 #endif
     }
     NPU_AOTI_CHECK(l.api, "no npu-launcher C ABI to launch kernels with.\n Python-free library (" NPL_DIRECT_LIBRARY

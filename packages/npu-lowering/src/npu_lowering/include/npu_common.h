@@ -3,9 +3,16 @@
 //   npuTensorHandle            - a tensor argument as npu-launcher's C ABI takes it
 //   NpuDeviceGuard             - c10's device guard for the npu device (PrivateUse1)
 //   aoti_torch_npu_<op>        - the C shims of the extern kernels Inductor calls on npu
+//   npu_direct_launcher        - npu-launcher's C ABI without Python, where kernels are
+//                                triton-ascend's
 #pragma once
 
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 #include <type_traits>
 
 #include <ATen/ops/addmm.h>
@@ -35,6 +42,45 @@ class NpuDeviceGuard {
  private:
   c10::DeviceGuard guard_;
 };
+
+// npu-launcher's C ABI without Python (libnpu_launcher_direct.so), for code whose kernels are
+// triton-ascend's (NPU_DIRECT_LAUNCH, defined by the generated header): $NPU_LAUNCHER_DIRECT_LIB,
+// else the library of the npu-launcher that generated the code (NPU_DIRECT_LIBRARY), else the
+// library's name on the loader's path (LD_LIBRARY_PATH). NULL with the reasons in why;
+// NPU_LAUNCHER_DIRECT=0 refuses it.
+static inline const NplCApi* npu_direct_launcher(std::string& why) {
+  const char* off = std::getenv("NPU_LAUNCHER_DIRECT");
+  if (off && std::string(off) == "0") {
+    why = "NPU_LAUNCHER_DIRECT=0";
+    return nullptr;
+  }
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("NPU_LAUNCHER_DIRECT_LIB"); env && *env) candidates.push_back(env);
+#ifdef NPU_DIRECT_LIBRARY
+  candidates.push_back(NPU_DIRECT_LIBRARY);
+#endif
+  candidates.push_back(NPL_DIRECT_LIBRARY);
+  for (const std::string& path : candidates) {
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      const char* e = dlerror();
+      why += std::string("\n  ") + (e ? e : path.c_str());
+      continue;
+    }
+    auto get = reinterpret_cast<NplDirectApiFn>(dlsym(lib, NPL_DIRECT_SYMBOL));
+    const NplCApi* api = get ? get() : nullptr;
+    if (api != nullptr && api->version == NPL_CAPI_VERSION) return api;
+    why += "\n  " + path + ": no " NPL_DIRECT_SYMBOL " of C ABI version " + std::to_string(NPL_CAPI_VERSION);
+  }
+  return nullptr;
+}
+
+// where the library was wanted but the capsule serves: slower, and Python is needed; said once
+static inline void npu_direct_fallback_note(const char* who, const std::string& why) {
+  if (why == "NPU_LAUNCHER_DIRECT=0") return;  // chosen
+  std::fprintf(stderr, "%s: npu-launcher's Python-free library could not be opened (%s\n); kernels launch through its "
+               "Python C ABI\n", who, why.c_str());
+}
 
 // ---- the C shim of the extern GEMM kernels Inductor calls with preallocated outputs ----
 // (extern_kernels.mm/addmm/bmm/baddbmm: ExternKernelOut). upstream writes

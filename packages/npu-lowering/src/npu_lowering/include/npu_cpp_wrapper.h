@@ -31,7 +31,16 @@ static const NplCApi* npl_api_ = nullptr;
 static PyObject* npu_cpp_wrapper_runtime_ = nullptr;  // npu_lowering.cpp_wrapper_runtime
 static PyObject* _module_pending_kernels = nullptr;
 
+// npu-launcher's C ABI: where kernels are triton-ascend's the Python-free library (no Python
+// object per launch), else (or when it cannot be opened) the capsule of npu_launcher.capi
 static inline const NplCApi* nplApi() {
+#ifdef NPU_DIRECT_LAUNCH
+  if (npl_api_ == nullptr) {
+    std::string why;
+    npl_api_ = npu_direct_launcher(why);
+    if (npl_api_ == nullptr) npu_direct_fallback_note("npu cpp_wrapper", why);
+  }
+#endif
   if (npl_api_ == nullptr) {
     py::gil_scoped_acquire_simple acquire;
     npl_api_ = static_cast<const NplCApi*>(PyCapsule_Import(NPL_CAPI_CAPSULE, 0));
