@@ -42,6 +42,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from results_io import out_path, write_json  # noqa: E402
+
 MODES = ("aoti", "compile", "reduce_overhead", "eager")
 
 
@@ -133,10 +135,9 @@ def main():
         note = "  (not host-only: computes on npu-sim)" if name in slow else ""
         print(f"{name:<18}{rows[name]:>10.1f}{rows[name] / rows['aoti']:>9.2f}{note}")
     print(json.dumps(data))
-    out = args.json or (os.path.join(os.environ["OUT"], "aoti.json") if os.environ.get("OUT") else None)
+    out = args.json or out_path("aoti.json")
     if out:
-        with open(out, "w") as f:
-            json.dump(data, f, indent=1)
+        write_json(out, data)
 
 
 if __name__ == "__main__":

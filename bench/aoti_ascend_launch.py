@@ -100,8 +100,9 @@ def main() -> None:
         folder = Path(args.folder)
         print(json.dumps(build(folder) if args.child == "build" else serve(folder, args.calls, args.clock)))
         return
-    sys.path.insert(0, str(TESTS))
+    sys.path[:0] = [str(TESTS), str(HERE)]
     import fake_triton_ascend
+    from results_io import out_path, write_json
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -134,10 +135,9 @@ def main() -> None:
     for name, us in rows.items():
         print(f"{name:<14}{us:>10.1f}{us / rows['direct']:>10.2f}")
     print(json.dumps(data))
-    out = args.json or (os.path.join(os.environ["OUT"], "aoti_ascend_launch.json") if os.environ.get("OUT") else None)
+    out = args.json or out_path("aoti_ascend_launch.json")
     if out:
-        with open(out, "w") as f:
-            json.dump(data, f, indent=1)
+        write_json(out, data)
 
 
 if __name__ == "__main__":

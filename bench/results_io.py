@@ -35,6 +35,11 @@ def result_header(bench: str, device: str) -> dict:
             "torch": torch.__version__}
 
 
+def out_path(name: str):
+    """``$OUT/<name>`` when $OUT is set (the device tool's results folder), else None."""
+    return os.path.join(os.environ["OUT"], name) if os.environ.get("OUT") else None
+
+
 def write_json(path: str, result: dict) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
