@@ -133,7 +133,10 @@ void write_err(char *err, size_t n, const std::string &msg) {
   if (err && n) std::snprintf(err, n, "%s", msg.c_str());
 }
 
+std::mutex g_load_mutex;  // loads are rare; the drivers' one-time setup is not thread-safe
+
 void *load(const char *path, int device, char *err, size_t n) {
+  std::lock_guard<std::mutex> lock(g_load_mutex);  // several models may load kernels at once
   DescriptorFile d;
   std::string why;
   if (!path || !read_descriptor_file(path, d, why)) {
