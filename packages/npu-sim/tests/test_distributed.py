@@ -171,3 +171,52 @@ def test_not_the_provider_where_torch_npu_is_installed(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "torch_npu" else real(name, *a))
     assert not distributed._sim_provides_npu()
+
+
+def _release_on_caller(rank: int, init: str) -> None:
+    """Python objects in the caller's thread-local state (every backward stashes one there,
+    torch.autograd's "context"; Python modes are others) travel with each gloo Work. They must be
+    released on the calling thread, before the collective returns: gloo's worker thread, were it
+    left the last reference, would take the GIL to drop them, and during interpreter shutdown
+    Python ends it there (pthread_exit), which aborts the process ("terminate called without an
+    active exception")."""
+    import threading
+    import weakref
+
+    dist.init_process_group("hccl", init_method=init, rank=rank, world_size=WORLD, timeout=TIMEOUT)
+    npu = torch.device("npu", 0)
+    caller = threading.get_ident()
+
+    class Marker:
+        pass
+
+    collectives = {
+        "all_reduce": lambda: dist.all_reduce(torch.ones(4, device=npu)),
+        "all_reduce_avg": lambda: dist.all_reduce(torch.ones(4, device=npu), op=dist.ReduceOp.AVG),
+        "all_gather_into_tensor": lambda: dist.all_gather_into_tensor(torch.empty(2 * WORLD, device=npu),
+                                                                      torch.ones(2, device=npu)),
+        "reduce_scatter_tensor": lambda: dist.reduce_scatter_tensor(torch.empty(2, device=npu),
+                                                                    torch.ones(2 * WORLD, device=npu)),
+        "broadcast": lambda: dist.broadcast(torch.ones(4, device=npu), src=0),
+        "barrier": lambda: dist.barrier(),
+    }
+    late = []
+    for _ in range(8):
+        for name, collective in collectives.items():
+            released_on = []
+            marker = Marker()
+            ref = weakref.ref(marker, lambda _: released_on.append(threading.get_ident()))
+            torch._C._stash_obj_in_tls("npu_sim_test", marker)
+            del marker  # the thread-local state's reference (and the Work's copy of it) remain
+            collective()
+            torch._C._remove_obj_from_tls("npu_sim_test")
+            if ref() is not None or released_on != [caller]:
+                late.append(name)
+            while ref() is not None:  # the next case starts clean
+                threading.Event().wait(0.001)
+    dist.destroy_process_group()
+    assert not late, f"rank {rank}: a gloo Work outlived these collectives' return: {late}"
+
+
+def test_collectives_release_the_callers_python_objects_before_returning(tmp_path):
+    _spawn(_release_on_caller, tmp_path)

@@ -8,11 +8,25 @@
 // back is completed, its future holds the npu outputs (what DDP's comm hooks read).
 // Point-to-point ops stay asynchronous (a blocking send deadlocks two ranks that send to each
 // other first), their Work keeps the npu tensors alive until it is destroyed.
+//
+// Every gloo Work holds the issuing thread's thread-local state (at::ThreadLocalState): Python
+// objects, such as the contextvars.Context every backward stashes there (torch.autograd's
+// _engine_run_backward) or the active Python modes. gloo's worker thread keeps its reference to
+// a Work for a moment after completing it; if that reference is the last, the worker drops the
+// Python objects and needs the GIL to do so. When the interpreter finalizes meanwhile (a
+// script's last gradient all-reduce, a few milliseconds before its end), Python ends the
+// worker in its GIL acquisition (pthread_exit), whose unwind through a noexcept destructor
+// aborts the process: "terminate called without an active exception" after the rank's work
+// is done. So a collective here, which completes before it returns anyway, also waits until
+// gloo's worker has let go of the Work and drops it on the calling thread (run()).
 #include "sim.h"
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/utils/pybind.h>
 
+#include <chrono>
+#include <optional>
+#include <thread>
 #include <type_traits>
 
 namespace py = pybind11;
@@ -98,17 +112,45 @@ T enter(const char* op, const T& tensors) {
   return host(tensors);
 }
 
-void run(const c10::intrusive_ptr<Work>& work) {
-  if (!work) return;
-  // gloo's worker thread runs its ops (views, copies) under the caller's thread-local state;
-  // with Python's dispatcher on (Inductor compiles under it: distributed autotuning's
-  // all_gather_object) those ops take the GIL, so waiting for gloo while holding it deadlocks
-  if (Py_IsInitialized() && PyGILState_Check()) {
-    py::gil_scoped_release no_gil;
-    work->wait();
-  } else {
-    work->wait();
+// Wait until this thread holds the only reference to `work`: gloo's worker drops its own
+// right after completing the Work (in runLoop), so this takes microseconds. Bounded: should
+// something else keep the Work, the collective goes on (warned once) rather than stall.
+void await_sole_owner(const c10::intrusive_ptr<Work>& work) {
+  using clock = std::chrono::steady_clock;
+  if (work.use_count() <= 1) return;
+  const auto deadline = clock::now() + std::chrono::seconds(1);
+  for (int spins = 0; work.use_count() > 1; ++spins) {
+    if (clock::now() >= deadline) {
+      TORCH_WARN_ONCE("npu-sim: a host backend Work is still referenced elsewhere 1 s after it completed; "
+                      "it may be destroyed on gloo's worker thread");
+      return;
+    }
+    if (spins < 64) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
   }
+}
+
+// Run a host backend Work to completion and destroy it on this thread (see the top of the file)
+void run(c10::intrusive_ptr<Work> work) {
+  if (!work) return;
+  {
+    // gloo's worker thread runs its ops (views, copies) under the caller's thread-local state;
+    // with Python's dispatcher on (Inductor compiles under it: distributed autotuning's
+    // all_gather_object) those ops take the GIL, so waiting for gloo while holding it deadlocks
+    std::optional<py::gil_scoped_release> no_gil;
+    if (Py_IsInitialized() && PyGILState_Check()) no_gil.emplace();
+    try {
+      work->wait();
+    } catch (...) {
+      await_sole_owner(work);
+      throw;
+    }
+    await_sole_owner(work);
+  }
+  work.reset();  // the last reference: its Python objects are released here, GIL taken as needed
 }
 
 // gloo has no AVG: sum, then divide the results here (what HCCL's and NCCL's AVG give)
@@ -223,19 +265,13 @@ class HostBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                 const c10d::ReduceScatterOptions& opts) override {
-    check_not_capturing_op("reduce_scatter_tensor");
-    TensorList ho{flat_host(output)};
-    auto hi = flat_host(input);
-    run(inner_->_reduce_scatter_base(ho[0], hi, sum_for_avg(opts)));
-    average(ho, opts.reduceOp, getSize());
-    return done({output});
+    TensorList outputs{output}, inputs{input};
+    return reduce_scatter_tensors("reduce_scatter_tensor", outputs, inputs, opts);
   }
 
   c10::intrusive_ptr<Work> reduce_scatter_tensor_coalesced(TensorList& outputs, TensorList& inputs,
                                                            const c10d::ReduceScatterOptions& opts) override {
-    return relay("reduce_scatter_tensor_coalesced", outputs, inputs,
-                 [&](auto& o, auto& i) { return inner_->reduce_scatter_tensor_coalesced(o, i, sum_for_avg(opts)); },
-                 opts.reduceOp);
+    return reduce_scatter_tensors("reduce_scatter_tensor_coalesced", outputs, inputs, opts);
   }
 
   c10::intrusive_ptr<Work> alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
@@ -293,6 +329,30 @@ class HostBackend : public c10d::Backend {
     run(call(h));
     average(h, avg, getSize());
     return done(tensors);
+  }
+
+  // Reduce-scatter of whole tensors: an all-reduce of a copy of each input, this rank's chunk
+  // copied out (ProcessGroupGloo's own method). Done here rather than by gloo's
+  // reduce_scatter_tensor_coalesced, whose Work wraps the all-reduce's (a closure holding it):
+  // run() must hold gloo's Work itself to drop it on this thread. HCCL counts elements only, so
+  // an output of n elements takes an input of world * n in any shape.
+  c10::intrusive_ptr<Work> reduce_scatter_tensors(const char* op, TensorList& outputs, TensorList& inputs,
+                                                  const c10d::ReduceScatterOptions& opts) {
+    check_not_capturing_op(op);
+    TORCH_CHECK(outputs.size() == inputs.size(), "npu-sim: ", op, " needs as many outputs as inputs");
+    c10d::AllreduceOptions ar;
+    ar.reduceOp = sum_for_avg(opts).reduceOp;
+    ar.timeout = opts.timeout;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      TensorList out{host(outputs[i])};
+      TensorList buffer{host(inputs[i]).clone(at::MemoryFormat::Contiguous).view({-1})};
+      TORCH_CHECK(out[0].scalar_type() == buffer[0].scalar_type() && buffer[0].numel() == out[0].numel() * getSize(),
+                  "npu-sim: ", op, " needs an input of the output's dtype and world size times its elements");
+      run(inner_->allreduce(buffer, ar));
+      out[0].copy_(buffer[0].chunk(getSize())[getRank()].view(out[0].sizes()));
+      average(out, opts.reduceOp, getSize());
+    }
+    return done(outputs);
   }
 
   // A collective from `inputs` into `outputs`, over their host aliases (lists of lists are
