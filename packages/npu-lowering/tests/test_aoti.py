@@ -333,3 +333,24 @@ def test_runtime_constant_folding(npu, tmp_path):
         w, b = torch.randn(16, 8, device=npu), torch.randn(8, device=npu)
         runner.load_constants({"w": w, "b": b}, check_full_update=False, user_managed=True)
         torch.testing.assert_close(runner(y).cpu(), (y @ (w * 2 + 1) + b.sin()).cpu(), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.feature("X08")
+def test_kernels_embedded_in_the_model(npu, tmp_path):
+    # upstream's aot_inductor.embed_kernel_binary: no descriptor file beside the model, each one
+    # linked into the .so as __<kernel>_start; the model loads them from memory
+    torch.manual_seed(0)
+    model = _Foldable().to(npu)
+    x = torch.randn(4, 16, device=npu)
+    torch._dynamo.reset()
+    with torch.no_grad(), inductor_config.patch({"aot_inductor.embed_kernel_binary": True, "fx_graph_cache": False}):
+        ep = torch.export.export(model, (x,))
+        path = torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp_path / "embedded.pt2"))
+    names = package_files(path)
+    assert not any(n.endswith(".npld") for n in names), names
+    so = next(n for n in names if n.endswith(".so"))
+    with zipfile.ZipFile(path) as z:
+        assert z.read(so).count(b"NPLKD1") >= 2  # the descriptors are inside the model
+    runner = torch._inductor.aoti_load_package(path)
+    with torch.no_grad():
+        torch.testing.assert_close(runner(x).cpu(), model(x).cpu(), atol=1e-4, rtol=1e-4)

@@ -22,8 +22,10 @@ specifics in the generated model: upstream's ``AOTInductorModelBase`` knows only
 cpu/cuda/xpu/mps device strings, so the constructor maps "npu[:i]" and sets the device type to
 npu itself, and copies the weights into device memory (the base would put them in host
 memory); the model's kernels struct holds ``NpuLoadedKernels`` as its ``loaded_modules_``; the
-stream guard is ``NpuStreamGuard``. ``aot_inductor.embed_kernel_binary``, ``package_cpp_only``
-and ``emit_multi_arch_kernel`` are refused (a descriptor is a file the launcher loads).
+stream guard is ``NpuStreamGuard``. ``aot_inductor.embed_kernel_binary`` embeds the descriptors
+in the model .so (upstream's object embedding; npu_aoti.h's ``loadKernel`` overload hands the
+embedded bytes to the C ABI through an anonymous in-memory file); ``package_cpp_only`` and
+``emit_multi_arch_kernel`` are refused.
 Torch 2.11 has no lazy kernel compile (``_compat.lazy_triton_compile_available``): cpp_wrapper
 and AOTInductor on npu are refused there.
 """
@@ -118,10 +120,11 @@ class NpuCppWrapperGpu(CppWrapperGpu):
         if V.graph.aot_mode:
             from torch._inductor import config
 
-            for flag in ("embed_kernel_binary", "package_cpp_only", "emit_multi_arch_kernel"):
+            for flag in ("package_cpp_only", "emit_multi_arch_kernel"):
                 if getattr(config.aot_inductor, flag, False):
                     raise NotImplementedError(f"AOTInductor on npu: aot_inductor.{flag} is not supported (npu "
-                                              "kernels are npu-launcher descriptor files packed beside the model)")
+                                              "kernels are npu-launcher descriptors, built where the model is "
+                                              "compiled, for one target)")
 
         # upstream's cpp wrappers lift no subgraphs either (CppWrapperGpu.create)
         wrapper = NpuCppWrapperGpu()

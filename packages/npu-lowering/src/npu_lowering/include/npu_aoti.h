@@ -3,7 +3,8 @@
 // runtime (aoti_include/common.h) and npu_common.h:
 //   loadKernel / launchKernel  - npu-launcher's C ABI (npu_launcher_capi.h, included first by
 //                                the generated header): a kernel's descriptor file, packed in
-//                                the .pt2 next to the model .so, bound into a launch object
+//                                the .pt2 next to the model .so (or embedded in it), bound
+//                                into a launch object
 //   NpuLoadedKernels           - the model's launch objects, released with the model
 //   NpuStreamGuard             - the model's run on the runner's stream and device
 //   npu_aoti_model_device      - the model's device: "npu[:i]" (the runner's device string)
@@ -21,9 +22,12 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -179,6 +183,47 @@ static inline void* loadKernel(std::string path, const std::string& /*mangled_na
   char err[1024] = {0};
   void* k = npu_aoti::launcher()->load(path.c_str(), -1, err, sizeof(err));
   NPU_AOTI_CHECK(k, "loading kernel descriptor " + path + " failed: " + err);
+  if (loaded) loaded->push_back(k);
+  return k;
+}
+
+namespace npu_aoti {
+// The length of an npu-launcher descriptor (NPLKD1 | u32 header length | JSON header | binary)
+// from its own header: the JSON's "binary_len" (npu-launcher writes it); 0 if it is not one.
+inline size_t descriptor_size(const unsigned char* data) {
+  if (std::memcmp(data, "NPLKD1", 6) != 0) return 0;
+  uint32_t n = (uint32_t)data[6] | (uint32_t)data[7] << 8 | (uint32_t)data[8] << 16 | (uint32_t)data[9] << 24;
+  const std::string header(reinterpret_cast<const char*>(data) + 10, n);
+  const std::string key = "\"binary_len\":";
+  size_t at = header.find(key);
+  if (at == std::string::npos) return 0;
+  return 10 + n + std::strtoull(header.c_str() + at + key.size(), nullptr, 10);
+}
+}  // namespace npu_aoti
+
+// A kernel's launch object from its descriptor embedded in the model .so
+// (aot_inductor.embed_kernel_binary: upstream links each descriptor file in as
+// __<kernel>_start). The C ABI loads files: the bytes go into an anonymous in-memory file
+// (memfd_create, nothing written to disk), loaded through its /proc/self/fd path.
+static inline void* loadKernel(const unsigned char* embedded, const std::string& mangled_name, int /*shared_mem*/,
+                               NpuLoadedKernels* loaded = nullptr) {
+  const size_t size = npu_aoti::descriptor_size(embedded);
+  NPU_AOTI_CHECK(size > 0, "the embedded kernel " + mangled_name + " is not an npu-launcher descriptor");
+  const int fd = memfd_create(mangled_name.c_str(), MFD_CLOEXEC);
+  NPU_AOTI_CHECK(fd >= 0, "memfd_create for the embedded kernel " + mangled_name + " failed");
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t w = ::write(fd, embedded + done, size - done);
+    if (w <= 0) break;
+    done += static_cast<size_t>(w);
+  }
+  char err[1024] = {0};
+  void* k = done == size ? npu_aoti::launcher()->load(("/proc/self/fd/" + std::to_string(fd)).c_str(), -1, err,
+                                                      sizeof(err))
+                         : nullptr;
+  ::close(fd);
+  NPU_AOTI_CHECK(done == size, "writing the embedded kernel " + mangled_name + " to memory failed");
+  NPU_AOTI_CHECK(k, "loading the embedded kernel " + mangled_name + " failed: " + err);
   if (loaded) loaded->push_back(k);
   return k;
 }
