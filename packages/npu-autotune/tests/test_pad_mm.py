@@ -10,7 +10,12 @@ import torch
 from torch._inductor import config
 from torch._inductor.utils import run_and_get_code
 
-from npu_autotune import pad_mm
+from npu_autotune import _compat, pad_mm
+
+needs_autoheuristic = pytest.mark.skipif(
+    not _compat.autoheuristic_builds(),
+    reason="this torch (2.11) builds upstream's AutoHeuristic only with a CUDA device "
+           "(test_without_an_autoheuristic_the_padding_is_timed covers it)")
 
 
 def _compile_mm(**flags):
@@ -23,6 +28,16 @@ def _compile_mm(**flags):
         out, code = run_and_get_code(torch.compile(lambda x, y: x @ y), a, b)
     torch.testing.assert_close(out.cpu(), a.cpu() @ b.cpu(), rtol=1e-4, atol=1e-4)
     return "aten.constant_pad_nd" in code[0]
+
+
+def _pad_mm_flag(kind: str, on: bool) -> dict:
+    """The flag naming pad_mm in upstream's ``autoheuristic_<kind>`` (collect, use): torch 2.13
+    has one flag per heuristic (``autoheuristic_<kind>.pad_mm``); torch 2.11 only: a string of
+    comma-separated names (``config.collect_autoheuristic``/``use_autoheuristic`` split it)."""
+    name = f"autoheuristic_{kind}"
+    if isinstance(getattr(config, name), str):  # torch 2.11 only
+        return {name: "pad_mm" if on else ""}
+    return {f"{name}.pad_mm": on}
 
 
 @pytest.fixture
@@ -40,13 +55,14 @@ def timings(monkeypatch):
 
 
 @pytest.mark.feature("A04", "A05")
+@needs_autoheuristic
 def test_collect_writes_the_pad_mm_log_from_npu_timings(fresh, tmp_path, timings):
     log = tmp_path / "ah" / "pad_mm.txt"
     log.parent.mkdir()
     assert not _compile_mm(**{"autoheuristic_log_path": str(log)})  # timed, not padded...
     assert not log.exists()  # ...and nothing collected
     timings.clear()
-    assert not _compile_mm(**{"autoheuristic_collect.pad_mm": True, "autoheuristic_log_path": str(log)})
+    assert not _compile_mm(**_pad_mm_flag("collect", True), autoheuristic_log_path=str(log))
     text = log.read_text()
     assert '"name": "pad_mm"' in text and len(timings) == 2
     rows = [r.split(",") for r in text.splitlines()[2:]]
@@ -57,6 +73,7 @@ def test_collect_writes_the_pad_mm_log_from_npu_timings(fresh, tmp_path, timings
 
 
 @pytest.mark.feature("A07")
+@needs_autoheuristic
 @pytest.mark.parametrize("decision", ["pad", "orig"])
 def test_use_lets_a_learned_heuristic_decide_npu_padding(fresh, monkeypatch, timings, decision):
     # upstream ships learned pad_mm heuristics only for an A100 and an H100; one learned from
@@ -72,10 +89,20 @@ def test_use_lets_a_learned_heuristic_decide_npu_padding(fresh, monkeypatch, tim
 
     monkeypatch.setattr(LearnedHeuristicController, "existing_heuristics", defaultdict(list, {"pad_mm": [Learned()]}))
     monkeypatch.setattr(LearnedHeuristicController, "heuristics_initialized", True)
-    padded = _compile_mm(**{"autoheuristic_use.pad_mm": True})
+    padded = _compile_mm(**_pad_mm_flag("use", True))
     assert padded == (decision == "pad") and timings == []  # decided without timing
     # without "use", the timings decide (the unpadded mm is faster here): not padded
-    assert not _compile_mm(**{"autoheuristic_use.pad_mm": False}) and len(timings) == 2
+    assert not _compile_mm(**_pad_mm_flag("use", False)) and len(timings) == 2
+
+
+@pytest.mark.skipif(_compat.autoheuristic_builds(), reason="this torch builds upstream's AutoHeuristic")
+def test_without_an_autoheuristic_the_padding_is_timed(fresh, monkeypatch, tmp_path, timings):
+    # torch 2.11 only, without a CUDA device: collect/use "pad_mm" warn once, the timings decide
+    monkeypatch.delattr(pad_mm._autoheuristic_usable, "warned", raising=False)
+    log = tmp_path / "pad_mm.txt"
+    with pytest.warns(UserWarning, match="needs a CUDA device"):
+        assert not _compile_mm(**_pad_mm_flag("collect", True), autoheuristic_log_path=str(log))
+    assert len(timings) == 2 and not log.exists()
 
 
 @pytest.mark.feature("A07")

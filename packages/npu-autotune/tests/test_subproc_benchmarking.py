@@ -6,6 +6,8 @@ then candidate 0. Timeouts stay in seconds: a new worker takes a few seconds to 
 and npu-sim), which the result timeout does not bound.
 """
 
+import ast
+import functools
 import os
 import subprocess
 import sys
@@ -88,7 +90,7 @@ def test_graceful_timeout_lets_a_late_worker_exit_before_sigterm(tuning):
     faults = WorkerFaults(hang_s={FAST: 2.0}, timings_ms=TIMINGS)
     flags = dict(max_autotune_subproc_result_timeout_seconds=0.5, max_autotune_subproc_terminate_timeout_seconds=5.0)
     with pytest.warns(UserWarning, match="no result"):
-        kernel, history, stops = tuning(faults, max_autotune_subproc_graceful_timeout_seconds=6.0, **flags)
+        kernel, history, stops = tuning(faults, max_autotune_subproc_graceful_timeout_seconds=20.0, **flags)
     assert chosen(kernel, history, NEXT)
     assert [(how, rc) for _, how, rc in stops] == [("graceful", 0)]  # finished its job, then read the sentinel
     with pytest.warns(UserWarning, match="no result"):
@@ -110,6 +112,40 @@ def test_terminate_timeout_bounds_the_wait_after_sigterm_before_sigkill(tuning):
         kernel, history, stops = tuning(faults, max_autotune_subproc_terminate_timeout_seconds=0.2, **flags)
     assert chosen(kernel, history, NEXT)
     assert [(how, rc) for _, how, rc in stops] == [("killed", -9)]
+
+
+def kernel_imports(path):
+    """Names of what a kernel module imports (modules and from-imported names' modules)."""
+    names = set()
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+@pytest.mark.feature("A46")
+def test_a_new_worker_loads_the_kernel_module_before_its_first_result_is_timed(fresh, kernels):
+    # what a process's first kernel module costs once (the modules it imports, torch's source
+    # hash behind the autotune cache key) is the worker's start, not its first candidate's
+    # result time: a worker replacing a stopped one would time out on its first candidate too
+    with config.patch(max_autotune_pointwise=True, autotune_in_subproc=True):
+        torch.compile(lambda t: t.cos() * 3 - 1)(torch.randn(256, device="npu"))
+    (kernel,) = kernels()  # its module file stays while ``fresh``'s cache does
+    modules = functools.partial(eval, "set(__import__('sys').modules)")
+    worker = subproc.NpuTuningProcess(device=None)
+    worker.limits = (60.0, 30.0, 5.0)
+    try:
+        worker.put(modules)
+        at_start = worker.get(subproc.STARTUP_TIMEOUT_S)
+        worker.ensure_ready(kernel.filename)
+        worker.put(modules)
+        ready = worker.get(60.0)
+    finally:
+        worker.kill()
+    loaded_by_the_kernel = {m for m in kernel_imports(kernel.filename) if m in ready} - at_start
+    assert loaded_by_the_kernel, "ready: the kernel module's imports were loaded"
 
 
 @pytest.mark.feature("A10")

@@ -154,3 +154,14 @@ def should_coordesc_tune(autotuner) -> bool:
         return False
     return not (getattr(autotuner, "deterministic_mode", False) and autotuner.heuristic_type in (
         HeuristicType.REDUCTION, HeuristicType.PERSISTENT_REDUCTION, HeuristicType.SPLIT_SCAN))
+
+
+@functools.cache
+def autoheuristic_builds() -> bool:
+    """Whether upstream's ``AutoHeuristic`` can be built in this process. Torch 2.13: yes (its
+    metadata takes (0, 0) for the CUDA device capability without CUDA). Torch 2.11 only: its
+    ``__init__`` calls ``torch.cuda.get_device_capability()`` unconditionally, which raises
+    without a CUDA device (npu-sim, an Ascend host); so only with one. Not a patch: a version
+    difference (``pad_mm`` then times instead of running the autoheuristic)."""
+    major, minor = (int(p) for p in torch.__version__.split(".")[:2])
+    return (major, minor) >= (2, 13) or torch.cuda.is_available()

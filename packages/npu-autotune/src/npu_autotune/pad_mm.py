@@ -17,6 +17,9 @@ tensors whose M, K or N is not a multiple of the Cube's fractal edge C0 (32 byte
   answer decides; none of upstream's learned heuristics is for an npu (they match an A100's /
   H100's shared memory and capability), so until one is learned from data collected on Ascend
   with this pass, "use" falls back to timing, as upstream does on an unknown GPU;
+  torch 2.11 only: its ``AutoHeuristic`` asks torch.cuda for the device capability (2.13:
+  (0, 0) without CUDA), which raises without a CUDA device; there (npu-sim, an Ascend host)
+  the flags are not applied: a one-time warning, and the decision is timed as below;
 - otherwise (and when the heuristic is unsure): both variants timed on npu, upstream's
   ``is_padded_faster`` (1.1x margin) decides; deterministic mode: never padded.
 
@@ -24,6 +27,8 @@ A padded mm becomes ``constant_pad_nd`` of the operands, the mm, and a slice of 
 """
 
 from __future__ import annotations
+
+import warnings
 
 import torch
 from torch._inductor import config
@@ -67,7 +72,7 @@ def should_pad(a, b, mp: int, kp: int, np_: int) -> bool:
         return upstream.pad_mm(a, b, mp, kp, np_)
 
     key = f"npu:{tuple(a.shape)}:{tuple(b.shape)}:{a.dtype}:{mp},{kp},{np_}"
-    if config.run_autoheuristic("pad_mm"):
+    if config.run_autoheuristic("pad_mm") and _autoheuristic_usable():
         decided = upstream.run_autoheuristic(a, b, orig, pad, mp, kp, np_, _do_bench, False, False, None,
                                              key + ":ori", key)
         if decided is not None:
@@ -83,6 +88,19 @@ def _call(graph, target, args, fake_mode, like):
         node.meta["val"] = target(*[a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args])
     node.meta.update({k: like.meta[k] for k in ("stack_trace", "original_aten") if k in like.meta})
     return node
+
+
+def _autoheuristic_usable() -> bool:
+    from . import _compat
+
+    if _compat.autoheuristic_builds():
+        return True
+    if not getattr(_autoheuristic_usable, "warned", False):
+        _autoheuristic_usable.warned = True
+        warnings.warn("npu pad_mm: autoheuristic_collect/autoheuristic_use \"pad_mm\" not applied: this torch's "
+                      "AutoHeuristic needs a CUDA device (torch 2.11 only; 2.13 builds it without one); "
+                      "the padding decision is timed instead")
+    return False
 
 
 def _rewrite(gm, node, m: int, n: int, mp: int, kp: int, np_: int) -> None:

@@ -106,11 +106,14 @@ class NpuTuningProcess(TuningProcess):
         self.running = True
         self.ready = False
 
-    def ensure_ready(self) -> None:
-        """(Re)start the worker if needed and wait, up to STARTUP_TIMEOUT_S, until it serves."""
+    def ensure_ready(self, module_path: str | None = None, extra_env: dict | None = None) -> None:
+        """(Re)start the worker if needed and wait, up to STARTUP_TIMEOUT_S, until it serves;
+        a new worker first loads ``module_path`` (``bench_request.ready``: one-time costs of a
+        first kernel module are startup, not the next benchmark's result time)."""
         if self.alive() and self.ready:
             return
-        self.put(bench_request.ready)  # upstream's put restarts a dead worker
+        # upstream's put restarts a dead worker
+        self.put(functools.partial(bench_request.ready, module_path), extra_env=extra_env)
         WORKERS.append(self.get(STARTUP_TIMEOUT_S))
         self.ready = True
 
@@ -192,7 +195,7 @@ class NpuTuningProcessPool(TuningProcessPool):
         process.limits = limits
         pid = visible = None
         try:
-            process.ensure_ready()
+            process.ensure_ready(request.module_path, extra_env)
             process.put(request.benchmark, extra_env=extra_env)
             timing, pid, visible = process.get(result_timeout)
         except TimeoutError:
