@@ -41,14 +41,8 @@ def build(folder: Path) -> dict:
 
     import fake_triton_ascend
     import launch_overhead as lo
-    import npu_inductor
-    import npu_lowering.kernel
-    import npu_lowering.runtime.flavour
 
-    npu_inductor.enable()
-    npu_lowering.kernel.flavour = npu_lowering.runtime.flavour.flavour = lambda: "ascend"
-    fake_triton_ascend.install_compile()
-    torch._inductor.config.compile_threads = 1  # the fake compile lives in this process
+    fake_triton_ascend.compile_as_on_ascend()
     torch.manual_seed(0)
     model = lo.MLP().to("npu").eval()
     with torch.no_grad():

@@ -124,10 +124,6 @@ int kind_of(const std::string &type) {
   return -1;
 }
 
-struct DirectKernel {
-  Kernel k;
-  std::string dtype_names[kMaxArgs];  // for messages
-};
 
 void write_err(char *err, size_t n, const std::string &msg) {
   if (err && n) std::snprintf(err, n, "%s", msg.c_str());
@@ -159,8 +155,8 @@ void *load(const char *path, int device, char *err, size_t n) {
                       "the direct launcher reads tensors through it");
     return nullptr;
   }
-  auto dk = std::make_unique<DirectKernel>();
-  Kernel &k = dk->k;
+  auto kernel = std::make_unique<Kernel>();
+  Kernel &k = *kernel;
   k.name = d.name;
   k.driver = d.backend == "cuda" ? D_CUDA : D_ASCEND;
   k.device_type_name = d.device_type.empty() ? (d.backend == "cuda" ? "cuda" : "npu") : d.device_type;
@@ -185,10 +181,7 @@ void *load(const char *path, int device, char *err, size_t n) {
     a.type = da.type;
     if (kind == K_PTR) {
       const char *dt = torch_dtype(da.type.substr(1));
-      if (dt) {
-        a.dtype_code = s.code(std::string("aoti_torch_dtype_") + dt);
-        dk->dtype_names[i] = std::string("torch.") + dt;
-      }
+      if (dt) a.dtype_code = s.code(std::string("aoti_torch_dtype_") + dt);
     }
     k.args.push_back(std::move(a));
   }
@@ -211,13 +204,12 @@ void *load(const char *path, int device, char *err, size_t n) {
     write_err(err, n, t_error);
     return nullptr;
   }
-  return dk.release();
+  return kernel.release();
 }
 
-int num_args(void *h) { return (int)static_cast<DirectKernel *>(h)->k.args.size(); }
+int num_args(void *h) { return (int)static_cast<Kernel *>(h)->args.size(); }
 
-bool fill_pointer(const DirectKernel *dk, int i, void *handle, Slot *slot) {
-  const Kernel &k = dk->k;
+bool fill_pointer(const Kernel &k, int i, void *handle, Slot *slot) {
   const ArgSpec &a = k.args[i];
   slot->u64 = 0;
   if (!handle) return true;  // a null pointer, as None from Python
@@ -235,7 +227,7 @@ bool fill_pointer(const DirectKernel *dk, int i, void *handle, Slot *slot) {
     return driver_fail(E_ARGUMENT, "npu_launcher: kernel '%s': argument '%s' (#%d): tensor dtype is %s, the kernel was "
                        "compiled for %s (%s)",
                        k.name.c_str(), a.name.c_str(), i, dtype_name(dt).c_str(), a.type.c_str(),
-                       dk->dtype_names[i].c_str());
+                       dtype_name(a.dtype_code).c_str());
   uint64_t addr = (uint64_t)(uintptr_t)ptr;
   if (a.align > 1 && addr % a.align != 0)
     return driver_fail(E_ARGUMENT,
@@ -280,8 +272,7 @@ bool fill_scalar(const Kernel &k, int i, const void *p, Slot *slot) {
 
 int launch(void *h, uint32_t gx, uint32_t gy, uint32_t gz, void *stream, void **args, int nargs, char *err,
            size_t n) {
-  DirectKernel *dk = static_cast<DirectKernel *>(h);
-  Kernel &k = dk->k;
+  Kernel &k = *static_cast<Kernel *>(h);
   if (nargs != (int)k.args.size()) {
     write_err(err, n, "npu_launcher: kernel '" + k.name + "' takes " + std::to_string(k.args.size()) +
                           " arguments, the C call passed " + std::to_string(nargs));
@@ -296,7 +287,7 @@ int launch(void *h, uint32_t gx, uint32_t gy, uint32_t gz, void *stream, void **
   Slot slots[kMaxArgs];
   bool ok = true;
   for (int i = 0; ok && i < nargs; ++i)
-    ok = k.args[i].kind == K_PTR ? fill_pointer(dk, i, *(void *const *)args[i], &slots[i])
+    ok = k.args[i].kind == K_PTR ? fill_pointer(k, i, *(void *const *)args[i], &slots[i])
                                  : fill_scalar(k, i, args[i], &slots[i]);
   if (ok) {
     uint64_t s = (uint64_t)(uintptr_t)stream;
@@ -310,11 +301,11 @@ int launch(void *h, uint32_t gx, uint32_t gy, uint32_t gz, void *stream, void **
 }
 
 void release(void *h) {
-  DirectKernel *dk = static_cast<DirectKernel *>(h);
-  if (!dk) return;
-  if (dk->k.driver == D_CUDA) cuda_release(&dk->k);
-  else ascend_release(&dk->k);
-  delete dk;
+  Kernel *k = static_cast<Kernel *>(h);
+  if (!k) return;
+  if (k->driver == D_CUDA) cuda_release(k);
+  else ascend_release(k);
+  delete k;
 }
 
 const NplCApi g_direct = {NPL_CAPI_VERSION, load, num_args, launch, release};

@@ -1,5 +1,6 @@
 """Test stand-ins for Ascend without an NPU (imported by the route tests' child processes).
 
+- ``compile_as_on_ascend()``: the whole process set up as on Ascend (below, and flavour "ascend").
 - ``install_compile()``: ``triton.compile`` for target backend "npu" becomes a
   triton-ascend-shaped compile: npu-sim's Triton backend compiles the kernel (AST -> TTIR,
   the source of truth for signature and constants), and the result carries what
@@ -46,6 +47,22 @@ class AscendShapedKernel:
 
     def __getattr__(self, attr):
         return getattr(self._sim, attr)
+
+
+def compile_as_on_ascend(soc: str = SOC, **shape) -> None:
+    """This process compiles as where triton-ascend is installed: every npu-inductor component
+    enabled, kernels generated and C++ wrapper headers written for flavour "ascend", compiles
+    through ``install_compile`` (in this process: one compile thread)."""
+    import torch
+
+    import npu_inductor
+    import npu_lowering.kernel
+    import npu_lowering.runtime.flavour
+
+    npu_inductor.enable()
+    npu_lowering.kernel.flavour = npu_lowering.runtime.flavour.flavour = lambda: "ascend"
+    install_compile(soc, **shape)
+    torch._inductor.config.compile_threads = 1
 
 
 def install_compile(soc: str = SOC, **shape) -> None:

@@ -40,18 +40,6 @@ class Model(torch.nn.Module):
         return torch.softmax((h * 2).sin() @ self.w, -1) + 1
 
 
-def as_on_ascend() -> None:
-    import npu_inductor
-    import npu_lowering.kernel
-    import npu_lowering.runtime.flavour
-
-    npu_inductor.enable()
-    # kernels generated, and the C++ headers written, as where triton-ascend is installed
-    npu_lowering.kernel.flavour = npu_lowering.runtime.flavour.flavour = lambda: "ascend"
-    fake_triton_ascend.install_compile()
-    torch._inductor.config.compile_threads = 1  # the fake compile lives in this process
-
-
 def spy_binds() -> list:
     """The launch objects made in this process, by driver."""
     import npu_launcher._native as native
@@ -64,7 +52,7 @@ def spy_binds() -> list:
 
 
 def package(folder: Path) -> dict:
-    as_on_ascend()
+    fake_triton_ascend.compile_as_on_ascend()
     torch.manual_seed(0)
     m = Model().to("npu")
     with torch.no_grad():
@@ -87,7 +75,7 @@ def serve(folder: Path) -> dict:
 def jit(folder: Path) -> dict:
     """torch.compile with the C++ wrapper: the first call compiles each kernel in Python (its
     launch object), the C++ wrapper then loads each kernel's descriptor for its own launches."""
-    as_on_ascend()
+    fake_triton_ascend.compile_as_on_ascend()
     calls = spy_binds()
     torch._inductor.config.cpp_wrapper = True
     torch.manual_seed(0)
