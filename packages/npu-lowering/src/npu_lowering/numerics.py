@@ -22,7 +22,7 @@ import torch
 from torch._inductor import config as inductor_config
 from torch._inductor.choices import InductorChoices
 
-from . import numerics_config
+from . import numerics_config, small_gemm
 from .fusion_choices import FusionChoices
 
 
@@ -87,7 +87,8 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
 
     def get_template_configs(self, kernel_inputs, templates, op_name, kwarg_overrides=None):
         # npu GEMMs: the templates components add (npu-autotune's swap-A/B candidates, M03)
-        if kernel_inputs.device_type == "npu":
+        # (not under default mode's one-tile small-GEMM policy: one choice, nothing timed)
+        if kernel_inputs.device_type == "npu" and not small_gemm.one_tile():
             from npu_inductor_core import choice_hooks
 
             templates = choice_hooks.with_extra_templates(kernel_inputs, templates, op_name)

@@ -37,7 +37,8 @@ class NpuScheduling(TritonScheduling):
     # policy (entry point ``npu_inductor.fusion: policy``, npu-fusion) decides for npu nodes
     # only, in every thread and for lazily compiled backward graphs, with no global replaced.
     def can_fuse_vertical(self, node1, node2):
-        return super().can_fuse_vertical(node1, node2) and _policy_allows("vertical", node1, node2)
+        return (_still_scheduled(self.scheduler, node1, node2) and super().can_fuse_vertical(node1, node2)
+                and _policy_allows("vertical", node1, node2))
 
     def can_fuse_horizontal(self, node1, node2):
         return super().can_fuse_horizontal(node1, node2) and _policy_allows("horizontal", node1, node2)
@@ -57,6 +58,24 @@ class NpuScheduling(TritonScheduling):
         kernel_kwargs = V.choices.triton_kernel_kwargs(self.kernel_type, kernel_features, kernel_args, kernel_kwargs)
         kernel = self.kernel_type(*kernel_args, **kernel_kwargs)
         return self.add_multi_kernel_choices(kernel, kernel_args, kernel_kwargs)
+
+
+def _still_scheduled(scheduler, node1, node2) -> bool:
+    """False for a template prologue/epilogue pair one of whose nodes has been fused into
+    another node since the pair was proposed. Upstream's scheduler evaluates a pending
+    benchmarked template fusion (a MultiTemplateBuffer's epilogue or prologue) at the end of
+    a fusion round with the nodes it saved: its asynchronous branch looks both up again
+    (``get_fused_node``), its synchronous branch does not, and fusing a node that another
+    fusion already took fails with a KeyError in ``fuse_two_nodes``. Refusing the stale pair
+    here is the look-up that branch misses (the fusion it proposed can no longer happen).
+    Only template pairs are checked: a foreach node asks about its sub-nodes, which are
+    legitimately not scheduled on their own."""
+    if not (node1.is_template() or node2.is_template()):
+        return True
+    fused = getattr(scheduler, "name_to_fused_node", None)
+    if not fused:
+        return True
+    return all(fused.get(node.get_first_name(), node) is node for node in (node1, node2))
 
 
 def _policy_allows(kind: str, node1, node2) -> bool:

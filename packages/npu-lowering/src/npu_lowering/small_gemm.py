@@ -16,6 +16,13 @@ True; False = ATen as upstream) and ``small_gemm_max_macs`` ($NPU_LOWERING_SMALL
 default 2**24, e.g. 256 x 256 x 256). Both enter the FX graph cache key (the config module is
 npu's ``device_custom_config``).
 
+One choice, nothing timed: the components' extra GEMM templates (npu-autotune's swap-A/B) are
+not offered under the one-tile config (``one_tile()``, asked by ``NpuChoices``). With two
+choices upstream would build a MultiTemplateBuffer, time both in Triton's interpreter, and
+(``benchmark_epilogue_fusion``, on by default) time the fused epilogue too: a compile that
+differs with the machine's load, and a path to upstream's stale-pair fusion bug (the
+scheduling's ``_still_scheduled``). Max-autotune offers them all and times them.
+
 Not for M=1 or N=1 (one token, a matrix-vector product): upstream's template indexes the
 operands by ``rm % M`` / ``rn % N``, a zero-stride pointer there that triton-ascend refuses;
 those stay ATen (K=1 is Inductor's pointwise decomposition, before any template).
@@ -23,12 +30,16 @@ those stay ATen (K=1 is Inductor's pointwise decomposition, before any template)
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 
 import torch
 from npu_inductor_core import env_config
 
 from . import config as npu_config
+
+_ONE_TILE = contextvars.ContextVar("npu_small_gemm_one_tile", default=False)
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 # device types the policy applies to; the cuda benchmark (bench/launch_overhead.py) adds "cuda"
@@ -85,18 +96,33 @@ def applies(mat1, mat2) -> bool:
     return 0 < math.prod(a[:-1]) * b[-1] * a[-1] <= max_macs()
 
 
+def one_tile() -> bool:
+    """True while a GEMM is lowered under the one-tile policy (upstream's template only)."""
+    return _ONE_TILE.get()
+
+
+@contextlib.contextmanager
+def _one_tile_config():
+    from torch._inductor import config
+
+    token = _ONE_TILE.set(True)
+    try:
+        with config.patch({"max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON",
+                           "test_configs.max_mm_configs": 1}):
+            yield
+    finally:
+        _ONE_TILE.reset(token)
+
+
 def wrap(upstream, operands):
     """The lowering of one op: upstream's, under a one-tile template config when it applies.
     ``operands(args, kwargs)`` names the op's two matrices."""
 
     def lowering(*args, **kwargs):
-        from torch._inductor import config
-
         mat1, mat2 = operands(args, kwargs)
         if not applies(mat1, mat2):
             return upstream(*args, **kwargs)
-        with config.patch({"max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON",
-                           "test_configs.max_mm_configs": 1}):
+        with _one_tile_config():
             return upstream(*args, **kwargs)
 
     lowering._npu_small_gemm = True
@@ -112,7 +138,6 @@ def user_lowering(target, operands, chained=None):
     None (upstream's lowering, unchanged)."""
 
     def lowering(*args, **kwargs):
-        from torch._inductor import config
         from torch._inductor.lowering import lowerings
 
         if chained is not None:
@@ -122,8 +147,7 @@ def user_lowering(target, operands, chained=None):
         mat1, mat2 = operands(args, kwargs)
         if not applies(mat1, mat2):
             return None
-        with config.patch({"max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON",
-                           "test_configs.max_mm_configs": 1}):
+        with _one_tile_config():
             return lowerings[target](*args, **kwargs)
 
     lowering._npu_small_gemm = True
