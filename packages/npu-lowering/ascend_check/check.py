@@ -305,13 +305,23 @@ def _front_end(cap, config, arch, target, printed):
     """(linalg, metadata, options) or raises; stage recorded in ``state['stage']``."""
     state = {"stage": "ttir"}
     opts = target.front_end_options() if target is not None else {}
-    with _deadline(TIMEOUT_S), contextlib.redirect_stdout(printed), _front_end_for(target):
-        try:
+
+    def lower(seconds):
+        with _deadline(seconds), contextlib.redirect_stdout(printed), _front_end_for(target):
             return (*_lower(cap, config, arch, on_stage=lambda stage: state.__setitem__("stage", stage),
                             target_options=opts), state)
-        except BaseException as e:
-            e.stage = state["stage"]
-            raise
+
+    try:
+        try:
+            return lower(TIMEOUT_S)
+        except _Timeout:
+            # a slow machine, not a bad kernel: once more, alone and with a longer limit
+            state["stage"] = "ttir"
+            with hivm.exclusive():
+                return lower(hivm.RETRY_TIMEOUT_S)
+    except BaseException as e:
+        e.stage = state["stage"]
+        raise
 
 
 def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(), pool=None,
