@@ -23,6 +23,7 @@ def test_conv_backends_pick_the_triton_template_or_aten(fresh, stride, padding, 
     codes = {}
     for backends in ("TRITON", "ATEN"):
         torch._dynamo.reset()
+        # benchmark_epilogue_fusion off (upstream's default is on): the test asserts which kernels are fused, and with it on that is decided by timing Triton's interpreter, i.e. by this machine's speed and load
         with config.patch(max_autotune=True, max_autotune_conv_backends=backends, benchmark_epilogue_fusion=False,
                           **{"test_configs.max_mm_configs": 2}):
             out, code = run_and_get_code(torch.compile(conv_relu), x.to("npu"), w.to("npu"),
@@ -38,6 +39,7 @@ def conv_grads(x, w, **flags):
     x, w = x.to("npu").requires_grad_(), w.to("npu").requires_grad_()
     compiled = torch.compile(lambda a, b: torch.nn.functional.conv2d(a, b, padding=1))
     torch._dynamo.reset()
+    # benchmark_epilogue_fusion off: the backward's kernels are compared; timing the interpreter would pick them
     with config.patch(max_autotune=True, max_autotune_conv_backends="ATEN", benchmark_epilogue_fusion=False,
                       **{"test_configs.max_mm_configs": 2}, **flags):
         _, code = run_and_get_code(lambda: compiled(x, w).sum().backward())

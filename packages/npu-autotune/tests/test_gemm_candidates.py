@@ -105,6 +105,7 @@ def test_vendor_bias_addmm_is_a_benchmarked_choice(fresh, benchmarked):
     names = {}
     for on in (True, False):
         torch._dynamo.reset()
+        # benchmark_epilogue_fusion off: the benchmarked choices are counted; with it on, fused variants are timed too
         with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="ATEN,TRITON",
                           benchmark_epilogue_fusion=False, **{"triton.autotune_cublasLt": on}):
             out = torch.compile(lambda c, x, y: torch.addmm(c.expand(16, 32), x, y))(bias, a, b)
@@ -213,6 +214,7 @@ def test_a_swap_ab_candidate_wins_when_it_times_fastest(fresh, monkeypatch, swap
     x, w, bias = torch.randn(4, 40), torch.randn(128, 40), torch.randn(128)  # K=40: masked K tiles
     fn = lambda x, w, c: torch.relu(torch.nn.functional.linear(x, w, c))
     torch._dynamo.reset()
+    # benchmark_epilogue_fusion off: the code is read for the chosen template and its fused ReLU
     with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="TRITON", benchmark_epilogue_fusion=False):
         out, code = run_and_get_code(torch.compile(fn), *(t.to("npu") for t in (x, w, bias)))
     torch.testing.assert_close(out.cpu(), fn(x, w, bias), rtol=1e-4, atol=1e-4)

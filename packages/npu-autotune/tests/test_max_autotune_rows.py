@@ -188,6 +188,7 @@ def test_max_autotune_mode_compiles_an_mlp_block_to_fused_npu_templates(fresh, t
     block, x = Block(), torch.randn(16, 32)
     want = block(x)
     block, x = block.to("npu"), x.to("npu")
+    # benchmark_epilogue_fusion off: the test asserts fused templates (see the module's docstring)
     with torch.no_grad(), config.patch({"test_configs.max_mm_configs": 2, "benchmark_epilogue_fusion": False,
                                         "max_autotune_gemm_backends": "TRITON"}):
         torch._dynamo.reset()
