@@ -98,10 +98,12 @@ def register() -> None:
         from npu_inductor_core.compile_hooks import around_compile_fx, around_compile_graph
         from npu_inductor_core.triton_device import count_npu_as_triton_device
 
-        from . import _compat, gemm_select, scope
+        from . import _compat, failed_compile, gemm_select, scope
 
         around_compile_fx("npu-cache", scope.compile_context)
         around_compile_graph("npu-cache", scope.graph_context)
+        # a failed npu graph compile drops what it measured (autotune timings, best configs)
+        around_compile_graph("npu-cache-failed-compile", failed_compile.graph_context, after=("npu-cache",))
         around_compile_fx("npu-cache-ranks", ranks.graph_context)  # both: None unless this rank leads
         around_compile_graph("npu-cache-ranks", ranks.graph_context)
         _compat.aot_autograd_remote_cache_for_npu()

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from . import failed_compile
 from .cache import SignedCache
 from .counters import Counters
 
@@ -119,8 +120,14 @@ class GemmAutotuneCache:
             return False
         entry = {"config": dict(config), "time_us": float(time_us),
                  "tuned_shape": [key.batch, key.m, key.n, key.k]}
-        self.cache.put(key.cache_key(), json.dumps(entry, sort_keys=True).encode())
-        self.counters.add("published")
+        payload = json.dumps(entry, sort_keys=True).encode()
+
+        def write():
+            self.cache.put(key.cache_key(), payload)
+            self.counters.add("published")
+
+        # shared once the graph compiles: a failed compile's measurements are not shared
+        failed_compile.defer(write)
         return True
 
     def best_config(self, key: GemmKey, tune_locally: Callable[[], tuple[Mapping[str, Any], float]]) -> dict:
