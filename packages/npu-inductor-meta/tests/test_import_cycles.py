@@ -48,11 +48,14 @@ def _dependencies(name: str, path: Path, mods: dict[str, Path], pkg: Path) -> se
                 mod = node.module or ""
             if mod.split(".")[0] != top:
                 continue
+            is_package = mod in mods and mods[mod].name == "__init__.py"
             for alias in node.names:
                 sub = f"{mod}.{alias.name}"
                 if sub in mods:
                     deps.add(sub)
-                elif not _is_extension(pkg, sub):
+                elif not (is_package and _is_extension(pkg, sub)):
+                    # a name from a module (a private one too: ``from .m import _helper``
+                    # depends on ``m``), or a name the package itself defines
                     deps.add(mod)
     return {d for d in deps if d in mods and d != name}
 
@@ -92,7 +95,9 @@ def test_a_cycle_is_found(tmp_path):
     (pkg / "a.py").write_text("from . import b\n")
     (pkg / "b.py").write_text("def f():\n    from .a import g\n")  # lazy, still a cycle
     (pkg / "c.py").write_text("from . import _C\n")  # a compiled extension: no edge
+    (pkg / "d.py").write_text("def f():\n    from .e import _private\n")  # a private name, a lazy import
+    (pkg / "e.py").write_text("from .d import f\n_private = 1\n")
     _, mods = _modules(tmp_path / "src")
     graph = {m: _dependencies(m, p, mods, pkg) for m, p in mods.items()}
-    assert _cycles(graph) == [["demo.a", "demo.b", "demo.a"]]
+    assert _cycles(graph) == [["demo.a", "demo.b", "demo.a"], ["demo.d", "demo.e", "demo.d"]]
     assert graph["demo.c"] == set()

@@ -18,7 +18,6 @@ import contextlib
 import contextvars
 import os
 import statistics
-import time
 
 import torch
 from torch._dynamo.utils import counters
@@ -26,6 +25,7 @@ from torch._inductor import config as inductor_config
 from torch._inductor.runtime import benchmarking
 
 from . import _compat
+from .device_timer import DeviceTimer, device_interface
 from .config import validate_bench_settings
 
 DEVICE = "npu"
@@ -41,47 +41,6 @@ def flag_reps():
         yield
     finally:
         _flag_reps.reset(token)
-
-
-def _interface():
-    from torch._dynamo.device_interface import get_interface_for_device
-
-    return get_interface_for_device(DEVICE)
-
-
-class _Timer:
-    """Per-run timings in ms: device event pairs when the device has timing events."""
-
-    def __init__(self):
-        self.iface = _interface()
-        event = getattr(self.iface, "Event", None)
-        try:
-            event(enable_timing=True)
-            self.event = event
-        except Exception:
-            self.event = None
-
-    def run(self, fn, n: int, before=None) -> list[float]:
-        if self.event is not None:
-            pairs = [(self.event(enable_timing=True), self.event(enable_timing=True)) for _ in range(n)]
-            for start, end in pairs:
-                if before is not None:
-                    before()
-                start.record()
-                fn()
-                end.record()
-            self.iface.synchronize()
-            return [s.elapsed_time(e) for s, e in pairs]
-        out = []
-        for _ in range(n):
-            if before is not None:
-                before()
-            self.iface.synchronize()
-            t0 = time.perf_counter()
-            fn()
-            self.iface.synchronize()
-            out.append((time.perf_counter() - t0) * 1000.0)
-        return out
 
 
 def _runs(budget_ms: float, estimate_ms: float) -> int:
@@ -118,7 +77,7 @@ def benchmark_npu(bench_self, fn, *, warmup, rep, **kwargs) -> float:
     validate_bench_settings(warmup, rep)
     if not kwargs.pop("is_vetted_benchmarking", False):
         benchmarking.may_ban_benchmarking()
-    timer = _Timer()
+    timer = DeviceTimer()
     graph = None
     if graph_benchmarking() and hasattr(torch.npu, "NPUGraph"):
         fn, graph = _as_graph(fn)
@@ -143,7 +102,7 @@ def benchmark_npu(bench_self, fn, *, warmup, rep, **kwargs) -> float:
 
 def _flush_buffer():
     """A buffer of the device's L2 size, zeroed before each run (upstream's experimental rule)."""
-    props = _interface().get_device_properties(_interface().current_device())
+    props = device_interface().get_device_properties(device_interface().current_device())
     size = getattr(props, "L2_cache_size", 0) or 64 * 1024 * 1024
     # the simulator's L2 is a number, not a cache: a small buffer keeps the rule without the cost
     if getattr(torch.npu, "__name__", "").startswith("npu_sim"):

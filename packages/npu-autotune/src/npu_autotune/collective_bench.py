@@ -47,7 +47,7 @@ def benchmark_collective_choice(cls, choice, autotune_args) -> float:
     import torch.distributed as dist
     from torch._inductor import config
 
-    from .benchmarker import _Timer
+    from .device_timer import DeviceTimer
 
     nruns = max(1, int(config.collective_benchmark_nruns))
     nwarmup = max(0, int(config.inductor_default_autotune_warmup))
@@ -60,7 +60,7 @@ def benchmark_collective_choice(cls, choice, autotune_args) -> float:
 
     start = time.monotonic()
     try:
-        timer = _Timer()
+        timer = DeviceTimer()
         dist.barrier()
         for _ in range(nwarmup):
             run()
