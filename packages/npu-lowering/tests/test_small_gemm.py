@@ -98,3 +98,16 @@ def test_a_users_own_lowering_is_chained_not_overwritten():
     finally:
         lowering.user_lowerings[mm] = saved
     assert calls and "tl.dot(" in code  # the user's entry ran first, then the policy
+
+
+def test_an_epilogue_read_through_a_permute_is_masked_by_every_row():
+    # M=8 in a 16-row tile: the residual is read through a permute (x9 = (xindex // 64) % 4 in
+    # the epilogue), and its rows past M must stay masked (an NPU faults on the load)
+    def fn(x, w, b, r):
+        return torch.addmm(b, x, w).view(2, 4, 64) + r.permute(1, 0, 2)
+
+    torch.manual_seed(0)
+    inputs = [torch.randn(8, 64), torch.randn(64, 64), torch.randn(64), torch.randn(4, 2, 64)]
+    with torch.no_grad():
+        code = compiled(fn, [t.to("npu") for t in inputs])
+    assert "tl.dot(" in code and code.count("@triton.jit") == 1

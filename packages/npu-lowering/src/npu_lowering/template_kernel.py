@@ -78,9 +78,15 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
         # [1, BLOCK_N] store pointer for a [BLOCK_M, BLOCK_N] value is an error
         if (not dense_indexing and self.template_mask and bounds and names and set(names) <= set(bounds)
                 and isinstance(tile, (tuple, list)) and 0 < len(tile) <= len(names)):
-            used = {s.name for s in self.prepare_indexing(index).free_symbols}
+            symbols = self.prepare_indexing(index).free_symbols
+            used = {s.name for s in symbols}
             dims = [n for n in names if n in used]
-            if 0 < len(dims) < len(names):  # a broadcast input of the epilogue
+            # an index through the kernel's flat range variables (x9 = (xindex // 64) % 4, of a
+            # residual read through a view or permute) depends on every template index, even
+            # where it names only some of them: upstream's full tile and mask (a mask of only
+            # the named ones let rows past M load outside the buffer)
+            flat = any(s in self.range_tree_nodes for s in symbols)
+            if 0 < len(dims) < len(names) and not flat:  # a broadcast input of the epilogue
                 mask = " & ".join(f"({n} < {self.kexpr(self.rename_indexing(bounds[n]))})" for n in dims)
                 entry = super(TritonTemplateKernel, self).indexing(
                     index, dense_indexing=False, copy_shape=None, override_mask=mask, **options)
