@@ -56,6 +56,9 @@ def _start_device() -> None:
     module = _build.load()
     module._init(count)
     _runtime._C = module
+    from . import capture_rules
+
+    capture_rules.install(module)  # the capturable set, for the capture rules
     torch.utils.rename_privateuse1_backend("npu")
     from . import npu as npu_module
 

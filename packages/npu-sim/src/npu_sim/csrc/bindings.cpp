@@ -102,20 +102,24 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         },
         name.c_str());
   });
-  m.def("_check_not_capturing", &check_not_capturing);
+  m.def("_check_not_capturing", [](const std::string& what, const std::string& acl) { check_not_capturing(what, acl.c_str()); },
+        py::arg("what"), py::arg("acl") = "aclrtSynchronizeStream");
+  m.def("_set_capturable_ops", &set_capturable_ops);
+  m.def("_live_graphs", &live_graphs);
   m.def("_cpu_alias", [](const at::Tensor& t) {
     TORCH_CHECK(t.device().type() == kNpu, "npu-sim: _cpu_alias expects an npu tensor, got ", t.device());
     return cpu_alias(t);
   });
   py::class_<Graph>(m, "_NPUGraph")
       .def(py::init<>())
-      .def("capture_begin", [](Graph& g, const py::tuple& pool) { g.capture_begin(to_pool(pool)); },
-           py::arg("pool") = py::make_tuple(0, 0))
+      .def("capture_begin", [](Graph& g, const py::tuple& pool, bool rules) { g.capture_begin(to_pool(pool), rules); },
+           py::arg("pool") = py::make_tuple(0, 0), py::arg("rules") = false)
       .def("capture_end", &Graph::capture_end)
       .def("replay", &Graph::replay, py::call_guard<py::gil_scoped_release>())
       .def("reset", &Graph::reset)
       .def("pool", [](const Graph& g) { return from_pool(g.pool); })
       .def_readonly("replays", &Graph::replays)
+      .def_readonly("invalidated", &Graph::invalidated)
       .def_property_readonly("recorded", [](const Graph& g) { return g.names; });
 
   // random

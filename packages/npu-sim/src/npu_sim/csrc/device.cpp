@@ -109,9 +109,9 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void block(void*, const c10::Stream&) const override {}
   bool queryEvent(void*) const override { return true; }
   bool queryStream(const c10::Stream&) const override { return true; }
-  void synchronizeStream(const c10::Stream&) const override { check_not_capturing("stream synchronize"); }
-  void synchronizeEvent(void*) const override { check_not_capturing("event synchronize"); }
-  void synchronizeDevice(const c10::DeviceIndex) const override { check_not_capturing("device synchronize"); }
+  void synchronizeStream(const c10::Stream&) const override { check_not_capturing("stream synchronize", "aclrtSynchronizeStream"); }
+  void synchronizeEvent(void*) const override { check_not_capturing("event synchronize", "aclrtSynchronizeEvent"); }
+  void synchronizeDevice(const c10::DeviceIndex) const override { check_not_capturing("device synchronize", "aclrtSynchronizeDevice"); }
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 13)
   // torch 2.13 asks the guard; 2.11 has no such hook (torch.npu.is_current_stream_capturing answers)
   bool isStreamCapturing(const c10::Stream&) const override { return is_capturing(); }

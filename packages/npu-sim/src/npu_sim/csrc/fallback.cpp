@@ -172,6 +172,7 @@ void run_eager(const c10::OperatorHandle& op, Stack* stack, size_t first, const 
 void run_captured(const c10::OperatorHandle& op, Stack* stack, size_t first, const std::vector<c10::Argument>& args,
                   bool any_npu) {
   const std::string name = op.schema().name() + (op.schema().overload_name().empty() ? "" : "." + op.schema().overload_name());
+  check_capturable(name);  // the capture rules: only ops of the capturable set capture
   // Shapes from the meta kernel; the op itself does not run.
   Mapping meta;
   meta.op_name = name;
@@ -184,7 +185,14 @@ void run_captured(const c10::OperatorHandle& op, Stack* stack, size_t first, con
   try {
     op.callBoxed(&meta_stack);
   } catch (const c10::Error& e) {
+    // an output whose size depends on the data: the device op reads it back synchronously
+    if (capture_rules_on())
+      fail_during_capture(name + " (an output size that depends on the data, read back to the host)", "aclrtMemcpy");
     TORCH_CHECK(false, "npu-sim: cannot capture ", name, ": its meta kernel failed (", e.what_without_backtrace(), ")");
+  } catch (const std::exception& e) {  // a meta kernel written in Python raises a Python error
+    if (capture_rules_on())
+      fail_during_capture(name + " (an output size that depends on the data, read back to the host)", "aclrtMemcpy");
+    throw;
   }
   const size_t nret = op.schema().returns().size();
   const size_t ret0 = meta_stack.size() - nret;

@@ -41,7 +41,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   const bool src_npu = self.device().type() == kNpu;
   const bool dst_npu = dst.device().type() == kNpu;
   if (src_npu && !dst_npu) {
-    check_not_capturing("copying npu memory to the host (" + std::string(dst.device().str()) + ")");
+    check_not_capturing("copying npu memory to the host (" + std::string(dst.device().str()) + ")", "aclrtMemcpy");
     dst.copy_(cpu_alias(self), non_blocking);
     return dst;
   }
@@ -52,6 +52,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
       auto src_spec = spec_of(self);
       record([dst_spec, src_spec] { dst_spec.cpu().copy_(src_spec.cpu()); }, "copy npu->npu");
     } else {
+      // a blocking host-to-device copy is a synchronous aclrtMemcpy, which capture refuses
+      if (!non_blocking && capture_rules_on()) fail_during_capture("a synchronous host-to-device copy", "aclrtMemcpy");
       // the host source is read at replay, as a device graph reads the captured address
       at::Tensor src = self;
       record([dst_spec, src] { dst_spec.cpu().copy_(src); }, "copy host->npu");
@@ -68,7 +70,7 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 }
 
 at::Scalar local_scalar_dense(const at::Tensor& self) {
-  check_not_capturing("reading a device value on the host (.item())");
+  check_not_capturing("reading a device value on the host (.item())", "aclrtMemcpy");
   return at::_local_scalar_dense(cpu_alias(self));
 }
 

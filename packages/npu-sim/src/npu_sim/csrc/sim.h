@@ -84,9 +84,15 @@ struct Graph;
 Graph* capturing_graph();      // nullptr when the calling thread is not capturing
 bool is_capturing();
 void record(std::function<void()> action, const char* what);
-// Raised for host synchronization or device reads during capture.
-[[noreturn]] void fail_during_capture(const std::string& what);
-void check_not_capturing(const std::string& what);
+// Raised for host synchronization or device reads during capture. `acl` is the runtime call
+// torch_npu makes for it, named in the device's error under the capture rules.
+[[noreturn]] void fail_during_capture(const std::string& what, const char* acl = "aclrtSynchronizeStream");
+void check_not_capturing(const std::string& what, const char* acl = "aclrtSynchronizeStream");
+// Capture rules (npu_sim.config.capture_rules, read at capture_begin): an op outside the
+// capturable set (npu_sim/capturable_ops.tsv, handed over by _set_capturable_ops) raises
+// torch_npu's aclop capture error and invalidates the capture. No-op outside capture.
+void check_capturable(const std::string& op_name);
+bool capture_rules_on();  // the calling thread captures with the rules on
 
 // ---- tensors.cpp -------------------------------------------------------------------------
 // A CPU tensor aliasing the memory of an npu tensor (no copy).

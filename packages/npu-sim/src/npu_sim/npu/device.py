@@ -75,7 +75,7 @@ def device_of(obj) -> device:
 
 def synchronize(device: Any = None) -> None:
     """Work runs synchronously; during capture a sync is an error, as on a device."""
-    ext()._check_not_capturing("torch.npu.synchronize()")
+    ext()._check_not_capturing("torch.npu.synchronize()", "aclrtSynchronizeDevice")
     _index(device)
 
 

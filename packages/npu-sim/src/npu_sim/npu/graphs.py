@@ -34,7 +34,12 @@ class NPUGraph:
     def capture_begin(self, pool: tuple[int, int] | None = None, capture_error_mode: str = "global") -> None:
         if capture_error_mode not in ("global", "thread_local", "relaxed"):
             raise ValueError(f"capture_error_mode must be global, thread_local or relaxed, got {capture_error_mode!r}")
-        self._g.capture_begin(tuple(pool) if pool is not None else (0, 0))
+        from .. import capture_rules
+
+        rules = capture_rules.rules_on()
+        if rules:
+            _check_stream_budget("aclmdlRICaptureBegin")
+        self._g.capture_begin(tuple(pool) if pool is not None else (0, 0), rules)
 
     def capture_end(self) -> None:
         self._g.capture_end()
@@ -61,6 +66,33 @@ class NPUGraph:
     def replay_count(self) -> int:
         return self._g.replays
 
+    @property
+    def invalidated(self) -> str:
+        """The error that invalidated this graph's capture ("" when it did not)."""
+        return self._g.invalidated
+
+
+def live_graphs(device: Any = None) -> int:
+    """Captured graphs alive (captured, not reset) on the device: each holds one of its streams."""
+    from .device import _index
+
+    return ext()._live_graphs(_index(device))
+
+
+def _check_stream_budget(call: str, device: Any = None) -> None:
+    """The device's stream budget (npu_sim.config.max_streams_per_device): live captured graphs,
+    streams made by ``torch.npu.Stream()`` and the default stream. Beyond it the runtime refuses
+    the call that needs one more (207008), as CANN does."""
+    from .. import capture_rules, config
+    from .device import _index
+    from .streams import live_streams
+
+    idx = _index(device)
+    graphs, streams, budget = live_graphs(idx), live_streams(idx) + 1, config.stream_budget()
+    if graphs + streams >= budget:
+        raise RuntimeError(capture_rules.NO_STREAM_RESOURCE.format(call=call, device=idx, graphs=graphs,
+                                                                   streams=streams, budget=budget))
+
 
 class graph:
     """`with torch.npu.graph(g, pool=None, stream=None):` captures the block into g."""
@@ -85,6 +117,8 @@ class graph:
         self.npu_graph.capture_begin(self.pool, capture_error_mode=self.capture_error_mode)
 
     def __exit__(self, *exc: Any):
-        self.npu_graph.capture_end()
-        self.stream_ctx.__exit__(*exc)
+        try:
+            self.npu_graph.capture_end()  # raises when the capture was invalidated (capture rules)
+        finally:
+            self.stream_ctx.__exit__(*exc)
         return False

@@ -3,6 +3,7 @@ the device guard (csrc/device.cpp) gives them ids and host-time stamps."""
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import torch
@@ -10,12 +11,28 @@ import torch
 from .device import _index
 
 
+_live: "dict[int, weakref.WeakSet]" = {}  # streams made by Stream() per device, for the stream budget
+
+
+def live_streams(device: int) -> int:
+    return len(_live.get(device, ()))
+
+
 class Stream(torch.Stream):
     def __new__(cls, device: Any = None, priority: int = 0, **kwargs):
         if "stream_id" in kwargs:  # wrapping an existing stream (stream_id, device_index, device_type)
             return super().__new__(cls, **kwargs)
         with torch.npu.device(device):
-            return super().__new__(cls, device=torch.device("npu", torch.npu.current_device()), priority=priority)
+            idx = torch.npu.current_device()
+            from .. import capture_rules
+
+            if capture_rules.rules_on():
+                from .graphs import _check_stream_budget
+
+                _check_stream_budget("aclrtCreateStream", idx)
+            stream = super().__new__(cls, device=torch.device("npu", idx), priority=priority)
+        _live.setdefault(idx, weakref.WeakSet()).add(stream)
+        return stream
 
     def wait_event(self, event: "Event") -> None:
         event.wait(self)
