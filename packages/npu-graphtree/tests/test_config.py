@@ -14,11 +14,12 @@ from npu_graphtree import config
 
 def test_environment_defaults_in_a_fresh_process():
     env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0", NPU_GRAPHTREE_GENERATION_CLONING="user_visible",
-               NPU_GRAPHTREE_TIME_REPLAYS="1", NPU_GRAPHTREE_SLOW_ASSERTS="1")
+               NPU_GRAPHTREE_TIME_REPLAYS="1", NPU_GRAPHTREE_SLOW_ASSERTS="1", NPU_GRAPHTREE_MAX_LIVE_GRAPHS="7")
     code = "import json, npu_graphtree.config as c; print(json.dumps(c.get_config_copy()))"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
-        "cudagraph_trees_generation_cloning": "user_visible", "time_replays": True, "slow_asserts": True}
+        "cudagraph_trees_generation_cloning": "user_visible", "time_replays": True, "slow_asserts": True,
+        "max_live_graphs": 7}
     assert G.settings is config  # the old name still works
 
 

@@ -101,6 +101,49 @@ class DeviceAdapter:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         return True if empty else None
 
+    # ---- the device's capture rules (issue 37) -------------------------------------------
+    def _rules(self):
+        """The provider's capture-rules module (npu-sim's ``capture_rules``), or None."""
+        if self.provider in ("cuda", "torch_npu"):
+            return None
+        top = self.module.__name__.split(".")[0]
+        return sys.modules.get(top + ".capture_rules")
+
+    def uncapturable_reason(self, op_name: str) -> str | None:
+        """Why the device cannot capture this op (``aten::nonzero.default``), or None. npu-sim
+        answers from its capturable set (torch_npu's published list); cuda captures any op
+        Inductor keeps in a partition, and torch_npu publishes no machine-readable list: None."""
+        rules = self._rules()
+        return None if rules is None else rules.uncapturable_reason(op_name)
+
+    # the device's words for "this cannot be captured" (torch_npu / CANN, npu-sim, cuda)
+    _REFUSALS = ("during NPU graph capture", "ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED", "error code is 107030",
+                 "error code is 207008", "operation not permitted when stream is capturing",
+                 "cudaErrorStreamCaptureInvalidated", "cudaErrorStreamCaptureUnsupported")
+
+    def capture_refusal(self, exc: BaseException) -> str | None:
+        """The device's refusal in an error raised while capturing (first lines, with the error
+        that invalidated the capture when the device chains one), or None for any other error."""
+        for e in (exc, exc.__context__, exc.__cause__):
+            if e is not None and any(m in str(e) for m in self._REFUSALS):
+                text = str(exc).strip()
+                inner = exc.__context__ if exc.__context__ is not None else exc.__cause__
+                if inner is not None and str(inner).strip() and str(inner) not in text:
+                    text = str(inner).strip().splitlines()[0] + " -> " + text.splitlines()[0]
+                return " ".join(text.splitlines()[:2])
+        return None
+
+    def graph_budget(self) -> int | None:
+        """Live captured graphs the device holds at most, or None (no limit known: cuda).
+        Ascend: 1800, vllm-ascend's MAX_CAPTURE_SIZE (each live graph holds one of the device's
+        2048 streams, 248 kept for communication and other streams); npu-sim scales it to its
+        stream budget (``npu_sim.config.max_streams_per_device``)."""
+        if self.type == "cuda":
+            return None
+        rules = self._rules()
+        budget = getattr(rules, "graph_budget", None)
+        return budget() if budget is not None else 1800
+
     def register_generator(self, graph, generator: torch.Generator) -> None:
         register = getattr(graph, "register_generator_state", None)
         if register is not None:

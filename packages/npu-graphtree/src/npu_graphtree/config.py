@@ -20,6 +20,10 @@ time_replays: bool = os.environ.get("NPU_GRAPHTREE_TIME_REPLAYS") == "1"
 # check the pool's live blocks against our bookkeeping after each checkpoint restore
 slow_asserts: bool = os.environ.get("NPU_GRAPHTREE_SLOW_ASSERTS") == "1"
 
+# live captured graphs per tree (device), least recently replayed evicted beyond it; 0: the
+# device's budget (adapter.graph_budget: 1800 on Ascend, vllm-ascend's figure; none on cuda)
+max_live_graphs: int = _env.integer("NPU_GRAPHTREE_MAX_LIVE_GRAPHS", 0)
+
 _env.install(__name__)
 
 GENERATION_CLONING = ("none", "user_visible")
@@ -29,3 +33,9 @@ def generation_cloning() -> str:
     """``cudagraph_trees_generation_cloning`` now, or ValueError naming the allowed values."""
     return _env.check(sys.modules[__name__], "cudagraph_trees_generation_cloning", GENERATION_CLONING.__contains__,
                       f"one of {GENERATION_CLONING}", "NPU_GRAPHTREE_GENERATION_CLONING")
+
+
+def max_live_graphs_now() -> int:
+    """``max_live_graphs`` now, or ValueError naming the variable."""
+    return _env.check(sys.modules[__name__], "max_live_graphs", lambda v: _env.is_int(v, 0), "an integer >= 0",
+                      "NPU_GRAPHTREE_MAX_LIVE_GRAPHS")

@@ -17,6 +17,7 @@ available, or when the user opts in (``use_for_cuda``): cuda compiles stay upstr
 
 from __future__ import annotations
 
+import functools
 import logging
 
 import torch
@@ -109,19 +110,45 @@ def wrap_compiled_graph(compiled_graph) -> bool:
             compiled_graph.current_callable = tree.notify_backward(compiled_graph.current_callable, lambda: backward)
             compiled_graph._npu_graphtree_wrapped = True
         return False
-    from . import api
+    from . import api, partition, tree
 
     fx_kwargs = getattr(compiled_graph, "fx_kwargs", {}) or {}
     info = getattr(compiled_graph, "cudagraph_info", None)
-    compiled_graph.current_callable = api.graphify(
-        compiled_graph.current_callable, [], fx_kwargs.get("static_input_idxs") or (),
-        device_type=target[0], device_index=target[1], is_backward=bool(fx_kwargs.get("is_backward")),
-        is_inference=bool(fx_kwargs.get("is_inference")),
-        stack_traces=getattr(info, "stack_traces", None),
-        mutated_input_idxs=tuple(getattr(compiled_graph, "mutated_input_idxs", ()) or ()),
-        compile_id=torch._guards.CompileContext.current_compile_id(), name="inductor_graph")
+    compile_id = torch._guards.CompileContext.current_compile_id()
+    common = dict(device_type=target[0], device_index=target[1], is_backward=bool(fx_kwargs.get("is_backward")),
+                  is_inference=bool(fx_kwargs.get("is_inference")), compile_id=compile_id)
+    static = tuple(fx_kwargs.get("static_input_idxs") or ())
+    mutated = tuple(getattr(compiled_graph, "mutated_input_idxs", ()) or ())
+    maps = getattr(compiled_graph, "partition_maps", None) or []
+    apply = getattr(compiled_graph, "recursively_apply_fns", None)
+    manager = tree.get_manager(*target)
+    if maps and apply is not None:
+        # Inductor's graph partitions (as upstream's partition path): each is a tree function of
+        # its own; ops the device cannot capture (partition.py) run between their replays
+        splits = partition.splits_in(compiled_graph, manager.adapter)
+        wrappers = []
+        for pm in maps:
+            idx = pm.input_index_mapping
+            wrappers.append(functools.partial(
+                partition.flat_partition, graphify=api.graphify,
+                static_input_idxs=[i for i, g in enumerate(idx) if g is not None and g in static],
+                mutated_input_idxs=[i for i, g in enumerate(idx) if g is not None and g in mutated],
+                name=f"inductor_graph.partition_{pm.id}", **common))
+        apply(wrappers)
+        manager.counters["partitions"] += len(maps)
+        manager.counters["splits"] += len(splits)
+        for op, reason in splits.items():
+            manager.counters["split." + op] += 1
+            partition.say(op, reason, compile_id)
+        log.info("npu_graphtree: reduce-overhead graph on %s:%s wrapped in %d partition(s)%s", *target, len(maps),
+                 f" around {', '.join(sorted(splits))}" if splits else "")
+    else:
+        compiled_graph.current_callable = api.graphify(
+            compiled_graph.current_callable, [], static, stack_traces=getattr(info, "stack_traces", None),
+            mutated_input_idxs=mutated, name="inductor_graph", **common)
+        manager.counters["partitions"] += 1
+        log.info("npu_graphtree: reduce-overhead graph on %s:%s wrapped", *target)
     compiled_graph._npu_graphtree_wrapped = True
-    log.info("npu_graphtree: reduce-overhead graph on %s:%s wrapped", *target)
     return True
 
 
@@ -131,6 +158,9 @@ def install() -> str | None:
         return _state["installed"]
     if torch.cuda.is_available() and not _state["cuda"]:
         return None  # a set policy would change cuda's partition path: opt-in only
+    from . import partition
+
+    partition.install()  # Inductor partitions npu graphs around ops the device cannot capture
     if _compat.has_cudagraph_policy():
         from torch._inductor import config
 

@@ -52,6 +52,9 @@ REMEDIES = {
     "size_not_captured": "add the size to torch._inductor.config.triton.cudagraph_capture_sizes",
     "trees_off": "set torch._inductor.config.triton.cudagraph_trees = True",
     "no_capture_device": "give the function inputs on one device that supports graph capture",
+    "capture_refused": "keep ops the device cannot capture out of the captured region: with Inductor, leave "
+                       "torch._inductor.config.graph_partition on (the graph is then captured around them); the "
+                       "device's error says which op or call it refused",
     "pending_backward": "call backward() on the previous step's outputs or detach them before the next step; for "
                         "inference run the model under torch.no_grad() or torch.inference_mode()",
 }
@@ -141,6 +144,7 @@ class TreeManager:
         self._ids = itertools.count()
         self._time_replays = _time_replays()  # ~0.1 us reader, made once
         self._pending_counted: int | None = None  # the generation last counted as blocked by a pending backward
+        self._clock = itertools.count()  # recency of graph nodes (record, replay) for the graph budget
 
     # ---- functions -----------------------------------------------------------------------
     def add_function(self, model, static_input_idxs, *, mode: Mode, name: str, compile_id=None, constants=(),
@@ -445,8 +449,19 @@ class TreeManager:
         self.current_gen = gen
         upstream_config.refresh()  # the next call reads upstream config again
         parent = self.current
-        with _compat.recording_callbacks(fn.compile_id), logs.timed("record", fn):
-            node = GraphNode(self, fn, parent, inputs)
+        self._make_room(parent)
+        try:
+            with _compat.recording_callbacks(fn.compile_id), logs.timed("record", fn):
+                node = GraphNode(self, fn, parent, inputs)
+        except Exception as exc:  # noqa: BLE001  (only the device's capture refusals are handled)
+            why = self.adapter.capture_refusal(exc)
+            if why is None:
+                raise
+            # the device refused something in the function (an op or a host sync): it never
+            # captures; said once with the device's error, counted per call (no silent eager)
+            fn.disabled, fn.disabled_kind = why, "capture_refused"
+            return self.eager(fn, inputs, why, "capture_refused")
+        node.last_used = next(self._clock)
         (self.roots if parent is None else parent.children)[fn.id].append(node)
         self._set_current(node, "recording")
         self.counters["records"] += 1
@@ -456,6 +471,7 @@ class TreeManager:
 
     def _execute(self, node: GraphNode, inputs: list, gen: int) -> Any:
         self.current_gen = gen
+        node.last_used = next(self._clock)
         if self._time_replays():
             with logs.timed("replay", node.fn):
                 out = node.run(inputs)
@@ -478,6 +494,63 @@ class TreeManager:
             n = todo.pop()
             out.append(n)
             todo.extend(c for cs in n.children.values() for c in cs)
+        return out
+
+    # ---- the graph budget (issue 37) -------------------------------------------------------
+    def graph_budget(self) -> int | None:
+        """Live captured graphs this tree keeps at most: ``config.max_live_graphs``, else the
+        device's (``adapter.graph_budget``; None: no limit)."""
+        mine = config.max_live_graphs_now()
+        return mine if mine > 0 else self.adapter.graph_budget()
+
+    def live_graphs(self) -> int:
+        return sum(1 for n in self.graph_nodes() if n.graph is not None)
+
+    def _make_room(self, parent: Node | None) -> None:
+        """Before a recording: evict least recently replayed graphs until one more fits the
+        budget. Only leaves off the current path whose outputs nobody holds are evicted (a
+        child's recording depends on its parent's pool checkpoint); the function re-records
+        when called again."""
+        budget = self.graph_budget()
+        if budget is None:
+            return
+        live = [n for n in self.graph_nodes() if n.graph is not None]
+        if len(live) < budget:
+            return
+        keep = set(map(id, parent.path)) if parent is not None else set()
+        if self.current is not None:
+            keep |= set(map(id, self.current.path))
+        excess = len(live) - budget + 1
+        while excess > 0:
+            leaves = [n for n in self.graph_nodes() if n.graph is not None and id(n) not in keep
+                      and not any(n.children.values()) and not any(r is not None and r.live() for r in n.output_refs)]
+            if not leaves:
+                logs.event("graph_budget_full", logging.WARNING, live=len(live), budget=budget,
+                           reason="every live graph is on the current path or has live outputs")
+                return
+            self._evict(min(leaves, key=lambda n: getattr(n, "last_used", -1)), budget)
+            excess -= 1
+
+    def _evict(self, node: GraphNode, budget: int) -> None:
+        siblings = (self.roots if node.parent is None else node.parent.children).get(node.fn.id, [])
+        if node in siblings:
+            siblings.remove(node)
+        node.graph.reset()
+        node.graph = None
+        self.counters["evictions"] += 1
+        first = ("evict",) not in self.warned
+        self.warned.add(("evict",))
+        logs.event("evict", logging.WARNING if first else logging.INFO, fn=node.fn, node=node.id, budget=budget,
+                   reason="graph budget reached: the least recently replayed graph is dropped (it re-records "
+                          "when called again)",
+                   remedy="raise npu_graphtree.config.max_live_graphs (up to the device's budget) or capture "
+                          "fewer sizes (torch._inductor.config.triton.cudagraph_capture_sizes)")
+
+    def stats(self) -> dict[str, int]:
+        """The tree's counters plus the graphs alive now and the budget (0: none)."""
+        out = dict(self.counters)
+        out["graphs_alive"] = self.live_graphs()
+        out["graph_budget"] = self.graph_budget() or 0
         return out
 
     def shutdown(self) -> None:
