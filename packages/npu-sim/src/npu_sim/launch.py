@@ -88,6 +88,16 @@ def _typed_floats(names: Sequence[str], args: tuple, fp64: set) -> tuple:
                  for name, a in zip((*names, *[None] * len(args)), args))
 
 
+eager_launches = 0  # kernels launched outside capture and replay (benches: share replayed from graphs)
+
+
+def device_op_counts() -> tuple[int, int]:
+    """(device operations run outside a graph: fallback ops and kernel launches, operations run
+    by graph replays): bench/capture_rules.py's share of kernels replayed from a graph."""
+    eager_ops, replayed = ext()._device_op_counts()
+    return eager_ops + eager_launches, replayed
+
+
 def launch(fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[str, Any] | None = None) -> None:
     """Run ``fn[grid](*args, **constexprs)`` on npu-sim (or record it during capture)."""
     kernel = _interpreted(fn)
@@ -111,4 +121,6 @@ def launch(fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[s
     if ext()._is_current_stream_capturing():
         ext()._record_python(run, f"triton:{kernel.__name__}")
     else:
+        global eager_launches
+        eager_launches += 1
         run()

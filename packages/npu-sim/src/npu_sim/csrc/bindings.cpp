@@ -11,6 +11,11 @@ namespace py = pybind11;
 using namespace npu_sim;
 
 namespace npu_sim {
+int64_t eager_op_count();         // fallback.cpp
+int64_t replayed_action_count();  // capture.cpp
+}  // namespace npu_sim
+
+namespace npu_sim {
 void bind_distributed(py::module& m);  // distributed.cpp: the "hccl" process group backend
 }
 
@@ -106,6 +111,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         py::arg("what"), py::arg("acl") = "aclrtSynchronizeStream");
   m.def("_set_capturable_ops", &set_capturable_ops);
   m.def("_live_graphs", &live_graphs);
+  // device operations run outside a graph (fallback ops) and by replays (recorded actions):
+  // benches read the share replayed from graphs (bench/capture_rules.py)
+  m.def("_device_op_counts", [] { return py::make_tuple(eager_op_count(), replayed_action_count()); });
   m.def("_cpu_alias", [](const at::Tensor& t) {
     TORCH_CHECK(t.device().type() == kNpu, "npu-sim: _cpu_alias expects an npu tensor, got ", t.device());
     return cpu_alias(t);

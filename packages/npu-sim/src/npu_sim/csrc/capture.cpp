@@ -18,6 +18,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <unordered_set>
@@ -29,6 +30,7 @@ thread_local Graph* t_capturing = nullptr;
 std::mutex g_mutex;  // guards the capturable set and the live-graph counts
 std::unordered_set<std::string> g_capturable;
 std::map<int, int64_t> g_live;
+std::atomic<int64_t> g_replayed_actions{0};  // recorded operations run by replays (benches)
 
 // torch_npu's error suffix (formatErrorCode: "ERR" + submodule (2 digits) + code (3 digits),
 // PTA = 0; ErrCode::ACL = 100 "call acl api failed", NOT_SUPPORT = 7 "feature not supported")
@@ -59,6 +61,8 @@ void set_capturable_ops(const std::vector<std::string>& names) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_capturable = std::unordered_set<std::string>(names.begin(), names.end());
 }
+
+int64_t replayed_action_count() { return g_replayed_actions.load(std::memory_order_relaxed); }
 
 int64_t live_graphs(int device) {
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -144,6 +148,7 @@ void Graph::replay() {
   TORCH_CHECK(!t_capturing, "npu-sim: replay() during a capture");
   for (auto& action : actions) action();
   replays += 1;
+  g_replayed_actions.fetch_add(static_cast<int64_t>(actions.size()), std::memory_order_relaxed);
 }
 
 void Graph::reset() {

@@ -9,6 +9,7 @@
 #include <torch/library.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 
+#include <atomic>
 #include <cstring>
 
 #include <unordered_map>
@@ -151,8 +152,11 @@ void write_back_resized(Mapping& map, int device) {
   }
 }
 
+std::atomic<int64_t> g_eager_ops{0};  // ops run on the device outside capture and replay (benches)
+
 void run_eager(const c10::OperatorHandle& op, Stack* stack, size_t first, const std::vector<c10::Argument>& args,
                bool any_npu) {
+  g_eager_ops.fetch_add(1, std::memory_order_relaxed);
   Mapping map;
   map.op_name = op.schema().name();
   for (size_t i = 0; i < args.size(); ++i) {
@@ -249,6 +253,8 @@ void run_captured(const c10::OperatorHandle& op, Stack* stack, size_t first, con
 }
 
 }  // namespace
+
+int64_t eager_op_count() { return g_eager_ops.load(std::memory_order_relaxed); }
 
 void run_on_cpu(const c10::OperatorHandle& op, Stack* stack) {
   const auto& args = op.schema().arguments();
