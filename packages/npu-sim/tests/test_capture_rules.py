@@ -106,12 +106,12 @@ def test_the_capturable_set_is_torch_npus_list_plus_our_ops():
 
 @pytest.mark.feature("X10")
 def test_live_graphs_and_streams_share_the_devices_stream_budget():
-    from npu_sim.npu import graphs, streams
+    from npu_sim.npu import budget
 
     x = torch.ones(4, device="npu")
     with torch.npu.graph(torch.npu.NPUGraph()):  # the default capture stream exists from here
         x + 1
-    used = graphs.live_graphs(0) + streams.live_streams(0) + 1
+    used = budget.live_graphs(0) + budget.live_streams(0) + 1
     with sim_config.patch(max_streams_per_device=used + 2):
         kept = []
         for _ in range(2):

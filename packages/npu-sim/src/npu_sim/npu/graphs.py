@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from .._runtime import ext
+from . import budget
 from .streams import Stream, stream as stream_ctx
 
 
@@ -38,7 +39,7 @@ class NPUGraph:
 
         rules = capture_rules.rules_on()
         if rules:
-            _check_stream_budget("aclmdlRICaptureBegin")
+            budget.check("aclmdlRICaptureBegin")
         self._g.capture_begin(tuple(pool) if pool is not None else (0, 0), rules)
 
     def capture_end(self) -> None:
@@ -70,28 +71,6 @@ class NPUGraph:
     def invalidated(self) -> str:
         """The error that invalidated this graph's capture ("" when it did not)."""
         return self._g.invalidated
-
-
-def live_graphs(device: Any = None) -> int:
-    """Captured graphs alive (captured, not reset) on the device: each holds one of its streams."""
-    from .device import _index
-
-    return ext()._live_graphs(_index(device))
-
-
-def _check_stream_budget(call: str, device: Any = None) -> None:
-    """The device's stream budget (npu_sim.config.max_streams_per_device): live captured graphs,
-    streams made by ``torch.npu.Stream()`` and the default stream. Beyond it the runtime refuses
-    the call that needs one more (207008), as CANN does."""
-    from .. import capture_rules, config
-    from .device import _index
-    from .streams import live_streams
-
-    idx = _index(device)
-    graphs, streams, budget = live_graphs(idx), live_streams(idx) + 1, config.stream_budget()
-    if graphs + streams >= budget:
-        raise RuntimeError(capture_rules.NO_STREAM_RESOURCE.format(call=call, device=idx, graphs=graphs,
-                                                                   streams=streams, budget=budget))
 
 
 class graph:

@@ -3,19 +3,12 @@ the device guard (csrc/device.cpp) gives them ids and host-time stamps."""
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import torch
 
+from . import budget
 from .device import _index
-
-
-_live: "dict[int, weakref.WeakSet]" = {}  # streams made by Stream() per device, for the stream budget
-
-
-def live_streams(device: int) -> int:
-    return len(_live.get(device, ()))
 
 
 class Stream(torch.Stream):
@@ -27,11 +20,9 @@ class Stream(torch.Stream):
             from .. import capture_rules
 
             if capture_rules.rules_on():
-                from .graphs import _check_stream_budget
-
-                _check_stream_budget("aclrtCreateStream", idx)
+                budget.check("aclrtCreateStream", idx)
             stream = super().__new__(cls, device=torch.device("npu", idx), priority=priority)
-        _live.setdefault(idx, weakref.WeakSet()).add(stream)
+        budget.add_stream(idx, stream)
         return stream
 
     def wait_event(self, event: "Event") -> None:
