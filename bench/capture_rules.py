@@ -58,7 +58,7 @@ def _models():
         "one_kernel": lambda: ((lambda a, b: (a + b) * 2.0), (torch.randn(1024, device="npu"),
                                                                torch.randn(1024, device="npu"))),
         "mlp8": lambda: (MLP8().to("npu").eval(), (torch.randn(4, 256, device="npu"),)),
-        "transformer_block": lambda: (TransformerBlock().to("npu").eval(), (torch.randn(2, 4, 64, device="npu"),)),
+        "transformer_block": lambda: (TransformerBlock(64, 4).to("npu").eval(), (torch.randn(2, 16, 64, device="npu"),)),
         "gpt2_tiny": lambda: (lambda f, x: (f, (x,)))(*gpt2()),
         "median_middle": lambda: (median_middle, (torch.randn(4, 8, device="npu"),)),
         "mask_middle": lambda: (mask_middle, (torch.randn(4, 8, device="npu"),)),
