@@ -62,7 +62,7 @@ def _graph_device_type() -> str | None:
 
     try:
         types = set(V.graph.device_types) - {"cpu", "meta"}
-    except (AttributeError, AssertionError):
+    except Exception:  # noqa: BLE001  (no graph being compiled: V.graph is a null handler)
         return None
     return next(iter(types)) if len(types) == 1 else None
 
@@ -114,6 +114,8 @@ def install() -> bool:
     """Make ``custom_should_partition_ops`` a ``DeviceRefusals`` (keeping the user's entries)."""
     from torch._inductor import config
 
+    if not hasattr(config, "custom_should_partition_ops"):  # a torch without the hook: nothing to split by
+        return False
     current = config.custom_should_partition_ops
     if isinstance(current, DeviceRefusals):
         return False
