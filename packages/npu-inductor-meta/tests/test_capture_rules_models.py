@@ -56,9 +56,7 @@ def _reference(name):
     elif name == "mlp8":
         model, x = MLP8(dim=16, layers=2), torch.randn(4, 16)
     else:
-        # test_user_conditions' size (2 x 4 tokens, or dim 16, meet an out-of-bounds load in a fused
-        # addmm template kernel in default mode too, on main 18cafab: not a capture matter)
-        model, x = TransformerBlock(64, 4), torch.randn(2, 16, 64)
+        model, x = TransformerBlock(64, 4), torch.randn(2, 16, 64)  # test_user_conditions' size
     if isinstance(model, torch.nn.Module):
         model = model.to("npu").eval()
     return model, x.to("npu")
