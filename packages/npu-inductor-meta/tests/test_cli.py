@@ -30,13 +30,13 @@ def test_features_json_reports_every_row_from_results(tmp_path):
     code, out, err = _run("features", "--json", "--results", path)
     assert code == 0, err
     data = json.loads(out)
-    assert len(data["rows"]) == len(catalogue.load()) == 212
+    assert len(data["rows"]) == len(catalogue.load()) == 220
     by_id = {r["id"]: r for r in data["rows"]}
     assert by_id["B01"]["status"] == "verified" and by_id["B01"]["tests"] == {"passed": 1}
     assert by_id["B02"]["status"] == "missing"
     assert data["totals"]["all"]["verified"] == 1
     assert data["totals"]["all"]["not-applicable"] == 8
-    assert sum(data["totals"]["all"].values()) == 212
+    assert sum(data["totals"]["all"].values()) == 220
 
 
 @pytest.mark.feature("X05")
@@ -66,7 +66,7 @@ def test_doctor_json_reports_stack_components_and_groups():
     assert data["triton"]["flavour"] == "nvidia" and data["triton"]["version"]
     assert data["ascend"]["torch_npu"] is None  # never installed by the tests
     assert set(data["components"]["registered"]) >= {"npu-sim", "npu-graphtree", "npu-lowering"}
-    assert sum(g["rows"] for g in data["groups"].values()) == 212
+    assert sum(g["rows"] for g in data["groups"].values()) == 220
     dev = data["device"]  # npu-sim is installed in the test environment
     assert dev["status"] == "ok" and dev["provider"] == "npu_sim" and dev["soc"] == "Ascend910B2"
     assert (dev["vector_cores"], dev["cube_cores"], dev["ub_bytes"]) == (48, 24, 192 * 1024)
