@@ -90,7 +90,8 @@ def relabel(wheel: Path, label: str) -> Path:
             info = zipfile.ZipInfo(arc, item.date_time)
             info.external_attr, info.compress_type = item.external_attr, zipfile.ZIP_DEFLATED
             zout.writestr(info, data)
-            records.append(_record_line(arc, data))
+            if not arc.endswith("/"):  # RECORD lists files; auditwheel's output has directory entries too
+                records.append(_record_line(arc, data))
         records.append(f"{new_info}/RECORD,,")
         zout.writestr(f"{new_info}/RECORD", "\n".join(records) + "\n")
     wheel.unlink()

@@ -11,6 +11,7 @@ tools/build_dists.py builds every package's sdist and wheel into a wheelhouse (i
 - ``npu-graphtree`` alone from the wheelhouse: it and npu-inductor-core, nothing else of ours.
 
 Slow by nature (two native builds, two torch installs): a few minutes on 2 cores.
+``NPU_INDUCTOR_WHEELHOUSE=dist`` tests a wheelhouse already built (``hatch run dist``) instead.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ OURS = re.compile(r"^npu[-_]")
 
 @pytest.fixture(scope="module")
 def wheelhouse(tmp_path_factory):
+    if os.environ.get("NPU_INDUCTOR_WHEELHOUSE"):  # one built by `hatch run dist`, to rerun these tests quickly
+        return Path(os.environ["NPU_INDUCTOR_WHEELHOUSE"])
     out = tmp_path_factory.mktemp("wheelhouse") / "dist"
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "build_dists.py"), "--out", str(out)],
                           cwd=ROOT, capture_output=True, text=True)
@@ -129,7 +132,7 @@ def test_install_without_a_compiler_and_compile_on_npu(wheelhouse, tmp_path):
 
     run = tmp_path / "run"  # not the checkout: nothing importable from the source tree
     run.mkdir()
-    where = subprocess.run([str(bin_dir / "python"), "-c", "import npu_sim._C, npu_launcher._native as n; "
+    where = subprocess.run([str(bin_dir / "python"), "-c", "import torch, npu_sim._C, npu_launcher._native as n; "
                             "print(npu_sim._C.__file__); print(n.__file__)"],
                            cwd=run, env=env, capture_output=True, text=True)
     assert where.returncode == 0, where.stderr[-4000:]
