@@ -57,7 +57,8 @@ class Row:
     @property
     def owner(self) -> str | None:
         owner = OWNERS.get(self.group, "npu-lowering")
-        if owner is None and self.inductor_config.startswith("(npu-"):
+        # beyond rows name their owners in parentheses: "(npu-sim, npu-graphtree)", "(all packages)"
+        if owner is None and self.inductor_config.startswith("("):
             owner = self.inductor_config.strip("()")
         return owner
 
