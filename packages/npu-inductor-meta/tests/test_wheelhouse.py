@@ -55,7 +55,7 @@ def _metadata(wheel: Path) -> str:
 
 def _clean_env(extra_path: list[Path] = ()) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PIP_BUILD", "PYTHON", "VIRTUAL_ENV", "NPU_LOWERING_SAVE"))}
+           if not k.startswith(("PIP_BUILD", "PYTHON", "VIRTUAL_ENV", "NPU_LOWERING_SAVE", "TORCHINDUCTOR_", "TRITON_"))}
     env["PATH"] = os.pathsep.join([*map(str, extra_path), "/usr/local/bin", "/usr/bin", "/bin"])
     return env
 
@@ -124,6 +124,8 @@ def test_install_without_a_compiler_and_compile_on_npu(wheelhouse, tmp_path):
     bin_dir = _venv(tmp_path / "venv", env)
     env["PATH"] = os.pathsep.join([str(shims), str(bin_dir), env["PATH"]])
     env["VIRTUAL_ENV"] = str(tmp_path / "venv")
+    # caches of its own: the compile below generates its code, no cache hit of another environment
+    env["TORCHINDUCTOR_CACHE_DIR"], env["TRITON_CACHE_DIR"] = str(tmp_path / "inductor"), str(tmp_path / "triton")
 
     _pip(bin_dir, env, *_third_party(wheelhouse))  # from the index pip is configured with
     _pip(bin_dir, env, "--no-index", "--find-links", str(wheelhouse), "--only-binary", ":all:", "npu-inductor[sim]")
