@@ -103,7 +103,7 @@ def _components() -> dict:
 
 
 def _version_rows(rows: list[dict]) -> list[tuple[str, ...]]:
-    """One row per package: its version, the siblings in range, those out of range (with the fix)."""
+    """One row per package: its version, the siblings in range, those out of range (with the range it needs)."""
     by_package: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
         by_package.setdefault((r["package"], r["version"]), []).append(r)
