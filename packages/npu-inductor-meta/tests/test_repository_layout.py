@@ -64,3 +64,12 @@ def test_components_never_import_each_other(folder):
                 if top in IMPORT_NAMES and top != own:
                     offenders.append(f"{path.relative_to(PACKAGES)}:{node.lineno} imports {name}")
     assert not offenders, offenders
+
+
+@pytest.mark.parametrize("folder", sorted(EXPECTED))
+def test_package_ships_the_repository_license(folder):
+    """Each package is built alone (its sdist and wheel hold its LICENSE): a copy of the root
+    LICENSE, not a link (sdists store links as links, which dangle once unpacked)."""
+    license_file = PACKAGES / folder / "LICENSE"
+    assert not license_file.is_symlink()
+    assert license_file.read_bytes() == (PACKAGES.parent / "LICENSE").read_bytes()

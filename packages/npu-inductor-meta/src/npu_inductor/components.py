@@ -6,6 +6,10 @@ A register function may carry ``after = ("other-component", ...)``: those compon
 when installed, are registered first. Missing ones are ignored, so every component stays
 optional. A register function with ``provides_device = "npu"`` (npu-sim's) is skipped where
 torch_npu is installed: torch_npu is then the device.
+
+Before any component is loaded, every installed component's declared sibling ranges are
+checked (versions.py): a sibling outside its range fails ``enable()`` with both versions and
+the pip command that fixes it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import importlib.util
 import threading
 from dataclasses import dataclass
 from importlib import metadata
+
+from . import versions
 
 GROUP = "npu_inductor.components"
 
@@ -91,6 +97,10 @@ def enable() -> list[str]:
             return list(_enabled)
         eps = _entry_points()
         targets = {ep.name: ep.value for ep in eps}
+        try:
+            versions.check([ep.dist.name for ep in eps if getattr(ep, "dist", None)])
+        except versions.SiblingVersionError as exc:
+            raise ComponentError(exc.row.component, f"{exc.row.component} {exc.row.version}", exc) from exc
         loaded: dict[str, object] = {}
         for ep in eps:
             try:

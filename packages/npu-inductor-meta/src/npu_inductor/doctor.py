@@ -17,7 +17,7 @@ from pathlib import Path
 from npu_inductor_core import patches
 from npu_inductor_core.device import plannable_ub
 
-from . import autoload, catalogue, components, doctor_patches, results
+from . import autoload, catalogue, components, doctor_patches, results, versions
 from .table import render
 
 OK, ABSENT, ERROR = "ok", "absent", "error"
@@ -90,12 +90,30 @@ def _components() -> dict:
             # torch's switch, and whether our torch.backends entry point ran in this process
             "autoload": {"on": os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") == "1",
                          "ran": autoload.state["autoloaded"], "torch_npu_entry_point": autoload.state["torch_npu"]}}
+    # the installed version matrix: each package's declared range for each sibling (versions.py)
+    info["versions"] = [{"package": r.component, "version": r.version, "sibling": r.sibling, "range": r.spec,
+                         "installed": r.installed, "status": r.status if r.installed else ABSENT}
+                        for r in versions.matrix([c.distribution for c in components.discover() if c.distribution])]
     try:
         info["registered"] = components.enable()
     except components.ComponentError as exc:
         info["status"], info["detail"] = ERROR, str(exc)
     info["patches"] = len(patches.active())
     return info
+
+
+def _version_rows(rows: list[dict]) -> list[tuple[str, ...]]:
+    """One row per package: its version, the siblings in range, those out of range (with the range it needs)."""
+    by_package: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        by_package.setdefault((r["package"], r["version"]), []).append(r)
+    out = []
+    for (package, version), sibs in sorted(by_package.items()):
+        good = ", ".join(f"{s['sibling']} {s['installed']}" for s in sibs if s["status"] == versions.OK)
+        bad = "; ".join(f"{s['sibling']} {s['installed']} ({s['status']}: needs {s['range']})"
+                        for s in sibs if s["status"] not in (versions.OK, ABSENT))
+        out.append((package, version, good or "-", bad or "-"))
+    return out
 
 
 def _reports() -> dict:
@@ -226,6 +244,9 @@ def _text(d: dict, failed: list[str]) -> str:
     if comp:
         lines.append("components    " + ", ".join(
             f"{c['name']} {c['version']}" for c in comp["installed"]) if comp["installed"] else "components    none installed")
+        lines += ["", "installed versions (each package's declared sibling ranges; absent siblings not shown):"]
+        lines += render(("package", "version", "siblings in range", "out of range"), _version_rows(comp["versions"]))
+        lines.append("")
         lines.append(f"registered    {', '.join(comp['registered']) or '-'}"
                      f"{'  [error] ' + comp['detail'] if comp['status'] == ERROR else ''}")
         auto = comp.get("autoload", {})
