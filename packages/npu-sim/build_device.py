@@ -36,8 +36,10 @@ def build(out_dir: Path) -> list[Path]:
     sources = sorted(CSRC.glob("*.cpp"))
     if not sources:
         raise SystemExit(f"npu-sim: no C++ sources in {CSRC}")
+    # no -std: torch's BuildExtension adds the standard its headers need (C++17 for torch 2.13,
+    # C++20 from torch 2.14 on: ATen.h refuses anything older there)
     ext = CppExtension("npu_sim._C", [str(s) for s in sources], depends=[str(h) for h in CSRC.glob("*.h")],
-                       extra_compile_args=["-O2", "-g0", "-std=c++17"])  # -g0: as the JIT build was (Python adds -g)
+                       extra_compile_args=["-O2", "-g0"])  # -g0: as the JIT build was (Python adds -g)
     dist = Distribution({"name": "npu-sim", "ext_modules": [ext], "cmdclass": {"build_ext": BuildExtension}})
     cmd = dist.get_command_obj("build_ext")  # torch's build_ext: its flags and ABI, ninja
     cmd.build_lib = str(out_dir)

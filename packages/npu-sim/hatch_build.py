@@ -1,5 +1,6 @@
 """hatchling build hook: compiles the C++ device into the wheel (build_device.py) and pins
-the wheel to the torch release series it was built against, as torch_npu pins its torch."""
+the wheel to the torch release series it was built against, as torch_npu pins its torch, and to
+that series' Triton (pyproject.toml's triton-for-torch)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,13 @@ class DeviceBuildHook(BuildHookInterface):
         device = _build_device()
         build_data["pure_python"] = False
         build_data["infer_tag"] = True  # cp311-cp311-linux_x86_64: the extension is CPython- and platform-bound
-        build_data["dependencies"].append(f"torch=={device.series(torch.__version__)}.*")
+        series = device.series(torch.__version__)
+        triton_for = self.config.get("triton-for-torch", {})
+        if series not in triton_for:
+            raise RuntimeError(f"npu-sim: torch {torch.__version__} in the build environment is not a supported "
+                               f"torch (supported series: {', '.join(sorted(triton_for))}; pyproject.toml triton-for-torch)")
+        build_data["dependencies"].append(f"torch=={series}.*")
+        build_data["dependencies"].append(f"triton~={triton_for[series]}")
         if version == "editable":
             device.build(Path(self.root) / "src")  # in place: the editable install imports npu_sim from src/
             return
