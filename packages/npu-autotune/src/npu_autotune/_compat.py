@@ -14,7 +14,7 @@ from npu_inductor_core.patches import upstream_patch
 _NPU_BENCHMARKERS: dict = {}
 
 
-@upstream_patch("torch._inductor.runtime.benchmarking.Benchmarker.benchmark", versions="torch 2.11 (2.13 has a registry)",
+@upstream_patch("torch._inductor.runtime.benchmarking.Benchmarker.benchmark", torch=("2.11",), versions="torch 2.11 (2.13 has a registry)",
                 removed_by="torch 2.13's benchmarking.register_benchmarker (used there: no patch)",
                 reason="device \"npu\" benchmarks go to npu-autotune's benchmarker; every other device takes upstream's path.")
 def register_npu_benchmarker(device: str, fn) -> bool:
@@ -60,7 +60,7 @@ def register_npu_benchmarker(device: str, fn) -> bool:
     return True
 
 
-@upstream_patch("torch._inductor.scheduler._is_gpu_triton_backend", versions="torch 2.13 (2.11 has no such helper: not patched)",
+@upstream_patch("torch._inductor.scheduler._is_gpu_triton_backend", versions="torch 2.13, 2.14, 2.15",
                 removed_by="upstream asking the device's scheduling whether it supports mix-order reductions")
 def mix_order_reductions_on_npu() -> bool:
     """Upstream fuses sibling reductions over different dimensions of one input into a
@@ -106,7 +106,7 @@ def _related(node1, node2) -> bool:
 
 
 @upstream_patch("torch._inductor.select_algorithm.AlgorithmSelectorCache.benchmark_collective_choice",
-                versions="torch 2.13 (and any torch that has it)",
+                versions="torch 2.13, 2.14, 2.15",
                 removed_by="upstream timing collective benchmarks through the device interface "
                            "(get_interface_for_device) instead of torch.cuda")
 def collective_benchmarks_on_npu() -> bool:

@@ -15,7 +15,7 @@ _CREATE_CACHE_USERS = ("torch._inductor.remote_cache", "torch._inductor.codecach
                        "torch._inductor.runtime.autotune_cache")
 
 
-@upstream_patch("torch._inductor.remote_cache.create_cache", versions="torch 2.11, 2.13",
+@upstream_patch("torch._inductor.remote_cache.create_cache", versions="torch 2.13, 2.14, 2.15",
                 removed_by="a per-device remote-cache backend registration upstream")
 def route_create_cache() -> bool:
     """For an npu compile, ``create_cache(..., oss_cache_cls="RemoteFxGraphCache" |
@@ -59,7 +59,7 @@ def route_create_cache() -> bool:
 
 
 @upstream_patch("torch._inductor.runtime.autotune_cache.AutotuneCache._make_local_cache_key",
-                versions="torch 2.13 (2.11 has no _make_local_cache_key: not patched)",
+                versions="torch 2.13, 2.14, 2.15",
                 removed_by="upstream's bundler recording the relative path it read")
 def bundled_autotune_local_paths() -> bool:
     """Where an npu kernel's local best-config file lives: upstream puts it beside the kernel's
@@ -98,7 +98,7 @@ def bundled_autotune_local_paths() -> bool:
 
 
 @upstream_patch("torch._inductor.runtime.autotune_cache.AutotuneCache._setup_local_cache",
-                versions="torch 2.11 only (2.13: bundled_autotune_local_paths on _make_local_cache_key)",
+                torch=("2.11",), versions="torch 2.11 only (2.13: bundled_autotune_local_paths on _make_local_cache_key)",
                 removed_by="upstream's bundler recording the relative path it read (or torch 2.13's "
                            "_make_local_cache_key, patched there instead)",
                 reason="Torch 2.11's form of bundled_autotune_local_paths: a bundled-autotune hit restores "
@@ -140,7 +140,7 @@ def bundled_autotune_local_paths_211() -> bool:
     return True
 
 
-@upstream_patch("torch._inductor.runtime.autotune_cache._AutotuneCacheBundlerImpl.put", versions="torch 2.11, 2.13",
+@upstream_patch("torch._inductor.runtime.autotune_cache._AutotuneCacheBundlerImpl.put", versions="torch 2.13, 2.14, 2.15",
                 removed_by="upstream's bundler copying (or _load_cached_autotuning not mutating its argument)")
 def bundled_autotune_entry_copies() -> bool:
     """``AutotuneCache._read`` hands the dict it read to ``AutotuneCacheBundler.put`` and then
@@ -180,7 +180,7 @@ def binary_cache_flags():
     return flags if flags is not None and hasattr(flags, "use_binary_remote_cache") else config.cuda
 
 
-@upstream_patch("torch._inductor.kernel.mm.gen_best_config", versions="torch 2.11, 2.13",
+@upstream_patch("torch._inductor.kernel.mm.gen_best_config", versions="torch 2.13, 2.14, 2.15",
                 removed_by="upstream's OSS gen_best_config not raising, or a per-device remote-GEMM-cache hook")
 def gen_best_config_off_for_npu() -> bool:
     """``tuned_mm`` calls ``gen_best_config(mat1, mat2)`` (bound by name in
@@ -211,7 +211,7 @@ def gen_best_config_off_for_npu() -> bool:
 
 
 
-@upstream_patch("torch._functorch._aot_autograd.autograd_cache.AOTAutogradCache.get_remote_cache", versions="torch 2.11, 2.13",
+@upstream_patch("torch._functorch._aot_autograd.autograd_cache.AOTAutogradCache.get_remote_cache", versions="torch 2.13, 2.14, 2.15",
                 removed_by="a per-device remote-cache registration upstream")
 def aot_autograd_remote_cache_for_npu() -> bool:
     """``AOTAutogradCache.get_remote_cache`` (a ``functools.cache``d staticmethod: one remote

@@ -106,7 +106,7 @@ def reset_mark_step() -> None:
         box.mark_step_counter = 0
 
 
-@upstream_patch("torch._inductor.output_code.CompiledFxGraph.post_compile", versions="torch 2.11 only",
+@upstream_patch("torch._inductor.output_code.CompiledFxGraph.post_compile", torch=("2.11",), versions="torch 2.11 only",
                 removed_by="torch._inductor.config.cudagraph_policy (torch 2.13, pytorch#180163)",
                 reason="reduce-overhead on npu: our policy's wrap_output sees every compiled graph, as 2.13's cudagraph_policy.wrap_output does.")
 def patch_post_compile_for_npu_211(wrap_output, should_wrap) -> bool:

@@ -8,7 +8,7 @@ import functools
 from .patches import upstream_patch
 
 
-@upstream_patch("torch._inductor.compile_fx.compile_fx", versions="torch 2.11, 2.13",
+@upstream_patch("torch._inductor.compile_fx.compile_fx", versions="torch 2.13, 2.14, 2.15",
                 removed_by="an upstream per-compile context hook (a device-aware compile_fx callback registry)")
 def dispatch_compile_fx(entered, per_graph) -> bool:
     """``torch._inductor.compile_fx.compile_fx`` (what Dynamo's "inductor" backend looks up by
@@ -53,8 +53,9 @@ def dispatch_compile_fx(entered, per_graph) -> bool:
 _HAS_TRITON_USERS = ("torch.utils._triton", "torch._inductor.scheduler", "torch._inductor.runtime.autotune_cache")
 
 
-@upstream_patch("torch.utils._triton.has_triton", versions="torch 2.11, 2.13",
-                removed_by="has_triton() consulting DeviceInterface.is_triton_capable for registered devices",
+@upstream_patch("torch.utils._triton.has_triton", torch=("2.13",), versions="torch 2.13 (2.14+: upstream asks every registered device interface, no patch)",
+                removed_by="torch 2.14's has_triton(), which asks every registered DeviceInterface "
+                           "(is_available and is_triton_capable): not installed there",
                 reason="torch.utils._triton.has_triton() only asks cuda, xpu, cpu and mtia; it also answers True "
                        "where the npu device interface is available and triton-capable, except while a graph "
                        "without npu devices is lowered.")
@@ -69,13 +70,19 @@ def has_triton_knows_npu() -> bool:
     npu devices is being lowered (there: upstream's answer, so cpu/cuda graphs see no change).
     It replaces the name in ``torch.utils._triton`` and where Inductor bound it by name at
     import (``_HAS_TRITON_USERS``; one function under its aliases, as npu-cache's
-    ``create_cache``). ``functools.cache``'s ``cache_clear`` is kept. Torch 2.11 and 2.13;
-    removed if has_triton() consulted DeviceInterface.is_triton_capable for registered
-    devices."""
+    ``create_cache``). ``functools.cache``'s ``cache_clear`` is kept. Torch 2.13 only:
+    torch 2.14's has_triton() asks every registered DeviceInterface (is_available,
+    is_triton_capable, raise_if_triton_unavailable), npu's included, so nothing is patched
+    there (upstream's answer is then True for a graph without npu devices too, as it is for
+    any registered triton-capable device)."""
     import importlib
 
     import torch.utils._triton as triton_utils
 
+    from .torch_versions import at_least
+
+    if at_least("2.14"):  # torch 2.14, 2.15: has_triton() asks npu's registered interface itself
+        return False
     upstream = triton_utils.has_triton
     if getattr(upstream, "_npu_core", False):
         return False

@@ -31,6 +31,13 @@ class Patch:
     reason: str
     removed_by: str  # the upstream hook that would make it unnecessary
     installer: str  # "module.function" that installs it
+    # the torch release series ("2.13", ...) whose upstream needs it; None: every supported torch
+    # (a Triton patch, or one no torch release has removed yet)
+    torch: tuple[str, ...] | None = None
+
+    def needed_on(self, torch_series: str) -> bool:
+        """Whether this torch series needs the patch (doctor: "not needed on this torch")."""
+        return self.torch is None or torch_series in self.torch
 
 
 class PatchConflict(RuntimeError):
@@ -43,8 +50,12 @@ _lock = threading.Lock()
 
 
 def upstream_patch(*symbols: str, versions: str, removed_by: str, reason: str | None = None,
-                   owner: str | None = None) -> Callable[[F], F]:
+                   owner: str | None = None, torch: tuple[str, ...] | None = None) -> Callable[[F], F]:
     """Decorate the installer of a patch of ``symbols`` (dotted upstream names).
+
+    ``torch`` names the torch release series whose upstream needs the patch (on any other the
+    installer returns ``False``, and doctor says the patch is not needed there); None (the
+    default) is every supported torch.
 
     ``reason`` defaults to the first sentence of the installer's docstring, ``owner`` to the
     distribution named after the installer's top-level package (``npu_lowering`` ->
@@ -58,7 +69,8 @@ def upstream_patch(*symbols: str, versions: str, removed_by: str, reason: str | 
         why = reason or first_sentence(install.__doc__ or "")
         if not why:
             raise ValueError(f"{name}: a patch needs a reason (docstring or reason=)")
-        records = tuple(Patch(s, by, versions, why, removed_by, name) for s in symbols)
+        records = tuple(Patch(s, by, versions, why, removed_by, name, tuple(torch) if torch else None)
+                        for s in symbols)
         _declared[name] = records
 
         @functools.wraps(install)

@@ -143,7 +143,7 @@ _route = {"make": None}
 
 
 @upstream_patch("torch._inductor.runtime.triton_heuristics.TritonCompileResult.make_launcher",
-                versions="torch 2.11, 2.13", removed_by="a launcher hook in CompileResult (none upstream)")
+                versions="torch 2.13, 2.14, 2.15", removed_by="a launcher hook in CompileResult (none upstream)")
 def route_triton_compile_results(route_to) -> bool:
     """Benchmark mode for cuda (bench/launch_overhead.py): ``TritonCompileResult.make_launcher``
     (Inductor's launcher for a kernel compiled by Triton, torch 2.11 and 2.13) asks

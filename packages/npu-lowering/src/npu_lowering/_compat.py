@@ -31,25 +31,27 @@ def _available(device_type: str) -> bool:
         return False
 
 
-@upstream_patch("torch._inductor.utils.GPU_TYPES", versions="torch 2.11, 2.13",
-                removed_by="a device-registration flag for GPU-likeness (none upstream yet)")
+@upstream_patch("torch._inductor.utils.GPU_TYPES", torch=("2.13", "2.14"), versions="torch 2.13, 2.14 (2.15: DeviceInterface.is_gpu, no patch)",
+                removed_by="torch 2.15's DeviceInterface.is_gpu(), from which GPU_TYPES is built "
+                           "(npu-sim's interface answers True): not installed where GPU_TYPES has npu")
 def add_npu_to_gpu_types() -> bool:
     """Inductor decides "GPU-like device: Triton codegen, device guards, streams" by
     membership in torch._inductor.utils.GPU_TYPES (is_gpu()). The list becomes a
     ``_GpuTypes`` holding "npu" too, which changes answers for "npu" only: where cuda (or
     another upstream GPU type) is available, iterating it yields upstream's types alone, so
     ``get_gpu_type()`` keeps answering cuda there instead of asserting on two GPU types.
-    Torch 2.11 and 2.13; removed by a device-registration flag for GPU-likeness (none
-    upstream yet)."""
+    Torch 2.13 and 2.14; torch 2.15 lists every registered interface whose ``is_gpu()`` is
+    True (npu-sim's is), so nothing is patched there."""
     from torch._inductor import utils
 
-    if isinstance(utils.GPU_TYPES, _GpuTypes):
+    # torch 2.15 builds GPU_TYPES from the registered interfaces' is_gpu() (npu-sim's says True)
+    if isinstance(utils.GPU_TYPES, _GpuTypes) or "npu" in utils.GPU_TYPES:
         return False
     utils.GPU_TYPES = _GpuTypes([*utils.GPU_TYPES, "npu"])
     return True
 
 
-@upstream_patch("torch._inductor.runtime.triton_heuristics.NpuGrid", versions="torch 2.11, 2.13",
+@upstream_patch("torch._inductor.runtime.triton_heuristics.NpuGrid", versions="torch 2.13, 2.14, 2.15",
                 removed_by="a grid-type registry, or inductor_meta carrying a qualified class name, upstream")
 def register_npu_grid_type(grid_type: type) -> bool:
     """GridExpr.from_meta (and from_meta_lazy) find a kernel's grid class by the name in
@@ -75,7 +77,7 @@ _cuda_wrapper: dict = {}
 
 
 @upstream_patch("torch._inductor.codegen.common.device_codegens['cuda'].wrapper_codegen",
-                versions="torch 2.11, 2.13", removed_by="a per-compile wrapper-codegen option upstream")
+                versions="torch 2.13, 2.14, 2.15", removed_by="a per-compile wrapper-codegen option upstream")
 def route_cuda_wrapper(wrapper_cls=None) -> bool:
     """Benchmark mode (bench/launch_overhead.py): cuda graphs are written by ``wrapper_cls``
     (``direct_launch.cuda_wrapper_class()``) instead of upstream's PythonWrapperCodegen while
@@ -99,7 +101,7 @@ def route_cuda_wrapper(wrapper_cls=None) -> bool:
 MIN_CUBE_CORES_FOR_TEMPLATES = 8
 
 
-@upstream_patch("torch._inductor.utils.is_big_gpu", versions="torch 2.11, 2.13",
+@upstream_patch("torch._inductor.utils.is_big_gpu", versions="torch 2.13, 2.14, 2.15",
                 removed_by="a per-device \"templates supported\" answer from the device interface upstream",
                 reason="GEMM templates are offered where is_big_gpu(device) holds, which counts SMs; "
                        "for device \"npu\" the answer comes from its cube-core count.")
@@ -135,7 +137,7 @@ def _npu_cube_cores(device) -> int:
     return facts(device.index if device.index is not None else 0).cube_cores
 
 
-@upstream_patch("torch._inductor.select_algorithm.TritonTemplate.kernel_type", versions="torch 2.11, 2.13",
+@upstream_patch("torch._inductor.select_algorithm.TritonTemplate.kernel_type", versions="torch 2.13, 2.14, 2.15",
                 removed_by="a per-device template kernel class upstream (e.g. from the device's scheduling)")
 def npu_template_kernel_class(npu_kernel_cls) -> bool:
     """``TritonTemplate.kernel_type`` is one kernel class for every device's GEMM/conv
@@ -186,7 +188,7 @@ def _on_npu(node) -> bool:
 
 
 @upstream_patch(*(f"torch._inductor.lowering.lowerings[aten.{op}]" for op in ("mm", "addmm", "bmm", "baddbmm")),
-                versions="torch 2.11 only (2.13: lowering.user_lowerings, no patch)",
+                torch=("2.11",), versions="torch 2.11 only (2.13: lowering.user_lowerings, no patch)",
                 removed_by="torch 2.13's torch._inductor.lowering.user_lowerings (used there: no patch)",
                 reason="npu's small-GEMM policy (small_gemm.py): in default mode a small static npu mm / addmm / "
                        "bmm / baddbmm lowers to upstream's Triton template with one tile.")
@@ -241,7 +243,7 @@ def config_patch_is_context_local() -> bool:
 
 
 @upstream_patch("torch._inductor.runtime.triton_heuristics.StaticTritonCompileResult.can_statically_launch",
-                versions="torch 2.11 only (2.13: a context-local config patch in the kernel object, no patch)",
+                torch=("2.11",), versions="torch 2.11 only (2.13: a context-local config patch in the kernel object, no patch)",
                 removed_by="torch 2.13's context-local config (runtime/autotuner.UpstreamStaticCheckOff: no patch)",
                 reason="StaticTritonCompileResult.can_statically_launch (called by every "
                        "CachingAutotuner._precompile_config) only knows cuda, xpu and hip launchers: for an npu "

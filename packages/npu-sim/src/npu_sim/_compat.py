@@ -95,7 +95,7 @@ def _upstream_index_takes_one_element() -> bool:
         return False
 
 
-@upstream_patch("triton.runtime.interpreter._patch_lang_tensor", versions="Triton 3.6 (torch 2.11) only",
+@upstream_patch("triton.runtime.interpreter._patch_lang_tensor", torch=("2.11",), versions="Triton 3.6 (torch 2.11) only",
                 removed_by="Triton 3.8's interpreter, which squeezes the array in __index__ itself",
                 reason="Triton 3.6's interpreted tl.tensor.__index__ is int(handle.data); a program id is a "
                        "1-element array, and NumPy >= 2.4 refuses int() of it, so the sub-block loop "

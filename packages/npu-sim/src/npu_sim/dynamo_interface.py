@@ -73,6 +73,12 @@ class NpuInterface(DeviceInterface):
         return True
 
     @staticmethod
+    def is_gpu() -> bool:
+        # torch 2.15 builds Inductor's GPU_TYPES from this (GPU codegen, device guards, streams),
+        # which replaces npu-lowering's GPU_TYPES patch there; earlier torch never asks
+        return True
+
+    @staticmethod
     def raise_if_triton_unavailable(device: Any = None) -> None:
         import triton  # noqa: F401  (the interpreter is all npu-sim needs)
 
