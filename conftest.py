@@ -78,6 +78,14 @@ def pytest_runtest_logreport(report):
         entry["outcome"] = new
 
 
+def _torch_version() -> str | None:
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.__version__
+
+
 def pytest_sessionfinish(session, exitstatus):
     path = session.config.getoption("--feature-results")
     if not path or hasattr(session.config, "workerinput"):
@@ -88,6 +96,8 @@ def pytest_sessionfinish(session, exitstatus):
         "schema": SCHEMA,
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "exitstatus": int(exitstatus),
+        # the torch the run verified rows on (`npu-inductor features` reports per torch release)
+        "torch": _torch_version(),
         # a run narrowed by -k or paths says so: rows it did not collect read "missing"
         "args": [str(a) for a in session.config.invocation_params.args if not str(a).startswith("--feature-results")],
         "tests": sorted(_OUTCOMES.values(), key=lambda t: t["nodeid"]),

@@ -161,7 +161,35 @@ class _AscendCheck(threading.Thread):
         return returncode
 
 
+INTERNALS = ROOT / "tools" / "internals.txt"
+
+
+def _torch_series() -> str:
+    import torch
+
+    return ".".join(torch.__version__.split("+")[0].split(".")[:2])
+
+
+def internals(argv: list[str]) -> int:
+    """``--internals``: the tests of upstream internals (tools/internals.txt) on this
+    environment's torch, for CI on the older supported releases; results go to
+    test-results/torch<series>/ (``npu-inductor features --torch <series>`` reads them). The
+    Ascend check runs on the newest torch's kernels only (the main run)."""
+    paths = [line.strip() for line in INTERNALS.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    results = RESULTS / f"torch{_torch_series()}"
+    results.mkdir(parents=True, exist_ok=True)
+    with redis_server() as url, tempfile.TemporaryDirectory(prefix="npu-inductor-test-cache-") as cache:
+        env = dict(os.environ, **{REDIS_ENV: url, "TORCHINDUCTOR_CACHE_DIR": cache})
+        cmd = [sys.executable, "-m", "pytest", f"--junitxml={results / 'junit.xml'}",
+               f"--feature-results={results / 'features.json'}", *paths, *argv]
+        _log(" ".join(cmd))
+        code = subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    return 1 if code == 5 else code
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--internals"]:
+        return internals(argv[1:])
     RESULTS.mkdir(exist_ok=True)
     shutil.rmtree(KERNELS, ignore_errors=True)
     KERNELS.mkdir()

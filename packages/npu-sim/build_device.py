@@ -27,6 +27,13 @@ def series(version: str) -> str:
     return ".".join(version.split("+")[0].split(".")[:2])
 
 
+def in_place_dir(version: str) -> Path:
+    """Where a source checkout's (editable install's) build for torch ``version`` goes: one folder
+    per torch series under ``src/npu_sim/_built/``, so venvs of different torch releases can share
+    one checkout (``npu_sim._build`` loads the one of the running torch)."""
+    return HERE / "src" / "npu_sim" / "_built" / f"torch{series(version)}"
+
+
 def build(out_dir: Path) -> list[Path]:
     """Build into ``out_dir/npu_sim/``; returns the extension and its build record."""
     import torch
@@ -57,5 +64,7 @@ def build(out_dir: Path) -> list[Path]:
 if __name__ == "__main__":
     if len(sys.argv) > 1:
         raise SystemExit(__doc__)
-    for path in build(HERE / "src"):  # in place: where the editable install imports npu_sim from
+    import torch
+
+    for path in build(in_place_dir(torch.__version__)):  # in place, for the editable install's torch
         print(path)

@@ -36,7 +36,7 @@ class DeviceBuildHook(BuildHookInterface):
         build_data["dependencies"].append(f"torch=={series}.*")
         build_data["dependencies"].append(f"triton~={triton_for[series]}")
         if version == "editable":
-            device.build(Path(self.root) / "src")  # in place: the editable install imports npu_sim from src/
+            device.build(device.in_place_dir(torch.__version__))  # in place, one folder per torch series
             return
         for path in device.build(Path(self.root) / "build" / "lib"):
             build_data["force_include"][str(path)] = f"npu_sim/{path.name}"

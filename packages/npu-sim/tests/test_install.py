@@ -46,8 +46,26 @@ def test_another_torch_series_is_refused_with_the_rebuild_command():
 
 def test_missing_build_says_how_to_build(monkeypatch, tmp_path):
     monkeypatch.setattr(_build, "INFO", tmp_path / "_C_build.json")
+    monkeypatch.setattr(_build, "BUILT", tmp_path / "_built")
     with pytest.raises(_build.ExtensionUnavailable, match=r"not built.*build_device\.py"):
         _build.load()
+
+
+def test_checkout_built_for_another_torch_names_both_and_the_fix(monkeypatch, tmp_path):
+    """torch changed under an editable npu-sim (a venv of another torch release sharing the
+    checkout): the error names the torch it was built for, the running one, and the command."""
+    import torch
+
+    other = "2.11.0" if not torch.__version__.startswith("2.11") else "2.15.0"
+    record = tmp_path / "_built" / f"torch{_build.series(other)}" / "npu_sim" / "_C_build.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"torch": other, "sources": []}))
+    monkeypatch.setattr(_build, "INFO", tmp_path / "_C_build.json")
+    monkeypatch.setattr(_build, "BUILT", tmp_path / "_built")
+    with pytest.raises(_build.ExtensionUnavailable) as err:
+        _build.load()
+    assert f"built against torch {other}" in str(err.value)
+    assert f"runs torch {torch.__version__}" in str(err.value) and "build_device.py" in str(err.value)
 
 
 def test_sources_changed_since_the_build_are_named(monkeypatch, tmp_path):

@@ -14,13 +14,16 @@ from .table import render
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--results", metavar="PATH", help=f"results file (default: ${results.RESULTS_ENV}, "
                         f"else the nearest {results.RELATIVE_PATH})")
+    parser.add_argument("--torch", metavar="SERIES", dest="torch_series",
+                        help="the results of the run on this torch series (e.g. 2.13: CI's run of the internals "
+                             "tests there, test-results/torch2.13/features.json); default: the test command's run")
     parser.add_argument("--group", action="append", help="only rows of this group (repeatable)")
     parser.add_argument("--status", action="append", choices=results.STATUSES, help="only rows with this status")
 
 
 def _run(args: argparse.Namespace):
     rows = catalogue.load()
-    path = results.find(args.results)
+    path = results.find(args.results, getattr(args, "torch_series", None))
     try:
         res = results.load(path) if path is not None else None
         statuses = results.derive(rows, res)
@@ -32,6 +35,7 @@ def _run(args: argparse.Namespace):
     data = {
         "results": str(res.path) if res else None,
         "finished": res.finished if res else None,
+        "torch": res.torch if res else None,
         "run_args": res.args if res else None,
         "rows": [
             {
@@ -47,7 +51,7 @@ def _run(args: argparse.Namespace):
         ],
         "totals": totals,
     }
-    lines = [f"results: {res.path} (finished {res.finished})" if res else
+    lines = [f"results: {res.path} (finished {res.finished}{', torch ' + res.torch if res.torch else ''})" if res else
              "results: none found; run the test command (README) to derive statuses"]
     if res and [a for a in res.args if not a.startswith("--junitxml")]:
         lines.append(f"note: a narrowed run (pytest {' '.join(res.args)}); rows it did not collect read 'missing'")

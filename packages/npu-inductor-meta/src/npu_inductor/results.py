@@ -42,6 +42,7 @@ class Results:
     finished: str
     tests: list[dict]
     args: list[str] = field(default_factory=list)  # pytest arguments of that run
+    torch: str | None = None  # the torch that run used (None: results written before it was recorded)
 
 
 @dataclass
@@ -51,17 +52,24 @@ class RowStatus:
     tests: Counter = field(default_factory=Counter)  # outcome -> count of marked tests
 
 
-def find(explicit: str | os.PathLike | None = None) -> Path | None:
+def relative_path(torch_series: str | None = None) -> Path:
+    """``test-results/features.json`` (the test command's run, on the newest torch), or with a
+    torch series ``test-results/torch<series>/features.json`` (CI's run on an older torch,
+    ``tools/run_tests.py --internals``)."""
+    return RELATIVE_PATH if not torch_series else RELATIVE_PATH.parent / f"torch{torch_series}" / RELATIVE_PATH.name
+
+
+def find(explicit: str | os.PathLike | None = None, torch_series: str | None = None) -> Path | None:
     """The results file: explicit path, $NPU_INDUCTOR_RESULTS, else the nearest
-    ``test-results/features.json`` above the current directory or above this package
-    (an editable install inside the repository)."""
+    ``test-results/features.json`` (``relative_path(torch_series)``) above the current
+    directory or above this package (an editable install inside the repository)."""
     if explicit:
         return Path(explicit)
-    if os.environ.get(RESULTS_ENV):
+    if os.environ.get(RESULTS_ENV) and not torch_series:
         return Path(os.environ[RESULTS_ENV])
     for start in (Path.cwd(), Path(__file__).resolve().parent):
         for folder in (start, *start.parents):
-            candidate = folder / RELATIVE_PATH
+            candidate = folder / relative_path(torch_series)
             if candidate.is_file():
                 return candidate
     return None
@@ -77,7 +85,7 @@ def load(path: Path) -> Results:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ResultsError(f"{path} is not a {SCHEMA} file")
     return Results(path=path, finished=data.get("finished", ""), tests=list(data.get("tests", [])),
-                   args=list(data.get("args", [])))
+                   args=list(data.get("args", [])), torch=data.get("torch"))
 
 
 def derive(rows: list[catalogue.Row], results: Results | None) -> list[RowStatus]:

@@ -65,11 +65,12 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
     Installed through Inductor's ``inductor_choices_class`` (only when unset), so every other
     device's choices are upstream's."""
 
-    @staticmethod
-    def reduction_split_factor(device, reduction_numel_hint, numel_hint, inner_reduction) -> int:
+    # a method, not a staticmethod: torch 2.13 declares it static, torch 2.14 and 2.15 a method
+    # (it reads self's thresholds); Inductor calls it on the choices instance in each
+    def reduction_split_factor(self, device, reduction_numel_hint, numel_hint, inner_reduction) -> int:
         if device.type == "npu" and deterministic_requested():
             return 1
-        return InductorChoices.reduction_split_factor(device, reduction_numel_hint, numel_hint, inner_reduction)
+        return super().reduction_split_factor(device, reduction_numel_hint, numel_hint, inner_reduction)
 
     @staticmethod
     def should_use_cooperative_reduction(*args, **kwargs) -> bool:
