@@ -41,7 +41,9 @@ def test_flex_search_space_changes_the_npu_candidates_and_each_fits_the_cube(hea
                                          c.num_stages, ds, dev) for c in bwd)
         assert all(flex_configs.decode_fits(c.block_n, head_dim, c.num_stages, ds, dev) for c in dec)
     # upstream's GPU lists would have 4-8 warps and tiles the Cube cannot hold: npu's are not those
-    from torch._inductor.template_heuristics.triton import BaseConfigHeuristic
+    from npu_inductor_core.torch_versions import template_heuristics
+
+    BaseConfigHeuristic = template_heuristics("triton").BaseConfigHeuristic  # moved in torch 2.14
 
     with config.patch(max_autotune=True, max_autotune_flex_search_space="EXHAUSTIVE"):
         upstream = BaseConfigHeuristic().get_flex_attn_fwd_configs(head_dim, dtype)

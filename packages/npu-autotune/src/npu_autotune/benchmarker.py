@@ -48,8 +48,8 @@ def _runs(budget_ms: float, estimate_ms: float) -> int:
 
 
 def graph_benchmarking() -> bool:
-    """A08: upstream's ``autotune_cudagraph_benchmarking`` where this torch has the flag (2.11),
-    else its environment variable (the flag left upstream's config in 2.13)."""
+    """A08: upstream's ``autotune_cudagraph_benchmarking`` where this torch has the flag (2.14,
+    2.15), else its environment variable (the flag is not in torch 2.13's config)."""
     value = getattr(inductor_config, "autotune_cudagraph_benchmarking", None)
     if value is None:
         value = os.environ.get("TORCHINDUCTOR_AUTOTUNE_CUDAGRAPH_BENCHMARKING", "0") == "1"

@@ -25,12 +25,11 @@ import functools
 import itertools
 
 from torch._inductor import config as inductor_config
-from torch._inductor.template_heuristics.triton import (
-    BaseConfigHeuristic,
-    FlexBwDConfig,
-    FlexConfig,
-    FlexDecodeConfig,
-)
+from npu_inductor_core.torch_versions import template_heuristics
+
+_triton = template_heuristics("triton")  # moved in torch 2.14
+BaseConfigHeuristic, FlexBwDConfig = _triton.BaseConfigHeuristic, _triton.FlexBwDConfig
+FlexConfig, FlexDecodeConfig = _triton.FlexConfig, _triton.FlexDecodeConfig
 
 from .gemm_templates import CUBE, _device
 

@@ -26,8 +26,12 @@ from __future__ import annotations
 from torch._inductor.kernel.mm import mm_template
 from torch._inductor.kernel.mm_common import mm_grid
 from torch._inductor.select_algorithm import TritonTemplate
-from torch._inductor.template_heuristics.registry import register_template_heuristic
-from torch._inductor.template_heuristics.triton import AddMMConfigMixin, GemmConfig, MMTemplateConfigMixin
+from npu_inductor_core.torch_versions import template_heuristics
+
+# the template-heuristics package moved in torch 2.14 (torch_versions.template_heuristics)
+register_template_heuristic = template_heuristics("registry").register_template_heuristic
+_triton = template_heuristics("triton")
+AddMMConfigMixin, GemmConfig, MMTemplateConfigMixin = _triton.AddMMConfigMixin, _triton.GemmConfig, _triton.MMTemplateConfigMixin
 
 from . import config as npu_config
 from . import tiles

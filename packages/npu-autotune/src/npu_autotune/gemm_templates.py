@@ -28,15 +28,14 @@ from typing import Any
 from torch._inductor.kernel.bmm import bmm_template
 from torch._inductor.kernel.mm import mm_template
 from torch._inductor.kernel.mm_plus_mm import mm_plus_mm_template
-from torch._inductor.template_heuristics.registry import register_template_heuristic
-from torch._inductor.template_heuristics.triton import (
-    AddMMConfigMixin,
-    BaseConfigHeuristic,
-    GemmConfig,
-    INT8MMTemplateConfigMixin,
-    MMPlusMMTemplateConfigMixin,
-    MMTemplateConfigMixin,
-)
+from npu_inductor_core.torch_versions import template_heuristics
+
+# the template-heuristics package moved in torch 2.14 (torch_versions.template_heuristics)
+register_template_heuristic = template_heuristics("registry").register_template_heuristic
+_triton = template_heuristics("triton")
+AddMMConfigMixin, BaseConfigHeuristic, GemmConfig = _triton.AddMMConfigMixin, _triton.BaseConfigHeuristic, _triton.GemmConfig
+INT8MMTemplateConfigMixin, MMPlusMMTemplateConfigMixin = _triton.INT8MMTemplateConfigMixin, _triton.MMPlusMMTemplateConfigMixin
+MMTemplateConfigMixin = _triton.MMTemplateConfigMixin
 
 from . import config as npu_config
 from . import tiles

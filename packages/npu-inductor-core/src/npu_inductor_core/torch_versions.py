@@ -28,3 +28,13 @@ def _key(s: str) -> tuple[int, ...]:
 def at_least(minimum: str, version: str | None = None) -> bool:
     """True where the running torch (or ``version``) is of series ``minimum`` or newer."""
     return _key(series(version)) >= _key(minimum)
+
+
+def template_heuristics(submodule: str):
+    """A module of Inductor's template-heuristics package (``"registry"``, ``"triton"``): torch
+    2.14 moved it from ``torch._inductor.template_heuristics`` to
+    ``torch._inductor.heuristics.template`` (the old path is a shim upstream will remove)."""
+    import importlib
+
+    base = "torch._inductor.heuristics.template" if at_least("2.14") else "torch._inductor.template_heuristics"
+    return importlib.import_module(f"{base}.{submodule}")

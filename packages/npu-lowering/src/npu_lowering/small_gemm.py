@@ -65,7 +65,9 @@ def _static_sizes(node) -> list[int] | None:
 
 def _tiles_for(device_type: str) -> bool:
     from torch._inductor.kernel.mm import mm_template
-    from torch._inductor.template_heuristics.registry import get_registered_heuristic_class
+    from npu_inductor_core.torch_versions import template_heuristics
+
+    get_registered_heuristic_class = template_heuristics("registry").get_registered_heuristic_class  # moved in 2.14
 
     return get_registered_heuristic_class(mm_template.uid, device_type, "mm") is not None
 
