@@ -1,0 +1,62 @@
+"""X17: the backend runs on the torch users have, torch 2.13, 2.14 and 2.15, each paired in the
+packages' metadata with its Triton (npu-sim's wheel) and its torch_npu (npu-inductor's extras).
+CI runs this module on each of the three (tools/internals.txt), so `npu-inductor features
+--torch <series>` shows it per release."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import re
+
+import pytest
+import torch
+import triton
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from npu_inductor_core import torch_versions
+
+DISTS = ("npu-inductor", "npu-inductor-core", "npu-sim", "npu-lowering", "npu-fusion", "npu-autotune",
+         "npu-cache", "npu-launcher", "npu-graphtree")
+
+
+def _requires(dist: str) -> list[Requirement]:
+    return [Requirement(r) for r in md.requires(dist) or []]
+
+
+@pytest.mark.feature("X17")
+def test_every_package_takes_every_supported_torch_and_this_one():
+    running = Version(torch.__version__.split("+")[0])
+    assert torch_versions.series() in torch_versions.SUPPORTED
+    for dist in DISTS:
+        ranges = [r.specifier for r in _requires(dist) if r.name == "torch" and not r.marker]
+        assert ranges, f"{dist} declares no torch"
+        for series in torch_versions.SUPPORTED:
+            assert all(Version(f"{series}.0") in s or "==" in str(s) for s in ranges), (dist, series, ranges)
+        assert all(running in s for s in ranges), (dist, torch.__version__, ranges)
+
+
+@pytest.mark.feature("X17")
+def test_npu_sim_is_built_for_this_torch_and_pins_its_triton():
+    reqs = [r for r in _requires("npu-sim") if not r.marker]
+    torch_pins = [str(r.specifier) for r in reqs if r.name == "torch" and str(r.specifier).startswith("==")]
+    assert torch_pins == [f"=={torch_versions.series()}.*"]  # the series the C++ device was built against
+    triton_pins = [r.specifier for r in reqs if r.name == "triton" and str(r.specifier).startswith("~=")]
+    assert len(triton_pins) == 1 and Version(triton.__version__) in triton_pins[0], (triton.__version__, triton_pins)
+
+
+@pytest.mark.feature("X17")
+def test_each_torch_npu_extra_names_the_torch_that_torch_npu_requires():
+    """torch_npu X.Y.Z requires torch==X.Y.Z.*: the extra ascend-torch2YY pins torch_npu 2.YY, and
+    "ascend" is the newest one."""
+    extras: dict[str, str] = {}
+    for r in _requires("npu-inductor"):
+        m = re.search(r'extra == "([^"]+)"', str(r.marker).replace("'", '"')) if r.marker else None
+        if m and r.name.replace("_", "-") == "torch-npu":
+            extras[m.group(1)] = str(r.specifier).lstrip("=")
+    per_torch = {k: v for k, v in extras.items() if k.startswith("ascend-torch")}
+    assert per_torch, extras
+    for extra, npu in per_torch.items():
+        series = f"{extra[len('ascend-torch')]}.{extra[len('ascend-torch') + 1:]}"
+        assert series in torch_versions.SUPPORTED and npu.startswith(series + "."), (extra, npu)
+    assert extras["ascend"] == max(per_torch.values(), key=Version)
