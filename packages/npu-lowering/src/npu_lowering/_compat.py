@@ -31,17 +31,22 @@ def _available(device_type: str) -> bool:
         return False
 
 
-@upstream_patch("torch._inductor.utils.GPU_TYPES", torch=("2.13", "2.14"), versions="torch 2.13, 2.14 (2.15: DeviceInterface.is_gpu, no patch)",
-                removed_by="torch 2.15's DeviceInterface.is_gpu(), from which GPU_TYPES is built "
-                           "(npu-sim's interface answers True): not installed where GPU_TYPES has npu")
+@upstream_patch("torch._inductor.utils.GPU_TYPES", versions="torch 2.13, 2.14, 2.15 (2.15: only where its snapshot lacks npu)",
+                removed_by="torch 2.15's DeviceInterface.is_gpu(), from which GPU_TYPES is built once, at the "
+                           "import of torch._inductor.utils: not installed where that snapshot has npu; it "
+                           "lacks npu while npu's interface registers at the first compile (import torch "
+                           "imports no Dynamo), so the patch stays until the interface registers at autoload")
 def add_npu_to_gpu_types() -> bool:
     """Inductor decides "GPU-like device: Triton codegen, device guards, streams" by
     membership in torch._inductor.utils.GPU_TYPES (is_gpu()). The list becomes a
     ``_GpuTypes`` holding "npu" too, which changes answers for "npu" only: where cuda (or
     another upstream GPU type) is available, iterating it yields upstream's types alone, so
     ``get_gpu_type()`` keeps answering cuda there instead of asserting on two GPU types.
-    Torch 2.13 and 2.14; torch 2.15 lists every registered interface whose ``is_gpu()`` is
-    True (npu-sim's is), so nothing is patched there."""
+    Torch 2.13, 2.14 and 2.15. Torch 2.15 lists every interface whose ``is_gpu()`` is True
+    (npu-sim's is), but only those registered before ``torch._inductor.utils`` is imported;
+    npu-sim registers its Dynamo interface at the first compile, not at ``import torch``
+    (which imports no Dynamo), so there too the patch is usually installed; where the
+    snapshot already has npu nothing is patched."""
     from torch._inductor import utils
 
     # torch 2.15 builds GPU_TYPES from the registered interfaces' is_gpu() (npu-sim's says True)

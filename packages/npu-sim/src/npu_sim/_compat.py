@@ -6,7 +6,7 @@ from __future__ import annotations
 from npu_inductor_core.patches import upstream_patch
 
 
-@upstream_patch("triton.runtime.jit.JITFunction.__call__", versions="Triton 3.6-3.8",
+@upstream_patch("triton.runtime.jit.JITFunction.__call__", versions="Triton 3.8, 3.9",
                 removed_by="the interpreter handling nested JITFunctions itself")
 def interpret_nested_jit_calls() -> bool:
     """Inside a kernel run by Triton's interpreter, a call to another @triton.jit function
@@ -46,7 +46,7 @@ def interpret_nested_jit_calls() -> bool:
     return True
 
 
-@upstream_patch("triton.runtime.interpreter.interpreter_builder", versions="Triton 3.6-3.8",
+@upstream_patch("triton.runtime.interpreter.interpreter_builder", versions="Triton 3.8, 3.9",
                 removed_by="the interpreter checking its memory accesses and handling bfloat16 by value itself "
                            "(or taking a builder from its caller)",
                 reason="Triton's interpreter runs every op through one module-level builder instance "

@@ -74,8 +74,9 @@ class NpuInterface(DeviceInterface):
 
     @staticmethod
     def is_gpu() -> bool:
-        # torch 2.15 builds Inductor's GPU_TYPES from this (GPU codegen, device guards, streams),
-        # which replaces npu-lowering's GPU_TYPES patch there; earlier torch never asks
+        # torch 2.15 builds Inductor's GPU_TYPES from this (GPU codegen, device guards, streams)
+        # for interfaces registered before torch._inductor.utils is imported; earlier torch never
+        # asks (npu-lowering's GPU_TYPES patch covers the rest)
         return True
 
     @staticmethod

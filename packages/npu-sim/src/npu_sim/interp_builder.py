@@ -74,14 +74,25 @@ def _check(ptrs, mask, what):
             "out-of-bounds access, which a device reports as an exception (the interpreter would crash)")
 
 
+def _bool_mask(mask):
+    """A mask as booleans: Triton 3.9's interpreter (torch 2.15) refuses a non-bool mask array in
+    its C++ load/store ("mask has unsupported dtype"), which an int32 mask of a GEMM template's
+    store reaches it as; 3.8 took any dtype. Nonzero lanes are the active ones, as on a device."""
+    if mask is None or mask.data.dtype == np.bool_:
+        return mask
+    return TensorHandle(mask.data.astype(np.bool_), tl.int1)
+
+
 class NpuInterpreterBuilder(InterpreterBuilder):
     """Memory-access checks (npu launches only) and bfloat16 by value (casts, dot, atomics)."""
 
     def create_masked_load(self, ptrs, mask, *args):
+        mask = _bool_mask(mask)
         _check(ptrs, mask, "loads from")
         return super().create_masked_load(ptrs, mask, *args)
 
     def create_masked_store(self, ptrs, value, mask, *args):
+        mask = _bool_mask(mask)
         _check(ptrs, mask, "stores to")
         return super().create_masked_store(ptrs, value, mask, *args)
 
