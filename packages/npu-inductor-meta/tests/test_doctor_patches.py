@@ -165,8 +165,8 @@ code, text = doctor()
 jcode, js = doctor("--json")
 data = json.loads(js)
 active = [dataclasses.asdict(p) for p in patches.active()]
-ours = {kind: [_ours(_live(p["symbol"], missing_ok=kind == "not_installed"), p["owner"]) for p in data[kind]]
-        for kind in ("active", "not_installed")}
+ours = {kind: [_ours(_live(p["symbol"], missing_ok=kind != "active"), p["owner"]) for p in data[kind]]
+        for kind in ("active", "not_installed", "not_needed")}
 # npu-sim's interpreter patches install at the first kernel launch; a second launch adds none
 # (but for the Triton 3.6-only one, which a launch leaves out where the interpreter needs none)
 from npu_sim import _compat as sim_compat
@@ -194,7 +194,7 @@ def doctor(tmp_path_factory):
 def test_doctor_lists_every_installer(doctor):
     assert doctor["code"] == doctor["jcode"] == 0
     data = doctor["json"]
-    listed = {p["installer"] for p in data["active"] + data["not_installed"]}
+    listed = {p["installer"] for p in data["active"] + data["not_installed"] + data["not_needed"]}
     assert set(_installers()) <= listed
     assert data["active"], "enabling the backend installs patches"
     for p in data["active"]:
@@ -210,7 +210,7 @@ def test_printed_count_is_the_registry_count(doctor):
 def test_no_symbol_under_two_owners(doctor):
     data = doctor["json"]
     owners: dict[str, set[str]] = {}
-    for p in data["active"] + data["not_installed"]:
+    for p in data["active"] + data["not_installed"] + data["not_needed"]:
         owners.setdefault(p["symbol"], set()).add(p["owner"])
     assert {s: o for s, o in owners.items() if len(o) > 1} == {}
 
@@ -225,6 +225,23 @@ def test_records_match_what_is_installed(doctor):
     assert [p["symbol"] for p, mine in zip(data["not_installed"], ours["not_installed"])
             if mine is True and p["symbol"] not in active_symbols] == []
     assert sum(mine is True for mine in ours["active"]) >= len(data["active"]) // 2  # the check sees most
+
+
+def test_patches_this_torch_does_not_need_are_listed_apart_and_not_installed(doctor):
+    """Per torch release (issue 33 item 3): a patch declared for other torch series only is
+    listed under "not needed on torch <version>" with the upstream hook used instead, is not
+    active, and its symbol is still upstream's."""
+    import torch
+
+    data, ours = doctor["json"], doctor["ours"]
+    assert data["torch"] == torch.__version__ and data["needless_active"] == []
+    series = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    for p in data["not_needed"]:
+        assert p["torch"] and series not in p["torch"] and p["removed_by"]
+        assert p["symbol"] in doctor["text"]
+    assert [p["symbol"] for p, mine in zip(data["not_needed"], ours["not_needed"]) if mine is True] == []
+    if data["not_needed"]:
+        assert f"not needed on torch {torch.__version__}" in doctor["text"]
 
 
 def test_installing_later_records_once(doctor):
