@@ -81,6 +81,9 @@ def test_realize_acc_reads_size_threshold(compiled):
 
 
 @pytest.mark.feature("F24")
+@pytest.mark.xfail(strict=True, reason="torch 2.14 and 2.15 read realize_opusers_threshold only for CPU "
+                   "tensors (the is_cpu branch of ir's should_realize_on_reuse): no npu compile can honour "
+                   "it; strict, so a torch that reads it for other devices shows here")
 def test_realize_opusers_threshold(compiled):
     """Where torch has it (not 2.13): a pointwise node with more users than the threshold and
     an op count within 2 of the opcount threshold is stored. Six sines and a load are 7 ops
