@@ -60,3 +60,27 @@ def test_each_torch_npu_extra_names_the_torch_that_torch_npu_requires():
         series = f"{extra[len('ascend-torch')]}.{extra[len('ascend-torch') + 1:]}"
         assert series in torch_versions.SUPPORTED and npu.startswith(series + "."), (extra, npu)
     assert extras["ascend"] == max(per_torch.values(), key=Version)
+
+
+@pytest.mark.feature("X17")
+def test_dev_environments_pin_the_torch_and_triton_of_their_constraints():
+    """hatch.toml's environment per supported torch series (CI's too) installs the torch and
+    Triton its constraints/torch<series>.txt names, and every supported series has one."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    envs = tomllib.loads((root / "hatch.toml").read_text(encoding="utf-8"))["envs"]
+    seen = set()
+    for name, env in envs.items():
+        pins = env.get("extra-dependencies", [])
+        constraint = env.get("env-vars", {}).get("PIP_CONSTRAINT", "")
+        series = re.search(r"torch(\d+\.\d+)\.txt$", constraint).group(1)
+        lines = (root / "constraints" / f"torch{series}.txt").read_text(encoding="utf-8").splitlines()
+        assert sorted(pins) == sorted(ln for ln in lines if ln and not ln.startswith("#")), name
+        assert any(p.startswith(f"torch=={series}.") for p in pins), (name, pins)
+        assert env.get("env-vars", {}).get("PIP_BUILD_CONSTRAINT") == constraint, name
+        seen.add(series)
+    assert seen == set(torch_versions.SUPPORTED)
+    newest = max(seen, key=lambda s: tuple(map(int, s.split("."))))
+    assert any(p.startswith(f"torch=={newest}.") for p in envs["default"]["extra-dependencies"])  # README's commands
