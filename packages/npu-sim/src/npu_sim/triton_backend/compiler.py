@@ -42,7 +42,10 @@ class SimOptions:
 class SimBackend(BaseBackend):
     @staticmethod
     def supports_target(target: GPUTarget) -> bool:
-        return target.backend == BACKEND
+        # torch 2.14+ also asks for a target named after the device (GPUTarget("npu", ...), from
+        # the device properties) to filter a user kernel's launch options (wrapper codegen's
+        # try_filter_backend_options_for_target); our driver's own target is "npu_sim"
+        return target.backend in (BACKEND, "npu")
 
     def __init__(self, target: GPUTarget) -> None:
         super().__init__(target)
