@@ -8,13 +8,18 @@ import torch
 from torch._inductor import config
 from torch._inductor.virtualized import V
 
+import sympy
+from npu_inductor_core.torch_versions import at_least
+
 from npu_autotune import flex_configs
 from npu_autotune.gemm_templates import _device
 
 
 def _lists(head_dim=64, dtype=torch.float16):
     c = V.choices
-    return (c.get_flex_attention_fwd_configs(head_dim, dtype, "npu"),
+    # torch 2.15 added the sequence length to the forward configs' arguments
+    fwd_args = (head_dim, sympy.Integer(128), dtype) if at_least("2.15") else (head_dim, dtype)
+    return (c.get_flex_attention_fwd_configs(*fwd_args, "npu"),
             c.get_flex_attention_bwd_configs(head_dim, dtype, "npu"),
             c.get_flex_decode_configs(head_dim, dtype, "npu"))
 
@@ -46,7 +51,8 @@ def test_flex_search_space_changes_the_npu_candidates_and_each_fits_the_cube(hea
     BaseConfigHeuristic = template_heuristics("triton").BaseConfigHeuristic  # moved in torch 2.14
 
     with config.patch(max_autotune=True, max_autotune_flex_search_space="EXHAUSTIVE"):
-        upstream = BaseConfigHeuristic().get_flex_attn_fwd_configs(head_dim, dtype)
+        upstream = BaseConfigHeuristic().get_flex_attn_fwd_configs(
+            *((head_dim, sympy.Integer(128), dtype) if at_least("2.15") else (head_dim, dtype)))
     assert set(map(repr, upstream)) != set(map(repr, got["EXHAUSTIVE"][0]))
 
 

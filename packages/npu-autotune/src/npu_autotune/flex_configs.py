@@ -82,7 +82,10 @@ class NpuFlexConfigHeuristic(BaseConfigHeuristic):
     def _ds(dtype) -> int:
         return getattr(dtype, "itemsize", 4)
 
-    def get_flex_attn_fwd_configs(self, head_dim: int, dtype) -> list[FlexConfig]:
+    def get_flex_attn_fwd_configs(self, head_dim: int, *seq_len_and_dtype) -> list[FlexConfig]:
+        # torch 2.13/2.14 pass (head_dim, dtype); torch 2.15 (head_dim, seq_len, dtype): the tiles
+        # here depend on the Cube and UB, not on the sequence length
+        dtype = seq_len_and_dtype[-1]
         dev, ds = _device(), self._ds(dtype)
         ok = lambda m, n, s: fwd_fits(m, n, head_dim, s, ds, dev)  # noqa: E731
         default = next((FlexConfig(m, n, s, 1) for m, n, s in self.FWD_DEFAULTS if ok(m, n, s)), FlexConfig(16, 16, 1, 1))

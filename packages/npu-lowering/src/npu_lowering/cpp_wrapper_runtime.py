@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from npu_inductor_core.torch_versions import at_least
 from torch._inductor.runtime.triton_lazy_compile import TritonKernelCompileResult, start_kernel_compile
 
 from .runtime.device import get_raw_stream
@@ -57,8 +58,10 @@ def run_kernel_first(pending: dict, name: str, stream: Any, args: list) -> Trito
     kernel.run(*args, stream=stream)
     path, config, entry = _descriptor(kernel)
     kw = config.kwargs
+    # torch 2.15 added tensordesc_meta (TMA descriptors, a CUDA feature): none on npu
+    extra = {"tensordesc_meta": []} if at_least("2.15") else {}
     return TritonKernelCompileResult(
         cubin_path=path, mangled_name=entry, num_warps=config.num_warps, shared_mem=0,
         xblocks=[kw.get("XBLOCK", 1)], yblocks=[kw.get("YBLOCK", 1)], zblocks=[kw.get("ZBLOCK", 1)],
         r0blocks=[kw.get("R0_BLOCK", 1)], rsplit=kw.get("RSPLIT", 1), rsplit_size=kw.get("RSPLIT_SIZE", 1),
-        config_index=None, global_scratch=None, profile_scratch=None)
+        config_index=None, global_scratch=None, profile_scratch=None, **extra)
