@@ -60,8 +60,6 @@ class Row:
         # beyond rows name their owners in parentheses: "(npu-sim, npu-graphtree)", "(all packages)"
         if owner is None and self.inductor_config.startswith("("):
             owner = self.inductor_config.strip("()")
-        elif owner is None and self.inductor_config == "(all packages)":
-            owner = "npu-inductor"  # a row of the whole backend (X16, X17): the package assembling it
         return owner
 
 
