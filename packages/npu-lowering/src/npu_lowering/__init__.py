@@ -48,6 +48,9 @@ def register() -> None:
         # without its driver. Ask for cpu's first, so upstream fills its own (2.13 uses a flag).
         get_device_op_overrides("cpu")
         register_device_op_overrides("npu", NpuDeviceOpOverrides())
+        from . import unlowered_ops
+
+        unlowered_ops.define()  # npu's stand-ins for ATen ops Inductor has no lowering for
         numerics.install_choices()  # upstream's choices for every device but npu under determinism
         from npu_inductor_core.compile_hooks import around_compile_fx, around_compile_graph
 

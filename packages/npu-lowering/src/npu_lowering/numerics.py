@@ -95,6 +95,15 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
             templates = choice_hooks.with_extra_templates(kernel_inputs, templates, op_name)
         return super().get_template_configs(kernel_inputs, templates, op_name, kwarg_overrides)
 
+    def _finalize_template_configs(self, template_choices, kernel_inputs, templates, op_name,
+                                   kwarg_overrides=None):
+        # an npu GEMM no template takes gets ATen, as upstream's lowerings do (gemm_aten_fallback.py)
+        from .gemm_aten_fallback import aten_when_no_template
+
+        ktcs = super()._finalize_template_configs(template_choices, kernel_inputs, templates, op_name,
+                                                  kwarg_overrides)
+        return aten_when_no_template(self, ktcs, kernel_inputs, templates, op_name)
+
     def get_config_heuristics(self, device_type="cuda"):
         # npu: a component's config lists (npu-autotune's Cube-aware flex attention, A37)
         if device_type == "npu":
@@ -106,7 +115,7 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
         return super().get_config_heuristics(device_type)
 
     def uuid(self) -> str:
-        return "npu-lowering.NpuChoices-2"
+        return "npu-lowering.NpuChoices-3"
 
 
 def install_choices() -> bool:

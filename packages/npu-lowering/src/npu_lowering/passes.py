@@ -9,6 +9,9 @@ device_custom_pass).
   lower as the device's ATen op, per node (``dtype_policy``: the one place that decides).
 - Ops whose Triton kernels Ascend's compiler cannot compile (sort) stay ATen ops
   (``op_policy``).
+- ATen ops Inductor has no lowering for (grid_sampler_3d, hash_tensor, nonzero_static on
+  torch 2.13) stay the device's ATen op on npu, also with ``implicit_fallbacks=False``
+  (``unlowered_ops``).
 - Its uuid is a hash of npu-lowering's sources and of the device facts generated code bakes
   in (UB bytes, vector cores: block sizes and the sub-block grid cap), and Inductor puts that
   uuid in the FX graph cache key: a changed lowering or another SoC never serves stale code;
@@ -25,7 +28,7 @@ from pathlib import Path
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphModulePass
 
-from . import dtype_policy, fp64_compute, op_policy
+from . import dtype_policy, fp64_compute, op_policy, unlowered_ops
 from .dtype_policy import UnsupportedDtype  # noqa: F401  (raised under the "error" policy)
 
 
@@ -45,6 +48,7 @@ class NpuPostGradPass(CustomGraphModulePass):
         fp64_compute.narrow(gm)  # opt-in only: float64 values computed in float32
         dtype_policy.apply(gm)
         op_policy.apply(gm)  # ops Ascend's compiler cannot compile as Triton kernels
+        unlowered_ops.apply(gm)  # ATen ops Inductor has no lowering for stay ATen ops on npu
 
     def uuid(self) -> str:
         from npu_inductor_core import graph_hooks

@@ -55,6 +55,9 @@ def _start_device() -> None:
     soc.selected()  # a bad $NPU_SIM_SOC fails here, before anything is registered
     module = _build.load()
     module._init(count)
+    from . import fallback_dtypes
+
+    fallback_dtypes.install(module)  # dtypes the CPU kernels lack that accelerators take
     _runtime._C = module
     from . import capture_rules
 

@@ -114,6 +114,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   // device operations run outside a graph (fallback ops) and by replays (recorded actions):
   // benches read the share replayed from graphs (bench/capture_rules.py)
   m.def("_device_op_counts", [] { return py::make_tuple(eager_op_count(), replayed_action_count()); });
+  m.def("_set_dtype_conversions", &set_dtype_conversions);  // npu_sim/fallback_dtypes.py's table
   m.def("_cpu_alias", [](const at::Tensor& t) {
     TORCH_CHECK(t.device().type() == kNpu, "npu-sim: _cpu_alias expects an npu tensor, got ", t.device());
     return cpu_alias(t);

@@ -165,7 +165,7 @@ void run_eager(const c10::OperatorHandle& op, Stack* stack, size_t first, const 
     v = to_cpu_scalar_arg(v, args[i], any_npu, c10::kCPU);
   }
   int device = map.device >= 0 ? map.device : current_device();
-  op.callBoxed(stack);
+  call_cpu_kernel(op, stack);
   write_back_resized(map, device);
   size_t nret = op.schema().returns().size();
   for (size_t i = stack->size() - nret; i < stack->size(); ++i) {
@@ -246,7 +246,7 @@ void run_captured(const c10::OperatorHandle& op, Stack* stack, size_t first, con
   record(
       [op, cpu_stack, copies, nret] {
         Stack s = cpu_stack;
-        op.callBoxed(&s);
+        call_cpu_kernel(op, &s);
         for (auto& c : copies) c.second.copy_(s[s.size() - nret + c.first].toTensor());
       },
       name.c_str());

@@ -114,6 +114,13 @@ at::Tensor empty_npu(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::Scal
 // with the CPU op they stand for.
 void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
+// ---- dtype_conversions.cpp ---------------------------------------------------------------
+// Calls `op`'s CPU kernel on the CPU arguments on `stack`, converting the dtypes its kernel lacks
+// that an accelerator takes (the table of npu_sim/fallback_dtypes.py, set when the device starts).
+void call_cpu_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+void set_dtype_conversions(
+    const std::vector<std::pair<std::string, std::vector<std::pair<c10::ScalarType, c10::ScalarType>>>>& rows);
+
 // ---- sparse.cpp --------------------------------------------------------------------------
 // Sparse COO tensors: a SparseTensorImpl (SparseCPU or SparsePrivateUse1) holding dense
 // indices and values. `dense` maps the source's indices and values to the target device.
