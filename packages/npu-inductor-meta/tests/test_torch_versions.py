@@ -82,5 +82,16 @@ def test_dev_environments_pin_the_torch_and_triton_of_their_constraints():
         assert env.get("env-vars", {}).get("PIP_BUILD_CONSTRAINT") == constraint, name
         seen.add(series)
     assert seen == set(torch_versions.SUPPORTED)
-    newest = max(seen, key=lambda s: tuple(map(int, s.split("."))))
-    assert any(p.startswith(f"torch=={newest}.") for p in envs["default"]["extra-dependencies"])  # README's commands
+
+
+@pytest.mark.xfail(strict=True, reason="CI's environment is still torch 2.13: the newest torch in CI "
+                   "does not fit its time budget yet (README, 'Supported torch releases')")
+@pytest.mark.feature("X17")
+def test_the_readme_commands_use_the_newest_supported_torch():
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    envs = tomllib.loads((root / "hatch.toml").read_text(encoding="utf-8"))["envs"]
+    newest = max(torch_versions.SUPPORTED, key=lambda s: tuple(map(int, s.split("."))))
+    assert any(p.startswith(f"torch=={newest}.") for p in envs["default"]["extra-dependencies"])
