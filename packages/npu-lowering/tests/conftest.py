@@ -1,3 +1,8 @@
+import contextlib
+import importlib.util
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -57,3 +62,33 @@ def compile_and_check(fn, *args, **compile_kwargs):
     assert kernels, "no Triton kernel was generated"
     assert all("tl.extra.cuda" not in c for c in codes)
     return "\n".join(codes)
+
+
+ASCEND_CHECK = Path(__file__).resolve().parents[1] / "ascend_check"
+
+
+@contextlib.contextmanager
+def ascend_check_script(name: str):
+    """One of ascend_check/'s scripts (``check``, ``hivm``) as a fresh module, outside the
+    package (they are scripts, not an installed module); ``sys.modules`` holds it meanwhile,
+    where dataclasses look their module up."""
+    spec = importlib.util.spec_from_file_location(f"npu_lowering_ascend_{name}_for_test", ASCEND_CHECK / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    try:
+        spec.loader.exec_module(mod)
+        yield mod
+    finally:
+        sys.modules.pop(spec.name, None)
+
+
+@pytest.fixture(scope="module")
+def ascend_check():
+    with ascend_check_script("check") as mod:
+        yield mod
+
+
+@pytest.fixture
+def ascend_hivm():
+    with ascend_check_script("hivm") as mod:
+        yield mod

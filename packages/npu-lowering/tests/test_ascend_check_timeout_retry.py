@@ -4,27 +4,15 @@ fail on the machine's slowness."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-HIVM = Path(__file__).resolve().parents[1] / "ascend_check" / "hivm.py"
-
-
 @pytest.fixture
-def hivm(monkeypatch):
-    spec = importlib.util.spec_from_file_location("npu_lowering_ascend_hivm_for_test", HIVM)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up there
-    try:
-        spec.loader.exec_module(mod)
-        yield mod
-    finally:
-        sys.modules.pop(spec.name, None)
+def hivm(ascend_hivm):
+    return ascend_hivm
 
 
 def _slow_first_time(tmp_path: Path) -> list[str]:
