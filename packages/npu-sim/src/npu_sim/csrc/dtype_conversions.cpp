@@ -4,6 +4,7 @@
 // argument had: what the op's meta kernel gives a non-CPU device. Arguments the kernel writes
 // (in-place, out=, rrelu's noise) are written back into the caller's tensor.
 #include "sim.h"
+#include "map_tensors.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
@@ -19,23 +20,6 @@ using Conversions = std::map<c10::ScalarType, c10::ScalarType>;  // argument dty
 std::unordered_map<std::string, Conversions>& table() {
   static std::unordered_map<std::string, Conversions> t;
   return t;
-}
-
-template <typename F>
-c10::IValue map_tensors(const c10::IValue& v, F&& f) {
-  if (v.isTensor()) return f(v.toTensor());
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList()) out.push_back(f(t));
-    return out;
-  }
-  if (v.isList()) {
-    auto list = v.toList();
-    c10::impl::GenericList out(list.elementType());
-    for (const c10::IValue& e : list) out.push_back(map_tensors(e, f));
-    return out;
-  }
-  return v;
 }
 
 void call_converted(const c10::OperatorHandle& op, torch::jit::Stack* stack, const Conversions& conv) {

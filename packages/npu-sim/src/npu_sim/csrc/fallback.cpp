@@ -3,6 +3,7 @@
 // While the thread captures a graph, the op is not run: its outputs are shaped by the meta
 // kernel, allocated from the graph's pool, and the call is recorded for replay.
 #include "sim.h"
+#include "map_tensors.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
@@ -58,23 +59,6 @@ struct Mapping {
     device = d;
   }
 };
-
-template <typename F>
-c10::IValue map_tensors(const c10::IValue& v, F&& f) {
-  if (v.isTensor()) return f(v.toTensor());
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList()) out.push_back(f(t));
-    return out;
-  }
-  if (v.isList()) {  // Tensor?[] and friends
-    auto list = v.toList();
-    c10::impl::GenericList out(list.elementType());
-    for (const c10::IValue& e : list) out.push_back(map_tensors(e, f));
-    return out;
-  }
-  return v;
-}
 
 bool has_npu_tensor(const c10::IValue& v) {
   bool found = false;
