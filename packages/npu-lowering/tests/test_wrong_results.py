@@ -231,3 +231,25 @@ def test_a_masked_load_does_not_mask_what_is_computed_from_it():
     out, codes = run_and_get_code(torch.compile(fn), ids.to("npu"), w.to("npu"))
     assert "keep_dims=True) != 0" in "\n".join(codes)  # the load was reshaped
     torch.testing.assert_close(out.cpu(), fn(ids, w), atol=1e-5, rtol=1e-5)
+
+
+def _arg_extremes(x):
+    return torch.argmax(x, 1), torch.argmin(x, 1), torch.argmax(x, 0), torch.argmin(x, 0)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic-reuse"])
+def test_argmax_argmin_keep_a_nan_met_before_the_last_block(dynamic):
+    # A NaN wins argmax/argmin (eager). Rows longer than one R0_BLOCK are reduced in a loop whose
+    # accumulator holds the NaN; Triton's interpreter read upstream's ``not b_isnan`` as Python
+    # truth and let the next number replace it. Dynamic: compiled at 6x6, reused at 32x32 (the
+    # reuse keeps the small compile's R0_BLOCK, so the rows loop).
+    torch._dynamo.reset()
+    compiled = torch.compile(_arg_extremes, dynamic=dynamic)
+    sizes = [(6, 6), (32, 32)] if dynamic else [(3, 2048)]
+    for rows, cols in sizes:
+        x = torch.randn(rows, cols)
+        x[:, min(4, cols - 1)] = float("nan")  # a NaN column, early in every row
+        x[min(2, rows - 1), 1] = float("nan")  # and a single NaN in column 1
+        got = compiled(x.to("npu"))
+        for g, want in zip(got, _arg_extremes(x)):
+            assert torch.equal(g.cpu(), want), (rows, cols)

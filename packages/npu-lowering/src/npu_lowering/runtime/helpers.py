@@ -48,6 +48,48 @@ def welford(mean, m2, weight, dim):
     return new_mean, new_m2, total
 
 
+# ---- value-and-index combines (argmax / argmin) --------------------------------------------
+# Upstream's write ``a_isnan & (not b_isnan)``: compiled Triton negates the block element by
+# element, but Triton's interpreter evaluates ``not block`` as Python truth (always False for a
+# block), so on npu-sim a NaN held in a looped reduction's accumulator lost to the next number
+# (argmax/argmin wrong when a row's NaN came before its last R0_BLOCK step). ``~`` means the
+# same everywhere.
+@triton.jit
+def minimum_with_index(a_value, a_index, b_value, b_index):
+    mask = a_value < b_value
+    equal = a_value == b_value
+    if is_floating(a_value):
+        a_isnan = a_value != a_value
+        b_isnan = b_value != b_value
+        mask |= a_isnan & ~b_isnan
+        equal |= a_isnan & b_isnan  # NaNs are equal to each other
+    mask |= equal & (a_index < b_index)  # the lowest index among equals
+    return tl.where(mask, a_value, b_value), tl.where(mask, a_index, b_index)
+
+
+@triton.jit
+def maximum_with_index(a_value, a_index, b_value, b_index):
+    mask = a_value > b_value
+    equal = a_value == b_value
+    if is_floating(a_value):
+        a_isnan = a_value != a_value
+        b_isnan = b_value != b_value
+        mask |= a_isnan & ~b_isnan
+        equal |= a_isnan & b_isnan
+    mask |= equal & (a_index < b_index)
+    return tl.where(mask, a_value, b_value), tl.where(mask, a_index, b_index)
+
+
+@triton.jit
+def min_with_index(value, index, dim):
+    return tl.reduce((value, index), dim, minimum_with_index)
+
+
+@triton.jit
+def max_with_index(value, index, dim):
+    return tl.reduce((value, index), dim, maximum_with_index)
+
+
 @triton.jit
 def frexp(x):
     # Upstream's frexp calls CUDA libdevice's isinf/isnan/ilogb/ldexp, which neither Triton's
