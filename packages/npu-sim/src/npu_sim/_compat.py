@@ -29,17 +29,26 @@ def interpret_nested_jit_calls() -> bool:
     def __call__(self, *args, **kwargs):
         if not getattr(_interpreting, "active", False):
             return upstream(self, *args, **kwargs)
-        fn = cache.get(self.fn)
-        if fn is None:
-            fn = cache[self.fn] = InterpretedFunction(self.fn)
+        entry = cache.get(self.fn)
+        if entry is None:
+            entry = cache[self.fn] = (InterpretedFunction(self.fn), language_modules(self.fn))
+        fn, langs = entry
+        patched = getattr(_interpreting, "patched_langs", frozenset())
+        if langs <= patched:
+            # the launch (or a caller) already patched the language modules this function
+            # sees: patching them again per call cost ~2.5 ms each, most of a kernel's time
+            # when it calls a helper inside a loop
+            return fn.rewrite()(*args, **kwargs)
         # InterpretedFunction.__call__ patches triton.language for the callee and never
         # restores it (harmless when the whole process interprets); we restore, so a later
         # real compile (cuda) in this process sees the original builtins
-        scope = _patch_lang(self.fn)
+        restore = patch_languages(langs - patched, _patch_lang)
+        _interpreting.patched_langs = patched | langs
         try:
             return fn.rewrite()(*args, **kwargs)
         finally:
-            scope.restore()
+            _interpreting.patched_langs = patched
+            restore()
 
     __call__._npu_sim = True
     JITFunction.__call__ = __call__
@@ -121,17 +130,68 @@ def interpret_one_element_index() -> bool:
     return True
 
 
+_LANGUAGE_PATCHES: dict = {}
+_MISSING = object()
+
+
+def patch_languages(langs: frozenset, patch_lang):
+    """Patch the language modules ``langs`` as the interpreter's ``_patch_lang`` does for a
+    function that sees them; returns the function that restores them. ``_patch_lang`` looks
+    every builtin up again (~2-4 ms a call, paid by every helper call inside a kernel's
+    loops); the attributes it sets are the same each time, so they are recorded once per set
+    of modules and replayed with setattr."""
+    from types import SimpleNamespace
+
+    patches = _LANGUAGE_PATCHES.get(langs)
+    if patches is None:
+        scope = patch_lang(SimpleNamespace(__globals__={f"lang{i}": m for i, m in enumerate(langs)}))
+        changes = getattr(scope, "_changes", None)
+        if changes is None:  # an interpreter whose scope keeps no list: patch per call
+            return scope.restore
+        patches = [(obj, name, getattr(obj, name)) for obj, name, _ in changes]
+        scope.restore()
+        _LANGUAGE_PATCHES[langs] = patches
+    saved = []
+    for obj, name, value in patches:
+        saved.append((obj, name, getattr(obj, name, _MISSING)))
+        setattr(obj, name, value)
+
+    def restore():
+        for obj, name, original in reversed(saved):
+            if original is _MISSING:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, original)
+
+    return restore
+
+
+def language_modules(fn) -> frozenset:
+    """The triton.language modules ``fn`` sees, which the interpreter patches for it."""
+    import inspect
+
+    import triton.language as tl
+
+    return frozenset(v for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core))
+
+
 class interpreting:
-    """Marks this thread as running an interpreted npu kernel (its memory accesses checked)."""
+    """Marks this thread as running an interpreted npu kernel (its memory accesses checked);
+    ``kernel_fn``: the kernel's Python function, whose language modules the interpreter's
+    launch patches for the whole run (nested helper calls need not patch them again)."""
+
+    def __init__(self, kernel_fn=None):
+        self.langs = language_modules(kernel_fn) if kernel_fn is not None else frozenset()
 
     def __enter__(self):
         from .interp_builder import interpreting as flag
 
         interpret_npu_kernels()
         self.flag = flag
-        self.prev = getattr(flag, "active", False)
+        self.prev = getattr(flag, "active", False), getattr(flag, "patched_langs", frozenset())
         flag.active = True
+        flag.patched_langs = self.langs
 
     def __exit__(self, *exc):
-        self.flag.active = self.prev
+        self.flag.active, self.flag.patched_langs = self.prev
         return False

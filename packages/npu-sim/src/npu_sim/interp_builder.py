@@ -16,7 +16,7 @@ from triton._C.libtriton import ir as _ir
 from triton.runtime import interpreter
 from triton.runtime.interpreter import InterpreterBuilder, TensorHandle, _get_np_dtype
 
-interpreting = threading.local()  # .active: this thread runs an npu-sim launch
+interpreting = threading.local()  # .active: this thread runs an npu-sim launch; .patched_langs: see _compat
 
 _COMBINE = {
     _ir.ATOMIC_OP.FADD: lambda old, val: old + val,

@@ -115,7 +115,7 @@ def launch(fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[s
         raise ValueError(f"npu-sim launch: grid must have 1 to 3 non-negative axes, got {grid}")
     def run() -> None:
         if min(grid) > 0:
-            with _compat.interpreting(), _interpreter_options(options):
+            with _compat.interpreting(kernel.fn), _interpreter_options(options):
                 kernel[grid](*host_args, **kwargs)
 
     if ext()._is_current_stream_capturing():
