@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import torch
+from npu_inductor_core import kernel_objects
 from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, TritonKernelOverrides
 from torch._inductor.utils import IndentedBuffer
 from torch.utils._ordered_set import OrderedSet
@@ -43,7 +44,6 @@ NPU_MATH = ("from npu_lowering.runtime.math import libdevice, math as tl_math\n"
             "from npu_lowering.runtime import grid as npu_grid  # defines the npu grid types")
 SET_GPU_DRIVER = "triton_helpers.set_driver_to_gpu()\n"
 BROADCAST = "tl.broadcast_to("  # how upstream's indexing() densifies an index
-HINT_SIZE_HINTS_KEY = "npu_hint_size_hints"  # inductor_meta: {hint: size_hints} (multi_kernel_hints)
 # upstream's mix-order reduction loop (TritonKernel.codegen_body), rewritten for triton-ascend
 MIX_ORDER_LOOP = "for _ in tl.range(0, split_size, XBLOCK"
 MIX_ORDER_STEP = "xindex += XBLOCK"
@@ -96,7 +96,7 @@ class NpuRuntimeMixin:
     @classmethod
     def inductor_meta_common(cls):
         # decided here, in the process that owns the device: compile workers have no npu
-        return {**super().inductor_meta_common(), "npu_flavour": flavour()}
+        return {**super().inductor_meta_common(), kernel_objects.FLAVOUR_KEY: flavour()}
 
 
 def _ordered_as_int8(a, b):
@@ -349,7 +349,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         if self._npu_indirect:
             meta[tiling.INDIRECT_KEY] = True
         if hinted := self._hint_size_hints():
-            meta[HINT_SIZE_HINTS_KEY] = hinted
+            meta[kernel_objects.HINT_SIZE_HINTS_KEY] = hinted
         return meta
 
     def _hint_size_hints(self) -> dict:
