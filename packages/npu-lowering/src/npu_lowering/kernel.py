@@ -36,13 +36,11 @@ from .runtime import grid as npu_grid
 from .runtime import tiling
 from .runtime.flavour import flavour
 
-UPSTREAM_HEURISTICS = "from torch._inductor.runtime import triton_helpers, triton_heuristics"
-UPSTREAM_MATH = "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math"
-NPU_HEURISTICS = ("from npu_lowering.runtime import helpers as triton_helpers\n"
-                  "from npu_lowering.runtime import heuristics as triton_heuristics")
-NPU_MATH = ("from npu_lowering.runtime.math import libdevice, math as tl_math\n"
-            "from npu_lowering.runtime import grid as npu_grid  # defines the npu grid types")
-SET_GPU_DRIVER = "triton_helpers.set_driver_to_gpu()\n"
+# written after upstream's imports, so these bindings of the names generated code uses win
+NPU_IMPORTS = ("from npu_lowering.runtime import helpers as triton_helpers\n"
+               "from npu_lowering.runtime import heuristics as triton_heuristics\n"
+               "from npu_lowering.runtime.math import libdevice, math as tl_math\n"
+               "from npu_lowering.runtime import grid as npu_grid  # defines the npu grid types\n")
 BROADCAST = "tl.broadcast_to("  # how upstream's indexing() densifies an index
 # upstream's mix-order reduction loop (TritonKernel.codegen_body), rewritten for triton-ascend
 MIX_ORDER_LOOP = "for _ in tl.range(0, split_size, XBLOCK"
@@ -59,9 +57,10 @@ def _lines_of(buffer) -> list:
 
 
 def npu_imports(upstream_imports: str) -> str:
-    if UPSTREAM_HEURISTICS not in upstream_imports or UPSTREAM_MATH not in upstream_imports:
-        raise RuntimeError("npu-lowering: upstream Triton kernel imports changed; update npu_lowering.kernel")
-    return upstream_imports.replace(UPSTREAM_HEURISTICS, NPU_HEURISTICS).replace(UPSTREAM_MATH, NPU_MATH)
+    """Upstream's import block as it is, then npu's modules under the names it bound
+    (``triton_helpers``, ``triton_heuristics``, ``libdevice``, ``tl_math``): the later import
+    rebinds each name in the kernel module."""
+    return upstream_imports.rstrip("\n") + "\n" + NPU_IMPORTS
 
 
 def save_kernel(src: str) -> None:
@@ -446,9 +445,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             lines.insert(i + 1, f"{indent}{' ' * self.body.tabwidth}{header[0]} + {MIX_ORDER_IV}")
 
     def codegen_kernel(self, name=None) -> str:
-        # Upstream pins non-cpu kernels to a GPU driver at import; an npu kernel uses the
-        # process's own Triton backend (triton-ascend's, or none in a compile worker on the
-        # simulator), so the line goes.
-        src = super().codegen_kernel(name).replace(SET_GPU_DRIVER, "", 1)
+        # (upstream's ``triton_helpers.set_driver_to_gpu()`` line calls npu's helpers, where
+        # it does nothing: runtime/helpers.py)
+        src = super().codegen_kernel(name)
         save_kernel(src)
         return src
