@@ -289,8 +289,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         if (not self._npu_loading or self._load_mask is None or self.is_native_matmul or not isinstance(opts, IndexingOptions)
                 or opts.has_indirect() or opts.expand_str is None or not opts.index_str.startswith(BROADCAST)):
             return opts
-        suffix = f", {opts.expand_str})"
-        if not opts.index_str.endswith(suffix):
+        index_str = self.index_to_str(opts.index)  # upstream's index before it broadcast it
+        if opts.index_str != f"{BROADCAST}{index_str}, {opts.expand_str})":
             raise RuntimeError(f"npu-lowering: unexpected broadcast index {opts.index_str!r}; upstream codegen changed")
         used = opts.index.free_symbols
         missing = [tree for tree in self.active_range_trees()
@@ -303,7 +303,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             mask = f"tl.max({mask}, {tree.tensor_dim}, keep_dims=True)"
             shape[tree.tensor_dim] = "1"
         reduced = dataclasses.replace(opts, mask_vars=OrderedSet(), expand_shape=tuple(shape),
-                                      index_str=opts.index_str[len(BROADCAST):-len(suffix)],
+                                      index_str=index_str,
                                       expand_str="[" + ", ".join(shape) + "]")
         var = self.cse.generate(self.get_load_buffer(opts), f"{mask} != 0", dtype=torch.bool, shape=tuple(shape))
         reduced.mask_vars.add(var)
