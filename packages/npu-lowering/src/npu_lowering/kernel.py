@@ -8,9 +8,10 @@ sub-blocks of its axes, so the grid is capped at the vector-core count (runtime/
 
 Sub-block loops keep upstream's body: the only hook is the program id upstream multiplies by
 the block size (``xoffset = <pid> * XBLOCK``, ``iteration_ranges_get_pid``), which becomes
-the loop's sub-block index; the finished body (headers, loads, reductions, stores) is then
-indented under the loops just before upstream splices it into the kernel
-(``codegen_static_numels``, the last hook before that). Program ``p`` of ``n`` takes the
+the loop's sub-block index. Upstream asks for it while it writes the first program axis'
+header into the kernel body; the loops are written there, and the body's indentation goes
+one level in per loop, so everything upstream writes into the body afterwards (headers,
+loads, reductions, stores) is inside them. Program ``p`` of ``n`` takes the
 contiguous run of sub-blocks ``[p * ceil(b / n), (p + 1) * ceil(b / n))`` of the axis' ``b``
 sub-blocks: Ascend moves data per core by DMA, and one contiguous chunk per core keeps those
 transfers long and sequential (a grid-stride loop would hop across the whole tensor).
@@ -27,7 +28,6 @@ from pathlib import Path
 import torch
 from npu_inductor_core import kernel_objects
 from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, TritonKernelOverrides
-from torch._inductor.utils import IndentedBuffer
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
@@ -223,9 +223,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
 
     def __init__(self, *args, **kwargs) -> None:
         self._npu_loop_axes: list = []  # program axes turned into sub-block loops
-        self._npu_loop_start: int | None = None  # first body line inside the loops
         self._npu_loops: bool | None = None
-        self._npu_wrapped_body: IndentedBuffer | None = None
         self._npu_indirect = False  # an indirect (tensor-valued) index: tiling.INDIRECT_KEY
         self._npu_loading = False  # inside load(): indexing() may keep the index's shape
         self._npu_load_masks = None  # upstream's mask vars of a load indexing() reshaped
@@ -245,11 +243,38 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
     def iteration_ranges_get_pid(self, entry) -> str:
         if not self._loops_over_subblocks():
             return super().iteration_ranges_get_pid(entry)
-        if self._npu_loop_start is None:
-            self._npu_loop_start = len(_lines_of(self.body))
-        self._npu_loop_axes.append(entry)
+        if not self._npu_loop_axes:
+            self._npu_loop_axes = self._program_axes()
+            self._open_subblock_loops(self._npu_loop_axes)
+        if entry not in self._npu_loop_axes:
+            raise RuntimeError(f"npu-lowering: program id of axis {entry.prefix} asked outside "
+                               f"{[e.prefix for e in self._npu_loop_axes]}; upstream codegen changed")
         # the loop variable: an index-dtype scalar compiled, a Python int interpreted
         return f"{entry.prefix}sub"
+
+    def _program_axes(self) -> list:
+        """The axes whose header asks for a program id (upstream's
+        ``iteration_ranges_codegen_header``), outer axes first."""
+        axes = [t for t in self.range_trees if not t.is_loop and t.grid_dim is not None
+                and not getattr(t, "has_custom_codegen_header", lambda: False)()]
+        return sorted(axes, key=lambda e: -e.grid_dim)
+
+    def _open_subblock_loops(self, axes: list) -> None:
+        """One loop per program axis over the sub-blocks this program takes, written where
+        upstream writes the first axis' header; the body stays indented inside them."""
+        cast = "" if self.index_dtype == "tl.int32" else f".to({self.index_dtype})"
+        for entry in axes:
+            p, dim = entry.prefix, entry.grid_dim
+            self.body.writelines([
+                f"{p}subs = tl.cdiv({p}numel, {p.upper()}BLOCK)",
+                f"{p}subs_per_program = tl.cdiv({p}subs, tl.num_programs({dim}){cast})",
+                f"{p}sub_start = tl.program_id({dim}){cast} * {p}subs_per_program",
+            ])
+        for entry in axes:
+            p = entry.prefix
+            self.body.writeline(f"for {p}sub in tl.range({p}sub_start, "
+                                f"tl.minimum({p}sub_start + {p}subs_per_program, {p}subs)):")
+            self.body.do_indent()
 
     def _get_grid_type(self):
         if not self._npu_loop_axes:
@@ -370,45 +395,6 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             return {}
         return {hint: {p: next_power_of_2(int(sizevars.optimization_hint_with_override(n, hint)))
                        for p, n in numels.items()} for hint in hints}
-
-    def codegen_static_numels(self, code) -> None:
-        super().codegen_static_numels(code)
-        # upstream splices self.body into the kernel right after this (and the aliases)
-        if self._npu_loop_axes and self.body is not self._npu_wrapped_body:
-            self.body = self._npu_wrapped_body = self._in_subblock_loops(self.body)
-
-    def _in_subblock_loops(self, body: IndentedBuffer) -> IndentedBuffer:
-        """The body, from the first program-axis header on, under one loop per axis (outer
-        axes outside); what came before (reduction numels) stays in front."""
-        lines = _lines_of(body)
-        start = self._npu_loop_start
-        axes = sorted(self._npu_loop_axes, key=lambda e: -e.grid_dim)
-        for entry in axes:
-            marker = f"{entry.prefix}offset = {entry.prefix}sub"
-            if not any(isinstance(line, str) and line.lstrip().startswith(marker) for line in lines[start:]):
-                raise RuntimeError(f"npu-lowering: no '{marker}' line in the kernel body; upstream codegen changed")
-        out = IndentedBuffer()
-        for line in lines[:start]:
-            out.writeline(line)
-        cast = "" if self.index_dtype == "tl.int32" else f".to({self.index_dtype})"
-        for entry in axes:
-            p, dim = entry.prefix, entry.grid_dim
-            out.writelines([
-                f"{p}subs = tl.cdiv({p}numel, {p.upper()}BLOCK)",
-                f"{p}subs_per_program = tl.cdiv({p}subs, tl.num_programs({dim}){cast})",
-                f"{p}sub_start = tl.program_id({dim}){cast} * {p}subs_per_program",
-            ])
-        for level, entry in enumerate(axes):
-            p = entry.prefix
-            with out.indent(level):
-                out.writeline(f"for {p}sub in tl.range({p}sub_start, "
-                              f"tl.minimum({p}sub_start + {p}subs_per_program, {p}subs)):")
-        tail = IndentedBuffer()
-        for line in lines[start:]:
-            tail.writeline(line)
-        with out.indent(len(axes)):
-            out.splice(tail)
-        return out
 
     def codegen_body(self) -> None:
         super().codegen_body()
