@@ -131,18 +131,29 @@ def _beyond_int32(expr) -> bool:
 
 
 def _index_expr_int64(expr):
-    import re
-
+    """The index expression printed (the kernel's own printer) over its variables widened to
+    int64: each variable ``v`` of the indexed expression is replaced by a symbol that prints
+    as ``v.to(tl.int64)``. Upstream's broadcast of the index (inside a masked load's
+    context) is applied to the widened value as a separate step."""
+    import sympy
     from torch._inductor.codegen.triton import TritonSymbols
     from torch._inductor.utils import get_bounds_index_expr
 
-    indexing = V.kernel.indexing(expr, block_ptr=False, tma_compatibility_checker=None)
-    text = indexing.index_str
-    for name in sorted({str(s) for s in indexing.index.free_symbols}, key=len, reverse=True):
-        text = re.sub(rf"\b{re.escape(name)}\b(?!\.to\()", f"{name}.to(tl.int64)", text)
+    kernel = V.kernel
+    indexing = kernel.indexing(expr, block_ptr=False, tma_compatibility_checker=None)
     shape = indexing.expand_shape or TritonSymbols.get_block_shape(indexing.index)
-    var = V.kernel.cse.generate(V.kernel.compute, f"({text})", dtype=torch.int64,
-                                bounds=get_bounds_index_expr(expr), shape=shape)
+    bounds = get_bounds_index_expr(expr)
+    if not indexing.index.free_symbols:  # a constant: upstream's text
+        text = indexing.index_str
+    else:
+        widened = indexing.index.xreplace({s: sympy.Symbol(f"{s.name}.to(tl.int64)", **s.assumptions0)
+                                           for s in indexing.index.free_symbols})
+        text = kernel.index_to_str(widened)
+        if indexing.index_str != kernel.index_to_str(indexing.index):  # upstream broadcast it
+            plain = kernel.cse.generate(kernel.compute, f"({text})", dtype=torch.int64, bounds=bounds,
+                                        shape=TritonSymbols.get_block_shape(indexing.index))
+            text = f"tl.broadcast_to({plain}, {indexing.expand_str})"
+    var = kernel.cse.generate(kernel.compute, f"({text})", dtype=torch.int64, bounds=bounds, shape=shape)
     var.mask_vars = indexing.mask_vars
     return var
 
