@@ -60,13 +60,37 @@ def proxy_heuristics():
     """Upstream's triton_heuristics decorators replaced by npu-autotune's, for this process."""
     from torch._inductor.runtime import triton_heuristics as th
 
-    from npu_autotune.heuristics import KernelObjectMixin, decorators
+    from npu_autotune.autotuner import KernelTuning
+    from npu_autotune.heuristics import decorators
 
-    class ProxyAutotuner(KernelObjectMixin, th.CachingAutotuner):
-        """npu-autotune's mixin over upstream's kernel object (cuda: upstream launch path)."""
+    tuning = KernelTuning()
+
+    class ProxyAutotuner(th.CachingAutotuner):
+        """npu-autotune's tuning part on upstream's kernel object (cuda: upstream launch path)."""
+
+        simulated = False
+
+        @classmethod
+        def adopt(cls, kernel):
+            adopted = object.__new__(cls)
+            adopted.__dict__.update(kernel.__dict__)
+            return adopted
+
+    def through_tuning(hook, method):
+        def call(self, *args, **kwargs):
+            return getattr(tuning, hook)(self, getattr(super(ProxyAutotuner, self), method), *args, **kwargs)
+
+        return call
+
+    for hook, method in (("precompile", "precompile"), ("precompile_worker", "_precompile_worker"),
+                         ("precompile_config", "_precompile_config"),
+                         ("create_compile_options", "_create_compile_options"), ("bench", "bench"),
+                         ("coordinate_descent_tuning", "coordinate_descent_tuning"),
+                         ("benchmark_all_configs", "benchmark_all_configs"), ("run", "run")):
+        setattr(ProxyAutotuner, method, through_tuning(hook, method))
 
     saved = {n: getattr(th, n) for n in ("pointwise", "reduction", "persistent_reduction")}
-    ours = decorators(ProxyAutotuner)
+    ours = decorators(lambda: ProxyAutotuner)
     for n in saved:
         setattr(th, n, ours[n])
     try:

@@ -44,14 +44,14 @@ CHILD = """
                  autotune_multi_device=MODE == "multi-device", inductor_default_autotune_warmup=0,
                  inductor_default_autotune_rep=2)
     tune_s = []  # wall time of each kernel object's tuning (bench-only wrapper)
-    original = heuristics.NpuTunedAutotuner.autotune_to_one_config
+    original = heuristics.NpuCachingAutotuner.autotune_to_one_config
     def timed(self, *a, **k):
         t = time.perf_counter()
         try:
             return original(self, *a, **k)
         finally:
             tune_s.append(time.perf_counter() - t)
-    heuristics.NpuTunedAutotuner.autotune_to_one_config = timed
+    heuristics.NpuCachingAutotuner.autotune_to_one_config = timed
     start = 0.0
     with fresh_cache(), config.patch(**flags):
         if MODE != "in-process":

@@ -44,7 +44,7 @@ def kernels():
         out = []
         for o in gc.get_objects():
             try:
-                if isinstance(o, heuristics.NpuTunedAutotuner):
+                if isinstance(o, heuristics.NpuCachingAutotuner):
                     out.append(o)
             except ReferenceError:  # a dead weak proxy
                 pass

@@ -19,13 +19,15 @@ def _check(out, fn, *args):
 
 
 def test_provider_found_through_entry_point():
+    from npu_inductor_core import kernel_objects
     from npu_lowering.runtime import heuristics
 
-    import npu_autotune.heuristics
+    from npu_autotune.autotuner import KernelTuning
 
-    assert heuristics.provider is npu_autotune.heuristics
-    assert heuristics.pointwise.__module__ == "npu_autotune.heuristics"
-    assert issubclass(heuristics.NpuTunedAutotuner, heuristics.NpuCachingAutotuner)
+    assert kernel_objects.owner_of("npu", "pointwise") == "npu-autotune"
+    assert kernel_objects.owner_of("npu", "template") == "npu-autotune"
+    assert kernel_objects.kernel_class("npu") is heuristics.NpuCachingAutotuner
+    assert isinstance(kernel_objects.tuning("npu"), KernelTuning)
 
 
 @pytest.mark.feature("A42")

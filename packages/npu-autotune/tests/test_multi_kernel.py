@@ -50,7 +50,7 @@ def test_each_call_runs_the_variant_of_the_nearest_hint(fresh):
     from npu_lowering.runtime import heuristics
 
     (k,) = [o for o in gc.get_objects()
-            if type(o) is heuristics.NpuTunedAutotuner and o.__dict__.get("_npu_hint_variants")]
+            if type(o) is heuristics.NpuCachingAutotuner and o.__dict__.get("_npu_hint_variants")]
     assert sorted(k.inductor_meta[hints.KEY]) == HINTS and len(k._npu_hint_variants) == len(HINTS)
 
 

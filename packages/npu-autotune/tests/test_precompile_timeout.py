@@ -17,7 +17,7 @@ def slow_largest_block(monkeypatch):
     """The candidate with the largest XBLOCK takes 2.5 s to compile (the others: no delay)."""
     from npu_lowering.runtime import heuristics
 
-    real = heuristics.NpuTunedAutotuner._precompile_config
+    real = heuristics.NpuCachingAutotuner._precompile_config
     slow = []
 
     def precompile_config(self, cfg):
@@ -26,7 +26,7 @@ def slow_largest_block(monkeypatch):
             time.sleep(2.5)
         return real(self, cfg)
 
-    monkeypatch.setattr(heuristics.NpuTunedAutotuner, "_precompile_config", precompile_config)
+    monkeypatch.setattr(heuristics.NpuCachingAutotuner, "_precompile_config", precompile_config)
     return slow
 
 
@@ -51,13 +51,13 @@ def test_candidates_over_the_budget_are_dropped_and_the_kernel_runs(fresh, kerne
 def test_nothing_compiled_in_time_is_an_error_naming_the_kernel(fresh, monkeypatch):
     from npu_lowering.runtime import heuristics
 
-    real = heuristics.NpuTunedAutotuner._precompile_config
+    real = heuristics.NpuCachingAutotuner._precompile_config
 
     def every_config_slow(self, cfg):
         time.sleep(1.5)
         return real(self, cfg)
 
-    monkeypatch.setattr(heuristics.NpuTunedAutotuner, "_precompile_config", every_config_slow)
+    monkeypatch.setattr(heuristics.NpuCachingAutotuner, "_precompile_config", every_config_slow)
     x = torch.randn(384, device="npu")
     with config.patch(compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=1), \
             pytest.raises(Exception, match=r"npu kernel triton_poi_\w+: none of \d+ configs compiled "
@@ -71,14 +71,14 @@ def test_configs_compile_with_the_callers_inductor_config(fresh, monkeypatch):
     settings of the compile that started them, not the defaults."""
     from npu_lowering.runtime import heuristics
 
-    real = heuristics.NpuTunedAutotuner._precompile_config
+    real = heuristics.NpuCachingAutotuner._precompile_config
     seen = []
 
     def precompile_config(self, cfg):
         seen.append((config.max_autotune_pointwise, config.precompilation_timeout_seconds))
         return real(self, cfg)
 
-    monkeypatch.setattr(heuristics.NpuTunedAutotuner, "_precompile_config", precompile_config)
+    monkeypatch.setattr(heuristics.NpuCachingAutotuner, "_precompile_config", precompile_config)
     x = torch.randn(640, device="npu")
     with config.patch(compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=77):
         torch.compile(_f)(x)

@@ -8,7 +8,7 @@ from torch._dynamo.utils import counters
 from torch._inductor import config
 from triton import Config
 
-from npu_autotune import tiles
+from npu_autotune import kernel_facts, tiles
 
 SIG2 = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}}
 SIG3 = {"signature": {"in_ptr0": "*fp32", "in_ptr1": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}}
@@ -68,7 +68,7 @@ def test_multibuffer_setting_reaches_kernels(fresh, kernels):
 
 
 def test_overflowing_configs_are_never_launched(fresh, kernels, caplog):
-    from npu_lowering.runtime.heuristics import NpuTunedAutotuner
+    from npu_lowering.runtime.heuristics import NpuCachingAutotuner
 
     x = torch.randn(256, device="npu")
     with config.patch(max_autotune_pointwise=True):
@@ -87,7 +87,7 @@ def test_overflowing_configs_are_never_launched(fresh, kernels, caplog):
     k._npu_tuned = False
     with pytest.raises(Exception, match="no config fits the unified buffer"):
         k.run(x, torch.empty_like(x), 256, stream=0)
-    assert isinstance(k, NpuTunedAutotuner)
+    assert isinstance(k, NpuCachingAutotuner)
 
 
 def test_compile_error_reporting_ub_overflow_drops_the_config(fresh, kernels, monkeypatch, caplog):
@@ -102,7 +102,9 @@ def test_compile_error_reporting_ub_overflow_drops_the_config(fresh, kernels, mo
         raise RuntimeError("MLIRCompilationError: ub overflow, requires 1703936 bits while 1572864 bits available")
 
     monkeypatch.setattr(CachingAutotuner, "_precompile_config", compile_fails)
-    monkeypatch.setattr(type(k), "_npu_sim", lambda self: False)  # compile as on Ascend
+    from npu_autotune import autotuner
+
+    monkeypatch.setattr(autotuner, "simulated", lambda kernel: False)  # the tuning compiles as on Ascend
     with caplog.at_level(logging.WARNING, logger="npu_autotune.autotuner"):
         with pytest.raises(OutOfResources):
             k._precompile_config(k.configs[0])
@@ -145,7 +147,7 @@ def test_kernels_carry_the_device_facts_a_compile_worker_tiles_for(fresh, kernel
     monkeypatch.setattr(tiles, "device", lambda index=0: tiles.Device())  # as in a worker
     for k in ran:
         assert k.inductor_meta[tiles.FACTS_KEY] == {"ub_bytes": 8 * 1024, "vector_cores": 4}
-        assert k._npu_device() == tiles.Device(8 * 1024, 4)
+        assert kernel_facts.device_of(k) == tiles.Device(8 * 1024, 4)
         assert all(tiles.fits_ub(c, k.triton_meta, tiles.Device(8 * 1024, 4), None) for c in k.configs)
 
 

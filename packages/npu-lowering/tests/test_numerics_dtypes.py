@@ -79,6 +79,7 @@ def test_int64_index_arithmetic_beyond_2_to_the_31():
 
     out, code = _run(fn, t, i)
     assert "@triton.jit" in code
+    assert "x0.to(tl.int64)" in code  # the iota's index variable widened before the arithmetic
     for o, r in zip(out, fn(t.cpu(), i.cpu())):
         assert o.dtype == r.dtype and torch.equal(o.cpu(), r)
 

@@ -53,10 +53,24 @@ def test_is_big_gpu_answers_from_cube_cores_only_for_npu(monkeypatch):
 
 
 def test_generated_kernels_import_npu_helpers_not_cuda():
-    imports = NpuTritonKernel.gen_common_triton_imports()
-    assert "npu_lowering.runtime.math import libdevice" in imports
-    assert "npu_lowering.runtime import heuristics as triton_heuristics" in imports
-    assert "triton_helpers import libdevice" not in imports
+    from npu_lowering.runtime import heuristics, helpers, math
+
+    bound = {}
+    exec(NpuTritonKernel.gen_common_triton_imports(), bound)  # what a kernel module binds
+    assert bound["triton_heuristics"] is heuristics and bound["triton_helpers"] is helpers
+    assert bound["libdevice"] is math.libdevice and bound["tl_math"] is math.math
+
+
+def test_generated_kernels_do_not_switch_the_triton_driver():
+    # upstream's header line calls it at import; npu kernels use the process's backend, so
+    # the name resolves to npu's helper (upstream's would pin Triton to its GPU driver)
+    from npu_lowering.runtime import helpers
+    from torch._inductor.runtime import triton_helpers as upstream
+
+    assert helpers.set_driver_to_gpu is not upstream.set_driver_to_gpu
+    assert helpers.set_driver_to_gpu() is None
+    code = NpuTritonKernel.gen_common_triton_imports() + "triton_helpers.set_driver_to_gpu()\n"
+    exec(code, {})  # the header of a generated kernel runs without switching drivers
 
 
 def test_cache_key_follows_the_lowering_source():

@@ -8,7 +8,6 @@ import math
 import pytest
 import torch
 from torch._inductor import config as inductor_config
-from torch._inductor.utils import IndentedBuffer
 
 from npu_lowering.kernel import NpuTritonKernel
 from npu_lowering.runtime import grid as npu_grid
@@ -121,14 +120,11 @@ def test_a_capped_grid_without_the_loop_is_wrong(small_device, monkeypatch):
     header replaced by ``xsub = tl.program_id(0)``) with the same grid leaves most of the
     output unwritten."""
 
-    def one_subblock_per_program(self, body):
-        out = IndentedBuffer()
-        for entry in self._npu_loop_axes:
-            out.writeline(f"{entry.prefix}sub = tl.program_id({entry.grid_dim})")
-        out.splice(body)
-        return out
+    def one_subblock_per_program(self, axes):
+        for entry in axes:
+            self.body.writeline(f"{entry.prefix}sub = tl.program_id({entry.grid_dim})")
 
-    monkeypatch.setattr(NpuTritonKernel, "_in_subblock_loops", one_subblock_per_program)
+    monkeypatch.setattr(NpuTritonKernel, "_open_subblock_loops", one_subblock_per_program)
     torch._dynamo.reset()
     x = torch.randn(200000, device="npu")
     out = torch.compile(lambda a: a + 1)(x).cpu()

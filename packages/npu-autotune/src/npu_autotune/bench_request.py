@@ -118,6 +118,7 @@ class KernelBenchmarkRequest:
         return timing, os.getpid(), os.environ.get(VISIBLE_ENV)
 
     def _bench(self) -> float:
+        from . import kernel_facts
         from .sim_launcher import SimLauncher
 
         kernel = getattr(load_module(self.module_path), self.kernel_name)
@@ -132,7 +133,7 @@ class KernelBenchmarkRequest:
         if override is not None:  # test only: a reported time instead of a measured one
             return float(override)
         with torch.npu.device(device.index):
-            if kernel._npu_sim():
+            if kernel_facts.simulated(kernel):
                 launcher = SimLauncher(kernel, self.config)
             else:  # compiled where the worker runs (its own Triton cache)
                 kernel.configs = [self.config]

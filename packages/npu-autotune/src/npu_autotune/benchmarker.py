@@ -5,7 +5,7 @@ dispatches here. Timing uses device events (``Event(enable_timing=True)``) where
 interface has them, else the host clock around a synchronize. Upstream flags read per call:
 - ``inductor_default_autotune_warmup`` / ``inductor_default_autotune_rep`` (ms): the warmup
   and measuring budgets (A31, A30); upstream's kernel autotuner passes a fixed rep=40, which
-  npu kernels replace by the flag (``autotuner.KernelObjectMixin.bench``);
+  npu kernels replace by the flag (``autotuner.KernelTuning.bench``);
 - ``use_experimental_benchmarker`` (A57): upstream's experimental strategy (flush the L2
   between runs, minimum of per-run event pairs) instead of the default (median of the runs);
 - ``autotune_cudagraph_benchmarking`` (A08; torch 2.13 has only its environment variable): the callable is captured once into a device

@@ -1,8 +1,9 @@
 """The heuristics provider for npu kernels (entry point ``npu_inductor.heuristics: npu``).
 
-The lowering's ``runtime/heuristics.py`` finds this module, composes its kernel object class
-(``KernelObjectMixin`` + the lowering's ``NpuCachingAutotuner``) and takes the decorators
-``decorators(kernel_object_cls)`` returns. Each decorator asks upstream's heuristic for its
+npu-inductor-core's ``kernel_objects`` loads this module at its first lookup for device
+"npu" and calls ``register()``: the decorators below replace the lowering's defaults (by
+upstream's ``triton_heuristics`` names) and ``autotuner.KernelTuning`` becomes the ``tuning``
+part of every npu kernel object (the lowering's class, registered there). Each decorator asks upstream's heuristic for its
 configs first, so every flag upstream reads keeps working (autotune hints, tile hints,
 determinism filters), then builds the npu candidates (``tiles``):
 - ``triton.autotune_pointwise`` off (and no max-autotune): one config, no tuning (A53);
@@ -18,14 +19,16 @@ from __future__ import annotations
 from torch._inductor.runtime import triton_heuristics as upstream
 from torch._inductor.runtime.hints import HeuristicType
 
+from npu_inductor_core import kernel_objects
+
 from . import combo
 from . import config as npu_config
 from . import tiles
-from .autotuner import KernelObjectMixin
+from .autotuner import KernelTuning
 
-__all__ = ["KernelObjectMixin", "decorators", "DECORATORS"]
-DECORATORS = ("pointwise", "reduction", "persistent_reduction", "split_scan", "template", "user_autotune",
-              "foreach", "fixed_config", "cooperative_reduction")
+__all__ = ["register", "decorators"]
+DEVICE = "npu"
+DECORATORS = kernel_objects.HEURISTIC_NAMES
 
 
 # upstream's decorators as imported (a benchmark may swap the module's names for ours)
@@ -39,7 +42,7 @@ def _exhaustive(meta: dict) -> bool:
 def _multibuffer(meta: dict) -> bool:
     if npu_config.multibuffer is not None:
         return npu_config.multibuffer
-    return meta.get("npu_flavour") == "ascend"
+    return kernel_objects.is_ascend(meta)
 
 
 def _device(triton_meta: dict, meta: dict) -> tiles.Device:
@@ -47,29 +50,29 @@ def _device(triton_meta: dict, meta: dict) -> tiles.Device:
     return tiles.device_for(meta, getattr(props, "index", 0) or 0)
 
 
-def _reclass(decorate, cls):
-    """An upstream decorator whose kernel objects become ``cls``."""
+def _registered_class():
+    """The npu kernel-object class (npu-lowering's, registered in ``kernel_objects``)."""
+    return kernel_objects.kernel_class(DEVICE)
+
+
+def _adopted(decorate, kernel_class):
+    """An upstream decorator whose kernel objects npu kernel objects take over (the kernel
+    class's ``adopt``: a new object with the upstream one's state)."""
 
     def apply(fn):
         kernel = decorate(fn)
-        if type(kernel) is upstream.CachingAutotuner:
-            # not ``kernel.__class__ = cls``: a mixin first in cls's bases makes CPython refuse
-            # that assignment ("object layout differs"); a copy of the state is equivalent
-            tuned = object.__new__(cls)
-            tuned.__dict__.update(kernel.__dict__)
-            kernel = tuned
-        return kernel
+        return kernel_class().adopt(kernel) if type(kernel) is upstream.CachingAutotuner else kernel
 
     return apply
 
 
-def _combo(decorate, cls, triton_meta: dict, meta: dict):
+def _combo(decorate, kernel_class, triton_meta: dict, meta: dict):
     """A combo kernel upstream built: an npu kernel object whose per-sub-kernel tuning plan
     (if any) holds npu candidates (``combo.adapt``)."""
-    reclassed = _reclass(decorate, cls)
+    adopted = _adopted(decorate, kernel_class)
 
     def apply(fn):
-        kernel = reclassed(fn)
+        kernel = adopted(fn)
         combo.adapt(kernel, _device(triton_meta, meta), exhaustive=_exhaustive(meta), multibuffer=_multibuffer(meta))
         return kernel
 
@@ -101,8 +104,16 @@ def _mix_order_in_ub(configs: list, triton_meta: dict, dev: tiles.Device, rnumel
     return tiles.unique(out)
 
 
-def decorators(cls) -> dict:
-    """The ``triton_heuristics`` decorators generated npu kernels use, building ``cls``."""
+def register() -> None:
+    """Entry-point hook (``npu_inductor.heuristics: npu``): this package's decorators and
+    tuning part for npu kernel objects."""
+    kernel_objects.register_heuristics(DEVICE, "npu-autotune", decorators())
+    kernel_objects.register_tuning(DEVICE, "npu-autotune", KernelTuning())
+
+
+def decorators(kernel_class=_registered_class) -> dict:
+    """The ``triton_heuristics`` decorators generated npu kernels use; ``kernel_class()`` is
+    the class they build (a benchmark passes its own, with ``adopt``)."""
 
     def autotune(size_hints, configs, triton_meta, inductor_meta, heuristic_type, filename):
         npu_config.validate_inductor_meta(inductor_meta)
@@ -110,14 +121,14 @@ def decorators(cls) -> dict:
         configs = tiles.fit_to_ub(configs, size_hints, triton_meta, inductor_meta, filename)
         return upstream.cached_autotune(size_hints, configs, triton_meta=triton_meta, inductor_meta=inductor_meta,
                                         heuristic_type=heuristic_type, filename=filename,
-                                        caching_autotuner_cls=cls)
+                                        caching_autotuner_cls=kernel_class())
 
     def pointwise(size_hints, triton_meta, tile_hint=None, filename=None, min_elem_per_thread=0, inductor_meta=None):
         meta = {} if inductor_meta is None else inductor_meta
         theirs = _UPSTREAM["pointwise"](size_hints, triton_meta, tile_hint=tile_hint, filename=filename,
                                     min_elem_per_thread=min_elem_per_thread, inductor_meta=meta, return_configs=True)
         if not isinstance(theirs, list):  # combo kernel: upstream built it
-            return _combo(theirs, cls, triton_meta, meta)
+            return _combo(theirs, kernel_class, triton_meta, meta)
         dev = _device(triton_meta, meta)
         if _upstream_fixed(meta):
             return autotune(size_hints, [tiles.as_npu(c) for c in theirs], triton_meta, meta,
@@ -137,7 +148,7 @@ def decorators(cls) -> dict:
         theirs = up(size_hints, reduction_hint=reduction_hint, triton_meta=triton_meta, filename=filename,
                     inductor_meta=meta, return_configs=True)
         if not isinstance(theirs, list):  # combo kernel: upstream built it
-            return _combo(theirs, cls, triton_meta, meta)
+            return _combo(theirs, kernel_class, triton_meta, meta)
         dev = _device(triton_meta, meta)
         rn = tiles.persistent_rnumel(size_hints, {}) if persistent else None
         if _upstream_fixed(meta):
@@ -156,11 +167,11 @@ def decorators(cls) -> dict:
         return _reduction(HeuristicType.PERSISTENT_REDUCTION, size_hints, reduction_hint, triton_meta, filename,
                           inductor_meta)
 
-    def reclassed(name):
+    def adopting(name):
         up = _UPSTREAM[name]
 
         def wrap(*args, **kwargs):
-            return _reclass(up(*args, **kwargs), cls)
+            return _adopted(up(*args, **kwargs), kernel_class)
 
         wrap.__name__ = name
         return wrap
@@ -168,5 +179,5 @@ def decorators(cls) -> dict:
     out = {"pointwise": pointwise, "reduction": reduction, "persistent_reduction": persistent_reduction}
     for name in DECORATORS:
         if name not in out and name in _UPSTREAM:
-            out[name] = reclassed(name)
+            out[name] = adopting(name)
     return out

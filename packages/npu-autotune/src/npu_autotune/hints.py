@@ -5,7 +5,7 @@ Triton GEMM templates: one kernel per hint, tuned as if the dynamic sizes were t
 at each call the one whose shapes are nearest in log2 distance runs. npu has no Triton GEMM
 templates yet, so the npu equivalent applies the same rule to its pointwise and looped
 reduction kernels: the lowering records the kernel's size hints under each hint
-(``inductor_meta["npu_hint_size_hints"]``), each becomes a variant config from the tile
+(``inductor_meta[kernel_objects.HINT_SIZE_HINTS_KEY]``), each becomes a variant config from the tile
 generator (the config a kernel of that size would get), and each call launches the variant
 whose sizes are nearest to the call's ``*numel`` arguments. Where tuning is asked for
 (max-autotune flags, coordinate descent, incremental, ``autotune_on_sim``), the first call
@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import math
 
+from npu_inductor_core import kernel_objects
 from torch._inductor.runtime.hints import HeuristicType
 
-from . import tiles
+from . import kernel_facts, tiles
 
-KEY = "npu_hint_size_hints"
+KEY = kernel_objects.HINT_SIZE_HINTS_KEY
 _KINDS = (HeuristicType.POINTWISE, HeuristicType.REDUCTION)
 
 
@@ -44,7 +45,7 @@ def variants(kernel) -> list:
 def candidates(kernel, size_hints: dict, exhaustive: bool = False) -> list:
     """The tile generator's configs for ``kernel`` at ``size_hints`` (the first is the
     variant's untuned config)."""
-    dev = kernel._npu_device()
+    dev = kernel_facts.device_of(kernel)
     if kernel.heuristic_type == HeuristicType.POINTWISE:
         return tiles.pointwise(size_hints, kernel.triton_meta, dev, exhaustive=exhaustive)
     return tiles.reduction(size_hints, kernel.triton_meta, dev, persistent=False, exhaustive=exhaustive)

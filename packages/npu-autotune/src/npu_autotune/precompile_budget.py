@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 
 from torch._dynamo.utils import counters
 
+from . import kernel_facts
+
 log = logging.getLogger(__name__)
 MAX_THREADS = 8
 
@@ -57,7 +59,7 @@ def compile_all(kernel, configs: list) -> list:
         done, _ = wait(futures, timeout=timeout)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-    name = kernel._npu_name()
+    name = kernel_facts.kernel_name(kernel)
     results = []
     for cfg, future in zip(configs, futures):
         if future not in done:
@@ -78,6 +80,6 @@ def _some(kernel, results: list, configs: list, timeout) -> list:
     if not results:
         from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
 
-        raise NoTritonConfigsError(f"npu kernel {kernel._npu_name()}: none of {len(configs)} configs compiled "
+        raise NoTritonConfigsError(f"npu kernel {kernel_facts.kernel_name(kernel)}: none of {len(configs)} configs compiled "
                                    f"(precompilation_timeout_seconds={timeout})")
     return results

@@ -33,7 +33,7 @@ class SimLauncher:
         call_args, grid = k._interpret_args_grid(args, self.config)
         LAUNCHED.append((k.inductor_meta.get("kernel_name"), dict(self.config.kwargs), self.config.num_stages))
         # a user kernel's tl.constexpr arguments live in triton_meta (the lowering's helper)
-        declared = k._declared_constants() if hasattr(k, "_declared_constants") else {}
+        declared = k.declared_constants() if hasattr(k, "declared_constants") else {}
         return sim_launch()(k.fn, grid, call_args, {**declared, **kwargs, **self.config.kwargs})
 
 

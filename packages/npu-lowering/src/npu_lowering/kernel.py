@@ -8,9 +8,10 @@ sub-blocks of its axes, so the grid is capped at the vector-core count (runtime/
 
 Sub-block loops keep upstream's body: the only hook is the program id upstream multiplies by
 the block size (``xoffset = <pid> * XBLOCK``, ``iteration_ranges_get_pid``), which becomes
-the loop's sub-block index; the finished body (headers, loads, reductions, stores) is then
-indented under the loops just before upstream splices it into the kernel
-(``codegen_static_numels``, the last hook before that). Program ``p`` of ``n`` takes the
+the loop's sub-block index. Upstream asks for it while it writes the first program axis'
+header into the kernel body; the loops are written there, and the body's indentation goes
+one level in per loop, so everything upstream writes into the body afterwards (headers,
+loads, reductions, stores) is inside them. Program ``p`` of ``n`` takes the
 contiguous run of sub-blocks ``[p * ceil(b / n), (p + 1) * ceil(b / n))`` of the axis' ``b``
 sub-blocks: Ascend moves data per core by DMA, and one contiguous chunk per core keeps those
 transfers long and sequential (a grid-stride loop would hop across the whole tensor).
@@ -25,8 +26,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import torch
+from npu_inductor_core import kernel_objects
 from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, TritonKernelOverrides
-from torch._inductor.utils import IndentedBuffer
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
@@ -35,15 +36,12 @@ from .runtime import grid as npu_grid
 from .runtime import tiling
 from .runtime.flavour import flavour
 
-UPSTREAM_HEURISTICS = "from torch._inductor.runtime import triton_helpers, triton_heuristics"
-UPSTREAM_MATH = "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math"
-NPU_HEURISTICS = ("from npu_lowering.runtime import helpers as triton_helpers\n"
-                  "from npu_lowering.runtime import heuristics as triton_heuristics")
-NPU_MATH = ("from npu_lowering.runtime.math import libdevice, math as tl_math\n"
-            "from npu_lowering.runtime import grid as npu_grid  # defines the npu grid types")
-SET_GPU_DRIVER = "triton_helpers.set_driver_to_gpu()\n"
+# written after upstream's imports, so these bindings of the names generated code uses win
+NPU_IMPORTS = ("from npu_lowering.runtime import helpers as triton_helpers\n"
+               "from npu_lowering.runtime import heuristics as triton_heuristics\n"
+               "from npu_lowering.runtime.math import libdevice, math as tl_math\n"
+               "from npu_lowering.runtime import grid as npu_grid  # defines the npu grid types\n")
 BROADCAST = "tl.broadcast_to("  # how upstream's indexing() densifies an index
-HINT_SIZE_HINTS_KEY = "npu_hint_size_hints"  # inductor_meta: {hint: size_hints} (multi_kernel_hints)
 # upstream's mix-order reduction loop (TritonKernel.codegen_body), rewritten for triton-ascend
 MIX_ORDER_LOOP = "for _ in tl.range(0, split_size, XBLOCK"
 MIX_ORDER_STEP = "xindex += XBLOCK"
@@ -59,9 +57,10 @@ def _lines_of(buffer) -> list:
 
 
 def npu_imports(upstream_imports: str) -> str:
-    if UPSTREAM_HEURISTICS not in upstream_imports or UPSTREAM_MATH not in upstream_imports:
-        raise RuntimeError("npu-lowering: upstream Triton kernel imports changed; update npu_lowering.kernel")
-    return upstream_imports.replace(UPSTREAM_HEURISTICS, NPU_HEURISTICS).replace(UPSTREAM_MATH, NPU_MATH)
+    """Upstream's import block as it is, then npu's modules under the names it bound
+    (``triton_helpers``, ``triton_heuristics``, ``libdevice``, ``tl_math``): the later import
+    rebinds each name in the kernel module."""
+    return upstream_imports.rstrip("\n") + "\n" + NPU_IMPORTS
 
 
 def save_kernel(src: str) -> None:
@@ -96,7 +95,7 @@ class NpuRuntimeMixin:
     @classmethod
     def inductor_meta_common(cls):
         # decided here, in the process that owns the device: compile workers have no npu
-        return {**super().inductor_meta_common(), "npu_flavour": flavour()}
+        return {**super().inductor_meta_common(), kernel_objects.FLAVOUR_KEY: flavour()}
 
 
 def _ordered_as_int8(a, b):
@@ -132,18 +131,29 @@ def _beyond_int32(expr) -> bool:
 
 
 def _index_expr_int64(expr):
-    import re
-
+    """The index expression printed (the kernel's own printer) over its variables widened to
+    int64: each variable ``v`` of the indexed expression is replaced by a symbol that prints
+    as ``v.to(tl.int64)``. Upstream's broadcast of the index (inside a masked load's
+    context) is applied to the widened value as a separate step."""
+    import sympy
     from torch._inductor.codegen.triton import TritonSymbols
     from torch._inductor.utils import get_bounds_index_expr
 
-    indexing = V.kernel.indexing(expr, block_ptr=False, tma_compatibility_checker=None)
-    text = indexing.index_str
-    for name in sorted({str(s) for s in indexing.index.free_symbols}, key=len, reverse=True):
-        text = re.sub(rf"\b{re.escape(name)}\b(?!\.to\()", f"{name}.to(tl.int64)", text)
+    kernel = V.kernel
+    indexing = kernel.indexing(expr, block_ptr=False, tma_compatibility_checker=None)
     shape = indexing.expand_shape or TritonSymbols.get_block_shape(indexing.index)
-    var = V.kernel.cse.generate(V.kernel.compute, f"({text})", dtype=torch.int64,
-                                bounds=get_bounds_index_expr(expr), shape=shape)
+    bounds = get_bounds_index_expr(expr)
+    if not indexing.index.free_symbols:  # a constant: upstream's text
+        text = indexing.index_str
+    else:
+        widened = indexing.index.xreplace({s: sympy.Symbol(f"{s.name}.to(tl.int64)", **s.assumptions0)
+                                           for s in indexing.index.free_symbols})
+        text = kernel.index_to_str(widened)
+        if indexing.index_str != kernel.index_to_str(indexing.index):  # upstream broadcast it
+            plain = kernel.cse.generate(kernel.compute, f"({text})", dtype=torch.int64, bounds=bounds,
+                                        shape=TritonSymbols.get_block_shape(indexing.index))
+            text = f"tl.broadcast_to({plain}, {indexing.expand_str})"
+    var = kernel.cse.generate(kernel.compute, f"({text})", dtype=torch.int64, bounds=bounds, shape=shape)
     var.mask_vars = indexing.mask_vars
     return var
 
@@ -224,9 +234,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
 
     def __init__(self, *args, **kwargs) -> None:
         self._npu_loop_axes: list = []  # program axes turned into sub-block loops
-        self._npu_loop_start: int | None = None  # first body line inside the loops
         self._npu_loops: bool | None = None
-        self._npu_wrapped_body: IndentedBuffer | None = None
         self._npu_indirect = False  # an indirect (tensor-valued) index: tiling.INDIRECT_KEY
         self._npu_loading = False  # inside load(): indexing() may keep the index's shape
         self._npu_load_masks = None  # upstream's mask vars of a load indexing() reshaped
@@ -246,11 +254,38 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
     def iteration_ranges_get_pid(self, entry) -> str:
         if not self._loops_over_subblocks():
             return super().iteration_ranges_get_pid(entry)
-        if self._npu_loop_start is None:
-            self._npu_loop_start = len(_lines_of(self.body))
-        self._npu_loop_axes.append(entry)
+        if not self._npu_loop_axes:
+            self._npu_loop_axes = self._program_axes()
+            self._open_subblock_loops(self._npu_loop_axes)
+        if entry not in self._npu_loop_axes:
+            raise RuntimeError(f"npu-lowering: program id of axis {entry.prefix} asked outside "
+                               f"{[e.prefix for e in self._npu_loop_axes]}; upstream codegen changed")
         # the loop variable: an index-dtype scalar compiled, a Python int interpreted
         return f"{entry.prefix}sub"
+
+    def _program_axes(self) -> list:
+        """The axes whose header asks for a program id (upstream's
+        ``iteration_ranges_codegen_header``), outer axes first."""
+        axes = [t for t in self.range_trees if not t.is_loop and t.grid_dim is not None
+                and not getattr(t, "has_custom_codegen_header", lambda: False)()]
+        return sorted(axes, key=lambda e: -e.grid_dim)
+
+    def _open_subblock_loops(self, axes: list) -> None:
+        """One loop per program axis over the sub-blocks this program takes, written where
+        upstream writes the first axis' header; the body stays indented inside them."""
+        cast = "" if self.index_dtype == "tl.int32" else f".to({self.index_dtype})"
+        for entry in axes:
+            p, dim = entry.prefix, entry.grid_dim
+            self.body.writelines([
+                f"{p}subs = tl.cdiv({p}numel, {p.upper()}BLOCK)",
+                f"{p}subs_per_program = tl.cdiv({p}subs, tl.num_programs({dim}){cast})",
+                f"{p}sub_start = tl.program_id({dim}){cast} * {p}subs_per_program",
+            ])
+        for entry in axes:
+            p = entry.prefix
+            self.body.writeline(f"for {p}sub in tl.range({p}sub_start, "
+                                f"tl.minimum({p}sub_start + {p}subs_per_program, {p}subs)):")
+            self.body.do_indent()
 
     def _get_grid_type(self):
         if not self._npu_loop_axes:
@@ -290,8 +325,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         if (not self._npu_loading or self._load_mask is None or self.is_native_matmul or not isinstance(opts, IndexingOptions)
                 or opts.has_indirect() or opts.expand_str is None or not opts.index_str.startswith(BROADCAST)):
             return opts
-        suffix = f", {opts.expand_str})"
-        if not opts.index_str.endswith(suffix):
+        index_str = self.index_to_str(opts.index)  # upstream's index before it broadcast it
+        if opts.index_str != f"{BROADCAST}{index_str}, {opts.expand_str})":
             raise RuntimeError(f"npu-lowering: unexpected broadcast index {opts.index_str!r}; upstream codegen changed")
         used = opts.index.free_symbols
         missing = [tree for tree in self.active_range_trees()
@@ -304,7 +339,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             mask = f"tl.max({mask}, {tree.tensor_dim}, keep_dims=True)"
             shape[tree.tensor_dim] = "1"
         reduced = dataclasses.replace(opts, mask_vars=OrderedSet(), expand_shape=tuple(shape),
-                                      index_str=opts.index_str[len(BROADCAST):-len(suffix)],
+                                      index_str=index_str,
                                       expand_str="[" + ", ".join(shape) + "]")
         var = self.cse.generate(self.get_load_buffer(opts), f"{mask} != 0", dtype=torch.bool, shape=tuple(shape))
         reduced.mask_vars.add(var)
@@ -349,7 +384,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         if self._npu_indirect:
             meta[tiling.INDIRECT_KEY] = True
         if hinted := self._hint_size_hints():
-            meta[HINT_SIZE_HINTS_KEY] = hinted
+            meta[kernel_objects.HINT_SIZE_HINTS_KEY] = hinted
         return meta
 
     def _hint_size_hints(self) -> dict:
@@ -371,45 +406,6 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             return {}
         return {hint: {p: next_power_of_2(int(sizevars.optimization_hint_with_override(n, hint)))
                        for p, n in numels.items()} for hint in hints}
-
-    def codegen_static_numels(self, code) -> None:
-        super().codegen_static_numels(code)
-        # upstream splices self.body into the kernel right after this (and the aliases)
-        if self._npu_loop_axes and self.body is not self._npu_wrapped_body:
-            self.body = self._npu_wrapped_body = self._in_subblock_loops(self.body)
-
-    def _in_subblock_loops(self, body: IndentedBuffer) -> IndentedBuffer:
-        """The body, from the first program-axis header on, under one loop per axis (outer
-        axes outside); what came before (reduction numels) stays in front."""
-        lines = _lines_of(body)
-        start = self._npu_loop_start
-        axes = sorted(self._npu_loop_axes, key=lambda e: -e.grid_dim)
-        for entry in axes:
-            marker = f"{entry.prefix}offset = {entry.prefix}sub"
-            if not any(isinstance(line, str) and line.lstrip().startswith(marker) for line in lines[start:]):
-                raise RuntimeError(f"npu-lowering: no '{marker}' line in the kernel body; upstream codegen changed")
-        out = IndentedBuffer()
-        for line in lines[:start]:
-            out.writeline(line)
-        cast = "" if self.index_dtype == "tl.int32" else f".to({self.index_dtype})"
-        for entry in axes:
-            p, dim = entry.prefix, entry.grid_dim
-            out.writelines([
-                f"{p}subs = tl.cdiv({p}numel, {p.upper()}BLOCK)",
-                f"{p}subs_per_program = tl.cdiv({p}subs, tl.num_programs({dim}){cast})",
-                f"{p}sub_start = tl.program_id({dim}){cast} * {p}subs_per_program",
-            ])
-        for level, entry in enumerate(axes):
-            p = entry.prefix
-            with out.indent(level):
-                out.writeline(f"for {p}sub in tl.range({p}sub_start, "
-                              f"tl.minimum({p}sub_start + {p}subs_per_program, {p}subs)):")
-        tail = IndentedBuffer()
-        for line in lines[start:]:
-            tail.writeline(line)
-        with out.indent(len(axes)):
-            out.splice(tail)
-        return out
 
     def codegen_body(self) -> None:
         super().codegen_body()
@@ -446,9 +442,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             lines.insert(i + 1, f"{indent}{' ' * self.body.tabwidth}{header[0]} + {MIX_ORDER_IV}")
 
     def codegen_kernel(self, name=None) -> str:
-        # Upstream pins non-cpu kernels to a GPU driver at import; an npu kernel uses the
-        # process's own Triton backend (triton-ascend's, or none in a compile worker on the
-        # simulator), so the line goes.
-        src = super().codegen_kernel(name).replace(SET_GPU_DRIVER, "", 1)
+        # (upstream's ``triton_helpers.set_driver_to_gpu()`` line calls npu's helpers, where
+        # it does nothing: runtime/helpers.py)
+        src = super().codegen_kernel(name)
         save_kernel(src)
         return src

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from torch._inductor import config as inductor_config
 
+from npu_inductor_core import kernel_objects
+
 from .entries import compiled_describer, native_launcher
 from .flavour import flavour
 from .static_result import NpuStaticCompileResult, NpuStaticKernel, _bound_native
@@ -23,7 +25,7 @@ class _NotDescribed(Exception):
 class AscendRouteMixin(UbFitMixin):
     @property
     def _ascend(self) -> bool:
-        return self.inductor_meta.get("npu_flavour", flavour()) == "ascend"
+        return kernel_objects.is_ascend(self.inductor_meta, flavour())
 
     def _precompile_config(self, cfg):
         """On Ascend, with static launch on and npu-launcher installed, a config compiled by

@@ -20,6 +20,7 @@ import collections
 import logging
 import weakref
 
+from npu_inductor_core import kernel_objects
 from npu_inductor_core.device import index_of
 from torch._inductor import config as inductor_config
 from torch._inductor.runtime.hints import HeuristicType
@@ -62,9 +63,10 @@ class UpstreamStaticCheckOff:
             return super()._precompile_config(cfg)
 
 
-class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotuner):
-    """No state beyond upstream's, so an upstream-built autotuner can take this class. On
-    Ascend the mixin (ascend_route.py) routes triton-ascend's binaries to npu-launcher."""
+class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotuner):
+    """How an npu kernel object compiles and launches (``NpuCachingAutotuner`` without its
+    tuning part). On Ascend the mixin (ascend_route.py) routes triton-ascend's binaries to
+    npu-launcher; on npu-sim it runs the first config through the simulator."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -79,16 +81,16 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
 
             pick = filter_reduction_configs_for_determinism(self.inductor_meta, self.configs)[0]
             rest = [c for c in self.configs if c is not pick]
-            self.configs = [pick] if self._simulated else [pick, *rest]
+            self.configs = [pick] if self.simulated else [pick, *rest]
 
     def _deterministic_reduction(self) -> bool:
         return self.heuristic_type in _REDUCTIONS and bool(
             self.deterministic_mode or self.inductor_meta.get("are_deterministic_algorithms_enabled"))
 
     @property
-    def _simulated(self) -> bool:
+    def simulated(self) -> bool:
         # the kernel's flavour was decided where it was generated (compile workers have no npu)
-        return self.inductor_meta.get("npu_flavour", flavour()) == "interpreter"
+        return kernel_objects.is_simulated(self.inductor_meta, flavour())
 
     def _refuse_static(self, exc, fallback: str) -> None:
         name = self.inductor_meta.get("kernel_name")
@@ -97,7 +99,7 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
         log.info("npu kernel %s %s: %s", name, fallback, exc)
 
     def precompile(self, warm_cache_only=False, reload_kernel=None, static_triton_bundle_key=None):
-        if not self._simulated:
+        if not self.simulated:
             return super().precompile(warm_cache_only, reload_kernel, static_triton_bundle_key)
         if warm_cache_only:  # compile worker: the interpreter has nothing to build
             return
@@ -117,7 +119,8 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
 
                 TritonBundler.put_static_autotuner(static_triton_bundle_key, self)
 
-    def _sim_config(self):
+    def sim_config(self):
+        """The config the simulator runs: the compiled one, else the first."""
         if self.compile_results:
             return self.compile_results[0].config
         return (self.configs or [self.launchers[0].config])[0]
@@ -128,7 +131,7 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
         describe = static_describer()
         if not inductor_config.use_static_triton_launcher or describe is None:
             return []
-        config = self._sim_config()
+        config = self.sim_config()
         try:
             self._check_user_kernel_allowed()
             desc = self._fetch_or_describe(describe, config)
@@ -148,7 +151,7 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
             return describe(self.fn, self.triton_meta, self._sim_kwargs(config), simulated=True)
 
         # a descriptor carries the debug option: one with and one without are different binaries
-        target = f"npu/{self.inductor_meta.get('npu_flavour', flavour())}" + ("/debug" if self._device_asserts() else "")
+        target = f"npu/{kernel_objects.flavour_of(self.inductor_meta, flavour())}" + ("/debug" if self._device_asserts() else "")
         return self._fetch_or_compile(compile_fn, config, target)
 
     def _device_asserts(self) -> bool:
@@ -183,7 +186,7 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
         return index_of(self.triton_meta)
 
     def _precompile_worker(self):
-        if self._simulated:
+        if self.simulated:
             return
         result = super()._precompile_worker()
         if len(self.compile_results) > 1 and self._deterministic_reduction():
@@ -191,9 +194,9 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
         return result
 
     def run(self, *args, stream, **kwargs):
-        if not self._simulated:
+        if not self.simulated:
             return super().run(*args, stream=stream, **kwargs)
-        config = self._sim_config()
+        config = self.sim_config()
         launch = self._static_launch(config)
         args, grid = self._interpret_args_grid(args, config)
         LAUNCHES.append((self.inductor_meta.get("kernel_name"), tuple(grid), dict(config.kwargs), self.triton_meta,
@@ -210,7 +213,7 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
             from .. import _compat
 
             _compat.ensure_kernel_source(self)
-        return sim_launch()(self.fn, grid, args, {**self._declared_constants(), **kwargs, **self._sim_kwargs(config)})
+        return sim_launch()(self.fn, grid, args, {**self.declared_constants(), **kwargs, **self._sim_kwargs(config)})
 
     def _descriptor_result(self, config):
         """The simulated config's descriptor as a compile result: the precompiled one, or,
@@ -245,21 +248,22 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
         npu-autotune's incremental tuning still tries configs; False when this kernel does
         not launch through a launch object (static launch off or refused). Elsewhere (Ascend)
         the probe of the single launcher answers (npu-launcher's upstream-shaped launcher)."""
-        if not self._simulated:
+        if not self.simulated:
             if len(self.launchers) != 1:
                 return None  # not precompiled or not tuned yet: asked again after the next call
             probe = getattr(self.launchers[0], "npu_direct_launch", None)
             return probe(args, stream) if probe is not None else False
-        if getattr(self, "_npu_incremental", None):  # npu-autotune: one candidate per call
+        tuning = self.__dict__.get("tuning")
+        if tuning is not None and tuning.in_progress(self):  # e.g. one candidate per call
             return None
-        config = self._sim_config()
+        config = self.sim_config()
         launch = self._static_launch(config)
         if launch is None:
             return False
         runtime_args, grid = self._interpret_args_grid(args, config)
         return launch, grid, runtime_args
 
-    def _declared_constants(self) -> dict:
+    def declared_constants(self) -> dict:
         # a user kernel's tl.constexpr arguments (ALPHA=2.0) are in triton_meta, not in the call
         constants = self.triton_meta.get("constants") or {}
         params = getattr(self.fn, "params", None) or ()
@@ -298,3 +302,54 @@ class NpuCachingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutot
             log.info("npu kernel %s launches through npu-sim's entry point: %s", name, exc)
         _static_launches[self] = launch
         return launch
+
+
+class NpuCachingAutotuner(LaunchingAutotuner):
+    """The npu kernel object: the launch above plus one named part, ``tuning``, the device's
+    registered tuning part (``npu_inductor_core.kernel_objects.tuning``; npu-autotune's) or
+    None. Each hook in ``kernel_objects.TUNING_HOOKS`` goes through the part, which gets the
+    kernel object and the launch's own method (``base``) to call or not."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.tuning = kernel_objects.tuning("npu")
+        super().__init__(*args, **kwargs)
+
+    @classmethod
+    def adopt(cls, kernel: CachingAutotuner) -> "NpuCachingAutotuner":
+        """An npu kernel object with the state of one upstream's decorators built (those
+        without a configs-only mode: templates, user kernels, foreach...)."""
+        adopted = object.__new__(cls)
+        adopted.__dict__.update(kernel.__dict__)
+        adopted.tuning = kernel_objects.tuning("npu")
+        return adopted
+
+    def _through_tuning(self, name: str, base, *args, **kwargs):
+        part = self.__dict__.get("tuning")
+        if part is None:
+            return base(*args, **kwargs)
+        return getattr(part, name)(self, base, *args, **kwargs)
+
+    def precompile(self, *args, **kwargs):
+        return self._through_tuning("precompile", super().precompile, *args, **kwargs)
+
+    def _precompile_worker(self):
+        return self._through_tuning("precompile_worker", super()._precompile_worker)
+
+    def _precompile_config(self, cfg):
+        return self._through_tuning("precompile_config", super()._precompile_config, cfg)
+
+    def _create_compile_options(self, cfg, compile_meta):
+        return self._through_tuning("create_compile_options", super()._create_compile_options, cfg, compile_meta)
+
+    def bench(self, launcher, *args, **kwargs):
+        return self._through_tuning("bench", super().bench, launcher, *args, **kwargs)
+
+    def coordinate_descent_tuning(self, launcher, *args, **kwargs):
+        return self._through_tuning("coordinate_descent_tuning", super().coordinate_descent_tuning, launcher,
+                                    *args, **kwargs)
+
+    def benchmark_all_configs(self, *args, **kwargs):
+        return self._through_tuning("benchmark_all_configs", super().benchmark_all_configs, *args, **kwargs)
+
+    def run(self, *args, **kwargs):
+        return self._through_tuning("run", super().run, *args, **kwargs)

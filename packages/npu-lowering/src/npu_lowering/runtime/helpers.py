@@ -11,6 +11,13 @@ from torch._inductor.runtime.triton_helpers import *  # noqa: F401,F403  (everyt
 from . import libdevice as _libdevice  # portable per Triton flavour
 
 
+def set_driver_to_gpu() -> None:
+    """Called at import by every generated non-cpu kernel (upstream's pins Triton's active
+    driver to the GPU one). An npu kernel uses the process's own Triton backend
+    (triton-ascend's, or the interpreter on npu-sim, or none in a compile worker), so
+    nothing is switched."""
+
+
 @triton.jit
 def any(a, dim):  # noqa: A001  (the name generated kernels call)
     return tl.max(a.to(tl.int8), dim) != 0

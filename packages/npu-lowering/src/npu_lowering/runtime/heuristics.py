@@ -3,16 +3,22 @@ tiling model's configs (tiling.py) and the npu kernel object (autotuner.py).
 
 Upstream computes its configs first (so the config flags it reads keep working); those are
 then re-shaped for Ascend: num_warps=1, blocks within the UB, and our ordered tiling configs
-first. Decorators without a configs-only mode are upstream's, with the result re-classed.
+first. Decorators without a configs-only mode are upstream's, with the kernel object adopted.
+These are the defaults of npu-inductor-core's registry (``kernel_objects``); the module-level
+names generated kernels call look the decorator up there, so a tuning component's replace
+them without this module knowing it.
 """
 
 from __future__ import annotations
 
+from npu_inductor_core import kernel_objects
 from torch._inductor.runtime import triton_heuristics as upstream
 from torch._inductor.runtime.triton_heuristics import HeuristicType, cached_autotune
 
 from . import tiling
 from .autotuner import NpuCachingAutotuner
+
+DEVICE = "npu"
 
 
 def _device(triton_meta: dict, inductor_meta: dict | None = None) -> tiling.Device:
@@ -54,7 +60,7 @@ def _autotune(size_hints, configs, triton_meta, inductor_meta, heuristic_type, f
                            caching_autotuner_cls=NpuCachingAutotuner)
 
 
-def pointwise(size_hints, triton_meta, tile_hint=None, filename=None, min_elem_per_thread=0, inductor_meta=None):
+def _pointwise(size_hints, triton_meta, tile_hint=None, filename=None, min_elem_per_thread=0, inductor_meta=None):
     inductor_meta = {} if inductor_meta is None else inductor_meta
     theirs = upstream.pointwise(size_hints, triton_meta, tile_hint=tile_hint, filename=filename,
                                 min_elem_per_thread=min_elem_per_thread, inductor_meta=inductor_meta,
@@ -64,7 +70,7 @@ def pointwise(size_hints, triton_meta, tile_hint=None, filename=None, min_elem_p
     return _autotune(size_hints, configs, triton_meta, inductor_meta, HeuristicType.POINTWISE, filename)
 
 
-def reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None):
+def _reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None):
     inductor_meta = {} if inductor_meta is None else inductor_meta
     theirs = upstream.reduction(size_hints, reduction_hint=reduction_hint, triton_meta=triton_meta,
                                 filename=filename, inductor_meta=inductor_meta, return_configs=True)
@@ -73,7 +79,7 @@ def reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None,
                      HeuristicType.REDUCTION, filename)
 
 
-def persistent_reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None):
+def _persistent_reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None):
     inductor_meta = {} if inductor_meta is None else inductor_meta
     theirs = upstream.persistent_reduction(size_hints, reduction_hint=reduction_hint, triton_meta=triton_meta,
                                            filename=filename, inductor_meta=inductor_meta, return_configs=True)
@@ -86,17 +92,16 @@ def persistent_reduction(size_hints, reduction_hint=False, triton_meta=None, fil
                      HeuristicType.PERSISTENT_REDUCTION, filename)
 
 
-def _reclassed(upstream_decorator):
-    """Upstream decorators with no configs-only mode: build as upstream, run as npu."""
+def _adopted(upstream_decorator):
+    """Upstream decorators with no configs-only mode: build as upstream, then an npu kernel
+    object takes over the state of the one upstream built (``NpuCachingAutotuner.adopt``)."""
 
     def wrap(*args, **kwargs):
         decorate = upstream_decorator(*args, **kwargs)
 
         def apply(fn):
             kernel = decorate(fn)
-            if type(kernel) is upstream.CachingAutotuner:
-                kernel.__class__ = NpuCachingAutotuner
-            return kernel
+            return NpuCachingAutotuner.adopt(kernel) if type(kernel) is upstream.CachingAutotuner else kernel
 
         return apply
 
@@ -104,37 +109,50 @@ def _reclassed(upstream_decorator):
     return wrap
 
 
-split_scan = _reclassed(upstream.split_scan)
-template = _reclassed(upstream.template)
-user_autotune = _reclassed(upstream.user_autotune)
-foreach = _reclassed(upstream.foreach)
-fixed_config = _reclassed(upstream.fixed_config)
-cooperative_reduction = _reclassed(upstream.cooperative_reduction)
+# the lowering's decorators, by upstream's names; a tuning component (npu-autotune, entry
+# point ``npu_inductor.heuristics: npu``) registers its own over some of them
+DEFAULTS = {
+    "pointwise": _pointwise,
+    "reduction": _reduction,
+    "persistent_reduction": _persistent_reduction,
+    **{name: _adopted(getattr(upstream, name)) for name in
+       ("split_scan", "template", "user_autotune", "foreach", "fixed_config", "cooperative_reduction")},
+}
+kernel_objects.register_kernel_class(DEVICE, NpuCachingAutotuner, DEFAULTS)
 
 
-# ---- heuristics provider lookup (npu-autotune's part of this file) ----------------------
-# An installed provider (entry point ``npu_inductor.heuristics: npu``, e.g. npu-autotune)
-# supplies ``KernelObjectMixin`` and ``decorators(cls)``; the mixin goes in front of the npu
-# kernel object here, so the class pickles under this module's name, and the provider's
-# decorators replace the ones above. Without a provider the ones above serve.
-PROVIDER_GROUP = "npu_inductor.heuristics"
+# what generated kernels call (``triton_heuristics.pointwise(...)``): the registered decorator
+def pointwise(*args, **kwargs):
+    return kernel_objects.heuristic(DEVICE, "pointwise")(*args, **kwargs)
 
 
-def _load_provider():
-    from importlib import metadata
-
-    eps = [ep for ep in metadata.entry_points(group=PROVIDER_GROUP) if ep.name == "npu"]
-    if not eps:
-        return None
-    try:
-        return eps[0].load()
-    except Exception as exc:  # a broken provider is an error, not a silent fallback
-        raise RuntimeError(f"npu heuristics provider {eps[0].value!r} ({PROVIDER_GROUP}) failed to load: {exc}") from exc
+def reduction(*args, **kwargs):
+    return kernel_objects.heuristic(DEVICE, "reduction")(*args, **kwargs)
 
 
-provider = _load_provider()
-if provider is not None:
-    class NpuTunedAutotuner(provider.KernelObjectMixin, NpuCachingAutotuner):
-        """The npu kernel object with the installed provider's autotuning."""
+def persistent_reduction(*args, **kwargs):
+    return kernel_objects.heuristic(DEVICE, "persistent_reduction")(*args, **kwargs)
 
-    globals().update(provider.decorators(NpuTunedAutotuner))
+
+def split_scan(*args, **kwargs):
+    return kernel_objects.heuristic(DEVICE, "split_scan")(*args, **kwargs)
+
+
+def template(*args, **kwargs):
+    return kernel_objects.heuristic(DEVICE, "template")(*args, **kwargs)
+
+
+def user_autotune(*args, **kwargs):
+    return kernel_objects.heuristic(DEVICE, "user_autotune")(*args, **kwargs)
+
+
+def foreach(*args, **kwargs):
+    return kernel_objects.heuristic(DEVICE, "foreach")(*args, **kwargs)
+
+
+def fixed_config(*args, **kwargs):
+    return kernel_objects.heuristic(DEVICE, "fixed_config")(*args, **kwargs)
+
+
+def cooperative_reduction(*args, **kwargs):
+    return kernel_objects.heuristic(DEVICE, "cooperative_reduction")(*args, **kwargs)

@@ -25,6 +25,8 @@ import re
 
 from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
 
+from npu_inductor_core import kernel_objects
+
 from . import tiling
 from .flavour import flavour
 
@@ -59,7 +61,7 @@ def ub_overflow(exc: BaseException) -> tuple[int, int] | None:
 class UbFitMixin:
     @property
     def _ub_ascend(self) -> bool:
-        return self.inductor_meta.get("npu_flavour", flavour()) == "ascend"
+        return kernel_objects.is_ascend(self.inductor_meta, flavour())
 
     def _create_compile_options(self, cfg, compile_meta):
         options = super()._create_compile_options(cfg, compile_meta)
