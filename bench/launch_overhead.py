@@ -9,10 +9,10 @@ vs slow path, next to the same checks done in Python.
 Compiled MLP (issue 5): 8 blocks of x + Linear(GELU(Linear(LayerNorm(x)))), width 256,
 batch 4, default mode, per-call host time. On cuda: eager; upstream Inductor as shipped
 (its static launcher); upstream with Triton's launcher (use_static_cuda_launcher off); and
-Inductor's cuda kernels launched by npu-launcher (``npu_launcher.inductor.route_cuda_kernels``,
+Inductor's cuda kernels launched by npu-launcher (``cuda_routes.route_cuda_kernels``,
 an opt-in benchmark mode over the Triton-launcher configuration: same kernels, same wrapper,
 only the runner differs); and the same routed kernels called by npu-lowering's direct-launch
-wrapper (``npu_lowering._compat.route_cuda_wrapper``: the generated code calls each settled
+wrapper (``cuda_routes.route_cuda_wrapper``: the generated code calls each settled
 kernel's launch object itself, no ``CachingAutotuner.run``). Every mode is compiled first,
 then all are timed in turns (``--mlp-rounds``); rows are medians of the turns. On npu-sim (--npu-sim; the device is started through
 npu_inductor.enable()): npu kernels through npu-launcher's launch objects, called directly
@@ -41,7 +41,6 @@ import torch
 import triton
 import triton.language as tl
 
-import npu_launcher
 from npu_launcher import _native, _tensor_abi, bind, descriptor_from_compiled, sim, sim_descriptor
 
 
@@ -304,7 +303,7 @@ def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None =
 
     from torch._inductor import config as inductor_config
 
-    import npu_launcher.inductor as launcher_inductor
+    import cuda_routes  # bench/, next to this script: the routes that change cuda compiles
 
     torch.manual_seed(0)
     model = MLP().to(device).eval()
@@ -338,12 +337,12 @@ def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None =
             from torch._inductor.utils import fresh_inductor_cache as fresh_cache
         torch._dynamo.reset()
         for name, (patch, routed, direct) in modes.items():
-            launcher_inductor.ROUTED_CUDA_KERNELS.clear()
-            launcher_inductor.route_cuda_kernels(routed)
+            cuda_routes.ROUTED_CUDA_KERNELS.clear()
+            cuda_routes.route_cuda_kernels(routed)
             patch = dict(patch)
             small = patch.pop(SMALL_GEMM, False)
             if device == "cuda":
-                lowering_compat.route_cuda_wrapper(direct_launch.cuda_wrapper_class() if direct else None)
+                cuda_routes.route_cuda_wrapper(direct_launch.cuda_wrapper_class() if direct else None)
                 lowering_compat.small_gemm_lowerings()
                 (small_gemm.DEVICES.add if small else small_gemm.DEVICES.discard)("cuda")
             promoted_before = len(PROMOTED) if PROMOTED is not None else 0
@@ -357,17 +356,17 @@ def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None =
                     torch.testing.assert_close(out, ref, atol=2e-3, rtol=2e-3)
                 fns[name] = fn
                 if routed:
-                    rows[name + "_kernels_routed"] = len(launcher_inductor.ROUTED_CUDA_KERNELS)
-                    if not launcher_inductor.ROUTED_CUDA_KERNELS:
+                    rows[name + "_kernels_routed"] = len(cuda_routes.ROUTED_CUDA_KERNELS)
+                    if not cuda_routes.ROUTED_CUDA_KERNELS:
                         raise RuntimeError("no cuda kernel went through npu-launcher")
                 if direct and PROMOTED is not None:
                     rows[name + "_sites_promoted"] = len(PROMOTED) - promoted_before
             except Exception as e:  # record and go on: the other rows still mean something
                 rows[name + "_error"] = repr(e)[:500]
             finally:
-                launcher_inductor.route_cuda_kernels(False)
+                cuda_routes.route_cuda_kernels(False)
                 if device == "cuda":
-                    lowering_compat.route_cuda_wrapper(None)
+                    cuda_routes.route_cuda_wrapper(None)
                     small_gemm.DEVICES.discard("cuda")
         turns: dict = {name: [] for name in fns}
         with host_only() if host else contextlib.nullcontext():

@@ -20,21 +20,20 @@ def _child(**env):
 
 
 def test_environment_defaults_in_a_fresh_process():
-    out = _child(NPU_AUTOTUNE_ON_SIM="1", NPU_AUTOTUNE_MULTIBUFFER="0",
-                 NPU_AUTOTUNE_COMPILE_WORKER_WATCHDOG_INTERVAL_SECONDS="2.5",
-                 NPU_AUTOTUNE_GEMM_MAX_PROFILING_CONFIGS="3", NPU_AUTOTUNE_GEMM_SUPPLEMENT_CONFIGS="0",
+    # the GEMM and watchdog keys are config-only since issue 35: their old variables do nothing
+    out = _child(NPU_AUTOTUNE_ON_SIM="1", NPU_AUTOTUNE_MULTIBUFFER="0", NPU_AUTOTUNE_TUNING_DEVICE="1",
                  NPU_AUTOTUNE_GEMM_SWAP_AB="0", NPU_AUTOTUNE_GEMM_SWAP_AB_RATIO="4")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
         "autotune_on_sim": True, "multibuffer": False, "drop_ub_overflow": True,
-        "compile_worker_watchdog_interval_seconds": 2.5, "gemm_max_profiling_configs": 3,
-        "gemm_supplement_configs": False, "gemm_swap_ab": False, "gemm_swap_ab_ratio": 4}
+        "compile_worker_watchdog_interval_seconds": 60.0, "gemm_max_profiling_configs": None,
+        "gemm_supplement_configs": True, "gemm_swap_ab": True, "gemm_swap_ab_ratio": 8,
+        "tuning_worker_device": "1", "test_compile_faults": None}
     bad = _child(NPU_AUTOTUNE_ON_SIM="yes")
     assert bad.returncode != 0 and "$NPU_AUTOTUNE_ON_SIM) must be True or False, got 'yes'" in bad.stderr
-    bad = _child(NPU_AUTOTUNE_GEMM_MAX_PROFILING_CONFIGS="many")
-    assert bad.returncode != 0 and "NPU_AUTOTUNE_GEMM_MAX_PROFILING_CONFIGS" in bad.stderr
-    bad = _child(NPU_AUTOTUNE_GEMM_SWAP_AB_RATIO="0")
-    assert bad.returncode != 0 and "NPU_AUTOTUNE_GEMM_SWAP_AB_RATIO" in bad.stderr
+    with pytest.raises(ValueError, match="gemm_swap_ab_ratio must be an int >= 1, got 0"):
+        with npu_config.patch(gemm_swap_ab_ratio=0):
+            pass
 
 
 def test_patch_is_checked_and_reaches_the_point_of_use():

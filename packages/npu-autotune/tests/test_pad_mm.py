@@ -2,7 +2,6 @@
 ``autoheuristic_collect.pad_mm`` writes upstream's training log from npu timings, A05 at
 ``autoheuristic_log_path``, A07 ``autoheuristic_use.pad_mm`` lets a learned heuristic decide."""
 
-import os
 from collections import defaultdict
 
 import pytest

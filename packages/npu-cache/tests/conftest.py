@@ -50,7 +50,7 @@ class RedisServer:
         if not exe:
             pytest.skip("redis-server is not installed")
         self.workdir.mkdir(parents=True, exist_ok=True)
-        ports = [f"port 0", f"tls-port {self.port}"] if self.tls else [f"port {self.port}"]
+        ports = ["port 0", f"tls-port {self.port}"] if self.tls else [f"port {self.port}"]
         conf = self.workdir / "redis.conf"
         conf.write_text("\n".join(["bind 127.0.0.1", 'save ""', "appendonly no", f"dir {self.workdir}",
                                    f"logfile {self.workdir / 'redis.log'}", *ports, *self.conf]) + "\n")
@@ -63,7 +63,7 @@ class RedisServer:
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     log = (self.workdir / "redis.log")
-                    raise RuntimeError(f"redis-server failed: {log.read_text() if log.exists() else ''}")
+                    raise RuntimeError(f"redis-server failed: {log.read_text() if log.exists() else ''}") from None
                 time.sleep(0.02)
         return self
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from npu_cache import SignedCache, entry, fingerprint
+from npu_cache import SignedCache, entry
 
 PROCS, KEYS, ROUNDS = 4, 12, 3
 

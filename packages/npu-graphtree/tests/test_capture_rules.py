@@ -110,7 +110,7 @@ def test_a_decode_loop_over_more_batch_sizes_than_the_budget_stays_within_it_and
     budget, sizes = 3, [1, 2, 3, 4, 5, 6]
     with gt.config.patch(max_live_graphs=budget), caplog.at_level(logging.INFO, logger="npu_graphtree"), \
             torch.no_grad():
-        for step in range(2):
+        for _ in range(2):
             for n in sizes:
                 for _ in range(3):  # a few decode steps per batch size
                     x = torch.randn(n, 8, device="npu")

@@ -15,7 +15,7 @@ def _mlp(x, w):
 def test_warmup_then_record_then_replay_match_eager(h):
     w = h.rand(8, 8, seed=0)
     f = G.graphify(lambda a: _mlp(*a), [h.rand(4, 8), w], static_input_idxs=[1], name="mlp")
-    for i in range(5):
+    for _ in range(5):
         h.step()
         x = h.rand(4, 8)
         (out,) = f([x, w])

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import npu_graphtree as G
-from npu_graphtree import config, tree
+from npu_graphtree import config
 
 
 def _train_step_model(dev, seed=0):
@@ -262,7 +262,7 @@ def test_static_input_moves_rerecord_freely_other_mismatches_hit_the_limit(h, in
     inductor_patch({"triton.cudagraph_unexpected_rerecord_limit": 1})
     f = G.graphify(lambda a: [a[0] @ a[1]], [h.rand(2, 4), h.rand(4, 4)], [1], name="weights")
     keep = []  # keep old weights alive so each new one has a new address
-    for i in range(6):  # a new weight tensor each time: free re-records, always captured
+    for _ in range(6):  # a new weight tensor each time: free re-records, always captured
         h.step()
         x, w = h.rand(2, 4), h.rand(4, 4)
         keep.append(w)

@@ -2,7 +2,6 @@
 component may depend on; its patch registry) alone: no other npu-inductor package."""
 
 import subprocess
-import sys
 import venv
 from pathlib import Path
 

@@ -52,3 +52,29 @@ def test_cpu_codegen_is_byte_identical_with_the_backend_enabled():
     assert plain["codes"] and all(code.strip() for code in plain["codes"])
     assert enabled["codes"] == plain["codes"]
     assert autoloaded["codes"] == plain["codes"]
+
+
+CUDA_ROUTES = ("torch._inductor.runtime.triton_heuristics.TritonCompileResult.make_launcher",
+               "torch._inductor.codegen.common.device_codegens['cuda'].wrapper_codegen")
+
+
+def test_the_backend_declares_no_route_of_cuda_compiles():
+    """The benchmark's cuda routes (launcher, wrapper codegen) live in bench/cuda_routes.py
+    (issue 35): with every component enabled no package declares or installs a patch of those
+    symbols, and upstream's launcher and cuda wrapper codegen are in place."""
+    import npu_inductor
+    from npu_inductor_core import patches
+    from torch._inductor.codegen import common
+    from torch._inductor.runtime.triton_heuristics import TritonCompileResult
+
+    npu_inductor.enable()
+    ours = [p for p in patches.declared() if p.symbol in CUDA_ROUTES and p.owner != "bench"]
+    assert not ours, ours
+    assert not getattr(TritonCompileResult.make_launcher, "_npu_routed", False)
+    common.init_backend_registration()
+    cuda = common.device_codegens.get("cuda")
+    if cuda is not None:
+        from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+
+        assert cuda.wrapper_codegen is PythonWrapperCodegen
+    assert "cuda_routes" not in sys.modules

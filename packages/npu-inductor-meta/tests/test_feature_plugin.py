@@ -1,7 +1,6 @@
 """The repository's pytest plugin (root conftest.py): markers checked, results written."""
 
 import json
-import os
 from pathlib import Path
 
 import pytest

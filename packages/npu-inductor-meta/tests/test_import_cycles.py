@@ -2,8 +2,9 @@
 
 Each package's modules are parsed (not imported); every ``import`` of a module of the same
 package counts, at module level or inside a function (a lazy import only hides a cycle until
-the call). ``from . import name`` depends on the submodule ``name`` when it is one (a ``.py``
-file or a compiled extension), else on the package itself (its ``__init__``).
+the call), and so does ``importlib.import_module("pkg.mod")`` (or ``(".mod", __package__)``)
+with a literal name. ``from . import name`` depends on the submodule ``name`` when it is one
+(a ``.py`` file or a compiled extension), else on the package itself (its ``__init__``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,15 @@ def _dependencies(name: str, path: Path, mods: dict[str, Path], pkg: Path) -> se
     base = name if path.name == "__init__.py" else name.rpartition(".")[0]
     deps = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
+        literal = _import_module_literal(node)
+        if literal is not None:
+            if literal.startswith("."):
+                level = len(literal) - len(literal.lstrip("."))
+                parent = ".".join(base.split(".")[: len(base.split(".")) - level + 1])
+                literal = f"{parent}.{literal.lstrip('.')}" if literal.lstrip(".") else parent
+            if literal.split(".")[0] == top:
+                deps.add(literal)
+        elif isinstance(node, ast.Import):
             deps.update(a.name for a in node.names if a.name.split(".")[0] == top)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
@@ -58,6 +67,17 @@ def _dependencies(name: str, path: Path, mods: dict[str, Path], pkg: Path) -> se
                     # depends on ``m``), or a name the package itself defines
                     deps.add(mod)
     return {d for d in deps if d in mods and d != name}
+
+
+def _import_module_literal(node) -> str | None:
+    """The module name of ``importlib.import_module("...")`` / ``import_module("...")`` /
+    ``__import__("...")`` called with a string literal; None for anything else."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)):
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return node.args[0].value if name in ("import_module", "__import__") else None
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -101,3 +121,24 @@ def test_a_cycle_is_found(tmp_path):
     graph = {m: _dependencies(m, p, mods, pkg) for m, p in mods.items()}
     assert _cycles(graph) == [["demo.a", "demo.b", "demo.a"], ["demo.d", "demo.e", "demo.d"]]
     assert graph["demo.c"] == set()
+
+
+@pytest.mark.parametrize("lazy_import", [
+    "def f():\n    from .a import g\n",  # relative, in a function
+    "def f():\n    import demo.a\n",  # absolute, in a function
+    "class K:\n    def m(self):\n        from demo import a\n",  # in a method
+    "def f():\n    if True:\n        from . import a\n",  # nested in a block
+    "import importlib\ndef f():\n    return importlib.import_module('demo.a')\n",  # by name
+    "from importlib import import_module\ndef f():\n    return import_module('.a', __package__)\n",
+])
+def test_a_cycle_through_a_function_level_import_is_found(tmp_path, lazy_import):
+    """A planted cycle whose back edge is a function-level import: a -> b at module level,
+    b -> a only when b's function runs (issue 35)."""
+    pkg = tmp_path / "src" / "demo"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from . import b\n")
+    (pkg / "b.py").write_text(lazy_import)
+    _, mods = _modules(tmp_path / "src")
+    graph = {m: _dependencies(m, p, mods, pkg) for m, p in mods.items()}
+    assert _cycles(graph) == [["demo.a", "demo.b", "demo.a"]], graph

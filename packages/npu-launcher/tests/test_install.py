@@ -3,7 +3,6 @@ isolation fetches only scikit-build-core and nanobind: no torch, CUDA or CANN), 
 register() is the idempotent component hook."""
 
 import subprocess
-import sys
 import venv
 from importlib import metadata
 from pathlib import Path

@@ -146,7 +146,7 @@ def _setup_imports():
         version = metadata.version("triton-ascend")
     except metadata.PackageNotFoundError:
         raise SystemExit("ascend_check: triton-ascend is not installed in this Python "
-                         f"({sys.executable}); run it with the venv that setup.py creates")
+                         f"({sys.executable}); run it with the venv that setup.py creates") from None
     from torch._inductor.runtime import triton_heuristics as upstream
 
     from npu_lowering.runtime import heuristics

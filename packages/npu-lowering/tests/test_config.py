@@ -25,14 +25,15 @@ def test_environment_defaults_in_a_fresh_process():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["dtype_policy"] == "error" and got["small_gemm_templates"] is False
-    assert got["small_gemm_max_macs"] == 123 and got["save_kernels"] == "/tmp/kernels"
+    # small_gemm_max_macs is config-only since issue 35: its old variable does nothing
+    assert got["small_gemm_max_macs"] == 1 << 24 and got["save_kernels"] == "/tmp/kernels"
 
 
 def test_patch_reaches_the_point_of_use():
     assert (small_gemm.enabled(), small_gemm.max_macs(), dtype_policy.policy()) == (True, 1 << 24, "fallback")
     with npu_config.patch(small_gemm_templates=False, small_gemm_max_macs=7, dtype_policy="error"):
         assert (small_gemm.enabled(), small_gemm.max_macs(), dtype_policy.policy()) == (False, 7, "error")
-    with npu_config.patch(small_gemm_max_macs="lots"), pytest.raises(ValueError, match="NPU_LOWERING_SMALL_GEMM_MAX_MACS"):
+    with npu_config.patch(small_gemm_max_macs="lots"), pytest.raises(ValueError, match="small_gemm_max_macs must be an int"):
         small_gemm.max_macs()
 
 

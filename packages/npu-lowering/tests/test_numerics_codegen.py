@@ -8,7 +8,7 @@ import torch._functorch.config
 from torch._inductor import config
 from torch._inductor.utils import fresh_cache, run_and_get_code
 
-from npu_lowering import numerics_config
+from npu_lowering import config as npu_config
 
 
 def needs_flag(module, flag: str):
@@ -114,29 +114,29 @@ def test_keep_addmm_fused_for_half_dtypes():
 
 @pytest.mark.feature("N18")
 def test_strict_signed_zero_on_npu(monkeypatch):
-    """torch 2.14's ``strict_signed_zero`` on 2.13 (``npu_lowering.numerics_config``): the
+    """torch 2.14's ``strict_signed_zero`` on 2.13 (``npu_lowering.config``): the
     sign of zero survives ``-x`` and maximum/minimum (-0.0 < +0.0, IEEE 754-2019)."""
     a = torch.tensor([0.0, -0.0, 0.0, -0.0, 1.0], device="npu")
     b = torch.tensor([-0.0, 0.0, 0.0, -0.0, -2.0], device="npu")
     fn = lambda x, y: (-x, torch.maximum(x, y), torch.minimum(x, y))  # noqa: E731
     if hasattr(config, "strict_signed_zero"):  # torch >= 2.14: upstream's flag decides
         monkeypatch.setattr(config, "strict_signed_zero", True)
-    monkeypatch.setattr(numerics_config, "strict_signed_zero", True)
-    with fresh_cache():
-        (neg, hi, lo), code = _code(fn, a, b)
-    assert "neg_signed_zero(" in code and "maximum_signed_zero(" in code and "minimum_signed_zero(" in code
-    assert torch.signbit(neg.cpu()).tolist() == [True, False, True, False, True]
-    assert torch.signbit(hi.cpu()).tolist() == [False, False, False, True, False]
-    assert torch.signbit(lo.cpu()).tolist() == [True, True, False, True, True]
-    assert hi.cpu().tolist() == [0.0, 0.0, 0.0, 0.0, 1.0] and lo.cpu().tolist()[-1] == -2.0
-    # the NaN-propagating maximum/minimum stay upstream's
-    nan = torch.tensor([float("nan"), 1.0], device="npu")
-    (_, hi, lo), _ = _code(fn, nan, torch.tensor([1.0, float("nan")], device="npu"))
-    assert torch.isnan(hi.cpu()).all() and torch.isnan(lo.cpu()).all()
+    # patch(), not monkeypatch.setattr: its undo would delete the config module's key
+    with npu_config.patch(strict_signed_zero=True):
+        with fresh_cache():
+            (neg, hi, lo), code = _code(fn, a, b)
+        assert "neg_signed_zero(" in code and "maximum_signed_zero(" in code and "minimum_signed_zero(" in code
+        assert torch.signbit(neg.cpu()).tolist() == [True, False, True, False, True]
+        assert torch.signbit(hi.cpu()).tolist() == [False, False, False, True, False]
+        assert torch.signbit(lo.cpu()).tolist() == [True, True, False, True, True]
+        assert hi.cpu().tolist() == [0.0, 0.0, 0.0, 0.0, 1.0] and lo.cpu().tolist()[-1] == -2.0
+        # the NaN-propagating maximum/minimum stay upstream's
+        nan = torch.tensor([float("nan"), 1.0], device="npu")
+        (_, hi, lo), _ = _code(fn, nan, torch.tensor([1.0, float("nan")], device="npu"))
+        assert torch.isnan(hi.cpu()).all() and torch.isnan(lo.cpu()).all()
     if hasattr(config, "strict_signed_zero"):
         monkeypatch.setattr(config, "strict_signed_zero", False)
-    monkeypatch.setattr(numerics_config, "strict_signed_zero", False)
-    with fresh_cache():
+    with npu_config.patch(strict_signed_zero=False), fresh_cache():
         _, code = _code(fn, a, b)
     assert "signed_zero" not in code
 

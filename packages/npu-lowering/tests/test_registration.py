@@ -1,6 +1,5 @@
 """npu is registered through Inductor's extension points, and only for npu."""
 
-import pytest
 import torch
 from torch._inductor.codegen.common import get_device_op_overrides, get_scheduling_for_device
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch.testing._internal.common_methods_invocations import op_db
 
-from npu_sim import _runtime, fallback_dtypes
+from npu_sim import fallback_dtypes
 
 DTYPES = (torch.float16, torch.bfloat16, torch.float32, *fallback_dtypes.INTEGER, torch.bool)
 SAMPLES = 3  # per (op, dtype): tiny shapes, every kernel runs on the host

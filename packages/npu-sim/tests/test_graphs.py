@@ -1,6 +1,7 @@
 """Graph capture by recording (catalogue X02): capture records without executing, memory
 handed out during capture is poisoned until replay, host sync during capture raises."""
 
+import functools
 import gc
 import math
 
@@ -70,7 +71,7 @@ def test_allocations_during_capture_come_from_the_graphs_pool_and_reset_frees_th
     torch.npu.empty_cache()
     reserved = torch.npu.memory_reserved()
     static_in = torch.randn(1024, device="npu")
-    g, out = _capture(lambda: static_in * 3)
+    g, out = _capture(functools.partial(torch.mul, static_in, 3))  # no closure over the name deleted below
     assert out.data_ptr() in rt.ext()._pool_live_allocations(0, g.pool())
     del out
     g.reset()  # drops the graph's pool: its memory returns to the system

@@ -3,7 +3,7 @@ workers use to see one device each (A11)."""
 
 import pytest
 
-from npu_sim import soc
+from npu_sim import config, soc
 
 
 @pytest.mark.feature("A11")
@@ -17,7 +17,11 @@ def test_visible_devices_narrow_the_simulated_devices(run_python):
 
 
 def test_visible_devices_parsing(monkeypatch):
-    monkeypatch.setenv("NPU_SIM_DEVICE_COUNT", "4")
+    with config.patch(device_count=4):  # a config key (its default is $NPU_SIM_DEVICE_COUNT)
+        _check_visible_devices(monkeypatch)
+
+
+def _check_visible_devices(monkeypatch):
     monkeypatch.delenv("ASCEND_RT_VISIBLE_DEVICES", raising=False)
     assert soc.visible_devices() == [0, 1, 2, 3] and soc.device_count() == 4
     monkeypatch.setenv("ASCEND_RT_VISIBLE_DEVICES", "3,1")

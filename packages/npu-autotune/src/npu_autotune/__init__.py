@@ -13,10 +13,10 @@ def register() -> None:
 
     ensure_registered()
     _register_gemm_templates()
-    _record_real_inputs()  # A54 (see sample_inputs)
-    _compat.mix_order_reductions_on_npu()  # A55 (see _compat)
-    _compile_wait_on_npu_graphs()  # Y02, Y03, D02 (see compile_wait)
-    _collective_benchmarks_when_distributed()  # A19, A20 (see collective_bench)
+    _record_real_inputs()  # autotune_with_sample_inputs: tune on the real inputs (sample_inputs)
+    _compat.mix_order_reductions_on_npu()  # upstream's mix-order reduction split-size tuning on npu
+    _compile_wait_on_npu_graphs()  # per-future wait timeout, compile watchdog, progress bar (compile_wait)
+    _collective_benchmarks_when_distributed()  # collective benchmark runs and timeout (collective_bench)
 
 
 def _collective_benchmarks_when_distributed() -> None:
@@ -52,8 +52,8 @@ def _record_real_inputs() -> None:
 def _before_npu_codegen(graph) -> None:
     from . import sample_inputs, user_kernel_args
 
-    user_kernel_args.check_graph(graph)  # A56, before any kernel call is generated
-    sample_inputs.before_codegen(graph)  # A54
+    user_kernel_args.check_graph(graph)  # unsupported user-kernel autotune args, before any kernel call is generated
+    sample_inputs.before_codegen(graph)  # the real inputs autotune_with_sample_inputs tunes on
 
 
 def _compile_wait_on_npu_graphs() -> None:
@@ -78,15 +78,15 @@ def _register_gemm_templates() -> None:
         return
     from npu_inductor_core import choice_hooks
 
-    choice_hooks.extra_templates("npu-autotune", gemm_swap_ab.extra_templates)  # M03
+    choice_hooks.extra_templates("npu-autotune", gemm_swap_ab.extra_templates)  # swap-A/B GEMM candidates for M << N
     from . import flex_configs
 
-    choice_hooks.config_heuristics("npu-autotune", flex_configs.for_device)  # A37
+    choice_hooks.config_heuristics("npu-autotune", flex_configs.for_device)  # Cube-aware flex-attention tiles
     from npu_inductor_core import graph_hooks
 
     from . import pad_mm
 
-    graph_hooks.post_grad("npu-autotune", pad_mm.apply, pad_mm.cache_key)  # A04, A05, A07
+    graph_hooks.post_grad("npu-autotune", pad_mm.apply, pad_mm.cache_key)  # GEMM shape padding (autoheuristic pad_mm)
 
 
 register.after = ("npu-sim", "npu-lowering")

@@ -13,9 +13,10 @@ import dataclasses
 import os
 
 import torch
+from npu_inductor_core import env_config as _env
 
-# set by the pool in a worker started for one device: that device is the worker's npu:0
-# environment only (not npu_autotune.config): set by the parent for its benchmark worker process
+# set by the pool in a worker started for one device: that device is the worker's npu:0 (the
+# worker reads it as npu_autotune.config.tuning_worker_device, an internal key)
 WORKER_DEVICE_ENV = "NPU_AUTOTUNE_TUNING_DEVICE"
 VISIBLE_ENV = "ASCEND_RT_VISIBLE_DEVICES"
 # upstream flags the benchmark reads, carried to the worker (it has the defaults otherwise)
@@ -59,7 +60,9 @@ def describe(value):
 
 def worker_device(parent_index: int) -> torch.device:
     """The device a request runs on: npu:0 in a one-device worker, else the parent's index."""
-    return torch.device("npu", 0 if os.environ.get(WORKER_DEVICE_ENV) else parent_index)
+    from . import config
+
+    return torch.device("npu", 0 if config.tuning_worker_device is not None else parent_index)
 
 
 def ready(module_path: str | None = None):
@@ -78,7 +81,7 @@ def ready(module_path: str | None = None):
             load_module(module_path)
         except Exception:  # the benchmark loads it again and reports the error for its candidate
             pass
-    return os.getpid(), os.environ.get(VISIBLE_ENV), torch.npu.device_count()
+    return os.getpid(), _env.text(VISIBLE_ENV), torch.npu.device_count()
 
 
 def load_module(module_path: str):
@@ -115,7 +118,7 @@ class KernelBenchmarkRequest:
         except Exception as exc:  # the parent must be able to unpickle what it gets back
             raise RuntimeError(f"benchmarking {self} failed in tuning worker {os.getpid()}: "
                                f"{type(exc).__name__}: {exc}") from None
-        return timing, os.getpid(), os.environ.get(VISIBLE_ENV)
+        return timing, os.getpid(), _env.text(VISIBLE_ENV)
 
     def _bench(self) -> float:
         from . import kernel_facts

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import os
 import statistics
 
 import torch
+from npu_inductor_core import env_config as _env
 from torch._dynamo.utils import counters
 from torch._inductor import config as inductor_config
 from torch._inductor.runtime import benchmarking
@@ -52,7 +52,7 @@ def graph_benchmarking() -> bool:
     2.15), else its environment variable (the flag is not in torch 2.13's config)."""
     value = getattr(inductor_config, "autotune_cudagraph_benchmarking", None)
     if value is None:
-        value = os.environ.get("TORCHINDUCTOR_AUTOTUNE_CUDAGRAPH_BENCHMARKING", "0") == "1"
+        value = _env.text("TORCHINDUCTOR_AUTOTUNE_CUDAGRAPH_BENCHMARKING", "0") == "1"
     return bool(value)
 
 

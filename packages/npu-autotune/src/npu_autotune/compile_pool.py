@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 import time
 
-# test hook (never set outside tests): a directory; a file ``hang`` or ``hang-<kernel name>``
+# test hook (never set outside tests; npu_autotune.config.test_compile_faults, an internal key
+# whose default is this variable, inherited by compile workers): a directory; a file ``hang`` or ``hang-<kernel name>``
 # there makes a compile worker wait while it exists (at most HANG_LIMIT_S; it writes
 # ``held-<kernel name>`` when it starts waiting), ``crash`` /
 # ``crash-<kernel name>`` makes the worker process exit. Read only in compile workers.
-# environment only (not npu_autotune.config): test-only, read in compile worker processes
 FAULTS_ENV = "NPU_AUTOTUNE_TEST_COMPILE_FAULTS"
 HANG_LIMIT_S = 120.0
 # state of the parent process only (locks, compile ids) and the worker marker stay
@@ -56,7 +56,9 @@ def adopt_parent_build(kernel, reload_kernel) -> None:
 
 
 def _test_faults(name: str) -> None:
-    where = os.environ.get(FAULTS_ENV)
+    from . import config
+
+    where = config.test_compile_faults
     if not where:
         return
     if any(os.path.exists(os.path.join(where, f)) for f in ("crash", f"crash-{name}")):

@@ -34,6 +34,7 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
+from npu_inductor_core import env_config as _env
 from torch._dynamo.utils import counters
 from torch._inductor import config as inductor_config
 from torch._inductor.autotune_process import TuningProcess, TuningProcessPool
@@ -177,7 +178,7 @@ class NpuTuningProcessPool(TuningProcessPool):
         from torch._dynamo.device_interface import get_interface_for_device
 
         count = get_interface_for_device("npu").device_count()
-        raw = os.environ.get(VISIBLE_ENV, "").strip()
+        raw = (_env.text(VISIBLE_ENV) or "").strip()
         if raw:
             devices = [int(d) for d in raw.split(",")]
             if len(devices) != count:
@@ -190,7 +191,7 @@ class NpuTuningProcessPool(TuningProcessPool):
         thread (this runs in the pool's threads, which do not see its config patches)."""
         limits = limits or timeouts()
         result_timeout = limits[0]
-        extra_env = {v: os.environ[v] for v in CACHE_ENVS if v in os.environ}
+        extra_env = _env.snapshot(CACHE_ENVS)
         process = self.process_queue.get()
         process.limits = limits
         pid = visible = None

@@ -113,7 +113,7 @@ def register() -> None:
         _compat.bundled_autotune_local_paths_211()  # torch 2.11 only
         _compat.bundled_autotune_entry_copies()
         _compat.gen_best_config_off_for_npu()
-        gemm_select.install()  # R07: upstream's select_algorithm registration APIs, no patch
+        gemm_select.install()  # the remote GEMM autotune cache, through upstream's select_algorithm registration APIs (no patch)
         _warm_up_writer()
         _registered = True
 

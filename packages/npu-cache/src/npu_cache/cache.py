@@ -175,7 +175,7 @@ class SignedCache:
         try:
             self.local.write(location, blob)
             self.counters.add("put_local")
-        except OSError as exc:  # LockTimeout is a TimeoutError, not an OSError: it propagates (K04)
+        except OSError as exc:  # LockTimeout is a TimeoutError, not an OSError: a lock wait past its timeout propagates
             if isinstance(exc, TimeoutError):
                 raise
             self.counters.add("local_error")

@@ -31,7 +31,7 @@ redis_key_file: Optional[str] = _env.text("NPU_CACHE_REDIS_KEY_FILE")
 redis_timeout: float = _env.number("NPU_CACHE_REDIS_TIMEOUT", 1.0)
 
 # seconds the circuit stays open after a Redis failure before one retry
-redis_cooldown: float = _env.number("NPU_CACHE_REDIS_COOLDOWN", 5.0)
+redis_cooldown: float = _env.number("NPU_CACHE_REDIS_COOLDOWN", 5.0, internal=True)
 
 # namespace of our Redis keys (letters, digits, '_', '.', '-')
 redis_prefix: str = _env.text("NPU_CACHE_REDIS_PREFIX", "npu-cache")
@@ -46,20 +46,20 @@ hmac_key: Optional[str] = _env.text("NPU_CACHE_HMAC_KEY")
 hmac_key_file: Optional[str] = _env.text("NPU_CACHE_HMAC_KEY_FILE")
 
 # pending remote writes, entries (>= 1); beyond it a new put is dropped and counted
-write_queue: int = _env.integer("NPU_CACHE_WRITE_QUEUE", 64)
+write_queue: int = _env.integer("NPU_CACHE_WRITE_QUEUE", 64, internal=True)
 
 # pending remote writes, bytes (>= 1)
-write_queue_bytes: int = _env.integer("NPU_CACHE_WRITE_QUEUE_BYTES", 256 << 20)
+write_queue_bytes: int = _env.integer("NPU_CACHE_WRITE_QUEUE_BYTES", 256 << 20, internal=True)
 
 # seconds the process waits at exit for pending remote writes
-exit_flush_timeout: float = _env.number("NPU_CACHE_EXIT_FLUSH_TIMEOUT", 10.0)
+exit_flush_timeout: float = _env.number("NPU_CACHE_EXIT_FLUSH_TIMEOUT", 10.0, internal=True)
 
 # one compile for all ranks (ranks.py): under a process group of 2+ ranks with Redis, ranks > 0
 # wait (bounded) for rank 0's fx-graph, aot-autograd, kernel-binary and gemm-autotune entries
 rank_share: bool = _env.flag("NPU_CACHE_RANK_SHARE", False)
 
 # seconds a rank > 0 waits for rank 0 to publish one entry before compiling it itself
-rank_share_timeout: float = _env.number("NPU_CACHE_RANK_SHARE_TIMEOUT", 300.0)
+rank_share_timeout: float = _env.number("NPU_CACHE_RANK_SHARE_TIMEOUT", 300.0, internal=True)
 
 # keys save_config() and codegen_config() (repro scripts) leave out
 _save_config_ignore: list = ["hmac_key"]

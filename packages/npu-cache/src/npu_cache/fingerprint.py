@@ -10,11 +10,12 @@ a ``torch.npu`` that is already loaded.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from importlib import metadata
 from pathlib import Path
+
+from npu_inductor_core import env_config as _env
 
 CANN_ENV = ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH")
 CANN_DEFAULT = Path("/usr/local/Ascend/ascend-toolkit/latest")
@@ -34,8 +35,9 @@ def _dist_version(*names: str) -> str | None:
 
 def _cann_home() -> Path | None:
     for var in CANN_ENV:
-        if os.environ.get(var) and Path(os.environ[var]).is_dir():
-            return Path(os.environ[var])
+        where = _env.text(var)
+        if where and Path(where).is_dir():
+            return Path(where)
     return CANN_DEFAULT if CANN_DEFAULT.is_dir() else None
 
 

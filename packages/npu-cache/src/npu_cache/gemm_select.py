@@ -145,7 +145,7 @@ def install() -> None:
             return
         from torch._inductor import select_algorithm
 
-        if not hasattr(select_algorithm, "add_preprocessing_fn"):  # torch 2.11 lacks it: no R07 there
+        if not hasattr(select_algorithm, "add_preprocessing_fn"):  # torch 2.11 lacks it: no remote GEMM autotune cache there
             return
         select_algorithm.add_preprocessing_fn(use_shared_best)
         select_algorithm.add_feedback_saver(publish_local_result)

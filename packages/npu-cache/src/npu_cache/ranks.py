@@ -44,7 +44,6 @@ counters, seconds waited); ``npu_cache.rank_hits()`` adds the hits of every cach
 from __future__ import annotations
 
 import contextlib
-import datetime
 import logging
 import threading
 import time

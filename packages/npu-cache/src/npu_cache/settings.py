@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from npu_inductor_core import env_config as _env
+
 # Our variables.
 REDIS_URL = "NPU_CACHE_REDIS_URL"
 REDIS_CA_FILE = "NPU_CACHE_REDIS_CA_FILE"
@@ -65,7 +67,7 @@ class _ConfigSource(_Source):
 def _config_source() -> _ConfigSource:
     from . import config
 
-    values = _ConfigSource(os.environ)  # upstream's variables, read now
+    values = _ConfigSource(_env.snapshot())  # upstream's variables, read now
     for name in KEYS:
         values.pop(name, None)
         value = getattr(config, KEYS[name])
@@ -164,9 +166,9 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: dict | None = None, **overrides) -> "Settings":
-        """From an environment mapping (``os.environ`` now when None), as a child process
+        """From an environment mapping (this process's now when None), as a child process
         given ``env`` would see it; a cache opened in this process uses ``from_config``."""
-        return cls._parse(_Source(os.environ if env is None else env), overrides)
+        return cls._parse(_Source(_env.snapshot() if env is None else env), overrides)
 
     @classmethod
     def _parse(cls, env: _Source, overrides: dict) -> "Settings":

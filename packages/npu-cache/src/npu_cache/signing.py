@@ -15,6 +15,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from npu_inductor_core import env_config as _env
+
 from .settings import HMAC_KEY, HMAC_KEY_FILE, ConfigError, Settings
 
 log = logging.getLogger(__name__)
@@ -31,7 +33,7 @@ class Key:
 
 
 def default_key_file() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    base = _env.text("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "npu-inductor" / "cache-hmac.key"
 
 

@@ -5,12 +5,10 @@ They reach the FX graph cache key through ``npu_fusion.policy.cache_key()``, whi
 post-grad pass puts into its uuid, so a changed setting never serves code fused under another.
 """
 
-import sys
-
-from torch.utils._config_module import Config, install_config_module
+from npu_inductor_core import env_config as _env
 
 # Refuse an npu fusion whose UB footprint cannot fit the unified buffer (README, "The rule").
-ub_rule: bool = Config(default=True, env_name_default="NPU_FUSION_UB_RULE")
+ub_rule: bool = _env.flag("NPU_FUSION_UB_RULE", True)
 
 # Smallest tile, in elements per buffer, that keeps Ascend's DMA efficient (README).
 min_tile_elems: int = 1024
@@ -22,6 +20,8 @@ multibuffer: bool = True
 ub_bytes: "int | None" = None
 
 # Order candidate npu fusions by GM bytes saved, a removed round trip counted twice (README).
-prefer_round_trips: bool = Config(default=True, env_name_default="NPU_FUSION_PREFER_ROUND_TRIPS")
+prefer_round_trips: bool = True
 
-install_config_module(sys.modules[__name__])
+_env.install(__name__, {
+    "ub_rule": (_env.is_bool, "True or False", "NPU_FUSION_UB_RULE"),
+})

@@ -70,7 +70,7 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
         reason = "no single device among the inputs"
     elif not supports(device_type):
         reason = f"device {device_type!r} has no graph capture"
-    local = threading.local()  # per thread: each thread's tree has its own function ids (GT02)
+    local = threading.local()  # per thread: each thread's tree has its own function ids (threads may compile at once)
     device = torch.device(device_type, device_index) if reason is None else None
     Tensor = torch.Tensor
 
@@ -82,7 +82,7 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
             return _plain(new_inputs, "triton.cudagraph_trees is off", "trees_off")
         key = get_ints(new_inputs)
         sizes = cfg.sizes
-        if sizes is not None and key not in sizes:  # GT11
+        if sizes is not None and key not in sizes:  # only the allowlisted capture sizes are captured
             return _plain(new_inputs, f"size {key} not in triton.cudagraph_capture_sizes {sizes}", "size_not_captured")
         # inputs on another device (misuse, item 5) are checked by the tree only when no recorded
         # graph matched: a match proves every tensor input is where the graph reads it

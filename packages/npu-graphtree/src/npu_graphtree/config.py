@@ -6,19 +6,18 @@ tree reads from upstream's Inductor config is in ``upstream_config``. None of th
 generated code (the trees run after the FX graph cache), so none is in its key.
 """
 
-import os
 import sys
 
 from npu_inductor_core import env_config as _env
 
 # "user_visible": outputs the user holds are cloned out of the pool when a new generation begins; "none": invalidated
-cudagraph_trees_generation_cloning: str = os.environ.get("NPU_GRAPHTREE_GENERATION_CLONING", "none")
+cudagraph_trees_generation_cloning: str = _env.text("NPU_GRAPHTREE_GENERATION_CLONING", "none")
 
 # time every replay too (warmup and record are always timed); costs ~1 us per call
-time_replays: bool = os.environ.get("NPU_GRAPHTREE_TIME_REPLAYS") == "1"
+time_replays: bool = False
 
 # check the pool's live blocks against our bookkeeping after each checkpoint restore
-slow_asserts: bool = os.environ.get("NPU_GRAPHTREE_SLOW_ASSERTS") == "1"
+slow_asserts: bool = False
 
 # live captured graphs per tree (device), least recently replayed evicted beyond it; 0: the
 # device's budget (adapter.graph_budget: 1800 on Ascend, vllm-ascend's figure; none on cuda)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import itertools
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -140,7 +140,7 @@ class GraphNode(Node):
                     self.overlap[i] = st.overlaps_itself(x)
             elif x is None or isinstance(x, (int, float, bool, str)):
                 self.values[i] = x
-            else:  # torch.Generator, process groups, script objects, any opaque object (GT06/GT07)
+            else:  # torch.Generator, process groups, script objects, any opaque object: passed through, not copied
                 self.opaque[i] = x
 
         # placeholders for copied inputs live in the pool, allocated before the capture
@@ -156,7 +156,7 @@ class GraphNode(Node):
         before = adapter.live_blocks(dev, m.pool)
         self.graph = None
         self.kernel_free = fn.kernel_free is True
-        if self.kernel_free:  # GT10: nothing to capture, allocations still from the pool
+        if self.kernel_free:  # a partition without kernels: nothing to capture, allocations still from the pool
             with adapter.allocate_to_pool(dev, m.pool, m.stream), current_stream_as_external_object(adapter):
                 out = fn.model(list(record_inputs))
         else:
@@ -171,7 +171,7 @@ class GraphNode(Node):
                 finally:
                     empty = adapter.capture_end(graph)
             if fn.kernel_free is None and empty:
-                graph.reset()  # GT10: the capture recorded no device work
+                graph.reset()  # the capture recorded no device work: run it plainly from now on
                 self.kernel_free = True
             else:
                 self.graph = graph
@@ -257,7 +257,7 @@ class GraphNode(Node):
         self._copies = tuple((i, self.placeholders[i], self.overlap[i]) for i in self.copy_idxs)
         plain = [(i, self.placeholders[i]) for i in self.copy_idxs if not self.overlap[i]]
         # several plain copies go in one _foreach_copy_ (one launch where the device fuses it, as
-        # upstream's tree does); overlapping ones are byte-span copies (GT08)
+        # upstream's tree does); an input overlapping itself is copied by byte span, as a view could not be
         self._foreach = (tuple(i for i, _ in plain), [ph for _, ph in plain]) if len(plain) > 1 else None
         self._single = tuple((i, ph, ov) for i, ph, ov in self._copies if ov or self._foreach is None)
         adapter, dev = self.manager.adapter, self.manager.device_index

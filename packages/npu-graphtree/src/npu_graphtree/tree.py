@@ -26,10 +26,10 @@ from .adapter import DeviceAdapter, get_adapter
 from .node import GraphNode, Mode, Node, Status, WarmupNode, WrappedFunction
 
 # Capture and pool warmup are process-wide device state on cuda (capture_error_mode,
-# allocator pool switches): one thread captures or warms up at a time (GT02).
+# allocator pool switches): one thread captures or warms up at a time (threads may share a process).
 capture_lock = threading.Lock()
 
-_tls = threading.local()  # per-thread managers (GT02)
+_tls = threading.local()  # per-thread managers: each thread's graphs are its own tree
 _all_managers: "list[TreeManager]" = []
 _all_lock = threading.Lock()
 
@@ -274,7 +274,7 @@ class TreeManager:
             return False
         if _compat.user_marked_step():
             return True
-        return not self.pending_backward  # GT01: saved activations of a pending backward stay
+        return not self.pending_backward  # saved activations of a pending backward must stay alive
 
     def _try_end_path(self, fn: WrappedFunction, gen: int) -> None:
         if self.current is None:
@@ -326,7 +326,7 @@ class TreeManager:
         if held and config.generation_cloning() == "user_visible":
             clones: dict[int, torch.UntypedStorage] = {}
             for _, _, t in held:
-                st.clone_out_of_pool(t, clones)  # GT04
+                st.clone_out_of_pool(t, clones)  # outputs the user holds survive the new generation as clones
             logs.event("generation_clone", fn=node.fn, outputs=len(held), generation=self.current_gen)
         elif held or next(node.path_live_refs(), None) is not None:
             if self.state == "execution":
@@ -335,7 +335,7 @@ class TreeManager:
             msgs: dict[int, str] = {}
             for n in path:
                 traces = list(n.fn.stack_traces or [])
-                if traces and len(traces) != len(n.tensor_refs):  # GT12: pair what exists, clean all
+                if traces and len(traces) != len(n.tensor_refs):  # a mismatch is logged; pair what exists, clean all
                     logs.event("stack_trace_mismatch", logging.WARNING, fn=n.fn, outputs=len(n.tensor_refs),
                                stack_traces=len(traces))
                 for j, (tref, trace) in enumerate(itertools.zip_longest(n.tensor_refs, traces[:len(n.tensor_refs)])):
@@ -366,7 +366,7 @@ class TreeManager:
     def dealloc_message(fn: WrappedFunction, index: int, stack_trace: str | None) -> str:
         where = stack_trace.strip() if stack_trace else "[no stack trace recorded]"
         what = f"output {index} of {fn.name!r} ({fn.mode.name.lower()}, compile id {fn.compile_id})"
-        if fn.mode is Mode.BACKWARD:  # GT13
+        if fn.mode is Mode.BACKWARD:  # a gradient overwritten by a later replay: say how to keep it
             return (f"Error: accessing gradient {what}, which a later graph replay has overwritten. "
                     f"Stack trace: {where}. This happens with reduce-overhead graph trees and gradient "
                     "accumulation when a .grad tensor was allocated during graph capture. Fixes: allocate "

@@ -15,35 +15,50 @@ that does not parse is kept as the raw string, so ``import torch`` (autoload imp
 components) never fails on it; ``check`` at the point of use names the key and the variable.
 A component that rejected bad values when set keeps doing so through ``install(module, rules)``
 (assignments and ``patch()`` are checked, and the environment's values at install).
+
+This module is the one place in src that touches ``os.environ`` (a test greps for any other):
+the readers above for a key's default, ``snapshot`` for the variables a child process must
+inherit, and ``setdefault`` / ``overlay`` for the few places that set a variable for a
+library or a child process (upstream's own ``TORCHINDUCTOR_*`` / ``TRITON_*`` variables are
+read through ``text`` / ``flag`` too, where a torch lacks the config key).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
 # key -> (check, what it may be, its environment variable or None)
 Rules = dict[str, tuple[Callable[[Any], bool], str, "str | None"]]
 
+# Every NPU_* variable a config module reads -> (the module, internal). Internal variables are
+# messages between our own processes or test hooks, not user settings: a package README lists
+# them apart from its config table (test_env_reads checks both lists).
+VARIABLES: dict[str, tuple[str, bool]] = {}
 
-def _raw(name: str) -> str | None:
+
+def _raw(name: str, internal: bool = False) -> str | None:
+    if name.startswith("NPU_"):
+        VARIABLES[name] = (sys._getframe(2).f_globals.get("__name__", "?"), internal)
     value = os.environ.get(name)
     return None if value is None or value == "" else value
 
 
-def text(name: str, default: str | None = None) -> str | None:
+def text(name: str, default: str | None = None, internal: bool = False) -> str | None:
     """The variable as it is; unset or empty: ``default``."""
-    raw = _raw(name)
+    raw = _raw(name, internal)
     return default if raw is None else raw
 
 
-def flag(name: str, default: bool, false: Iterable[str] = ("0",), true: Iterable[str] = ("1",)) -> Any:
+def flag(name: str, default: bool, false: Iterable[str] = ("0",), true: Iterable[str] = ("1",),
+         internal: bool = False) -> Any:
     """A bool from the spellings the component accepted before (``false`` / ``true``);
     anything else is kept as the raw string for ``check`` to reject."""
-    raw = _raw(name)
+    raw = _raw(name, internal)
     if raw is None:
         return default
     if raw in tuple(false):
@@ -53,8 +68,8 @@ def flag(name: str, default: bool, false: Iterable[str] = ("0",), true: Iterable
     return raw
 
 
-def integer(name: str, default: int) -> Any:
-    raw = _raw(name)
+def integer(name: str, default: int, internal: bool = False) -> Any:
+    raw = _raw(name, internal)
     if raw is None:
         return default
     try:
@@ -63,14 +78,46 @@ def integer(name: str, default: int) -> Any:
         return raw
 
 
-def number(name: str, default: float) -> Any:
-    raw = _raw(name)
+def number(name: str, default: float, internal: bool = False) -> Any:
+    raw = _raw(name, internal)
     if raw is None:
         return default
     try:
         return float(raw)
     except ValueError:
         return raw
+
+
+def snapshot(names: Iterable[str] | None = None) -> dict[str, str]:
+    """The variables among ``names`` that are set (every variable when None), as a new dict:
+    what a child process is given, or a settings parser reads."""
+    if names is None:
+        return dict(os.environ)
+    return {n: os.environ[n] for n in names if n in os.environ}
+
+
+def setdefault(name: str, value: str) -> str:
+    """Set ``name`` for this process and its children unless it is set already."""
+    return os.environ.setdefault(name, value)
+
+
+@contextlib.contextmanager
+def overlay(values: Mapping[str, str | None]) -> Iterator[None]:
+    """Set (or, for None, unset) variables for the block, then restore what was there."""
+    saved = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def check(config: ModuleType, key: str, ok: Callable[[Any], bool], allowed: str, env: str | None = None) -> Any:

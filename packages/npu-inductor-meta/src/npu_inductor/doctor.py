@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import platform
 from importlib import metadata
 from pathlib import Path
 
+from npu_inductor_core import env_config as _env
 from npu_inductor_core import patches
 from npu_inductor_core.device import plannable_ub
 
@@ -34,8 +34,9 @@ def _dist_version(name: str) -> str | None:
 
 def _cann_home() -> str | None:
     for var in CANN_ENV:
-        if os.environ.get(var) and Path(os.environ[var]).is_dir():
-            return os.environ[var]
+        where = _env.text(var)
+        if where and Path(where).is_dir():
+            return where
     return str(CANN_DEFAULT) if CANN_DEFAULT.is_dir() else None
 
 
@@ -62,7 +63,7 @@ def _triton() -> dict:
     nvidia = _dist_version("triton")
     flavour = "triton-ascend" if ascend else "nvidia" if nvidia else None
     info = {"flavour": flavour, "version": ascend or nvidia,
-            "interpreter": os.environ.get("TRITON_INTERPRET") == "1", "status": OK, "detail": ""}
+            "interpreter": _env.text("TRITON_INTERPRET") == "1", "status": OK, "detail": ""}
     if flavour is None:
         info["status"] = ABSENT
         info["detail"] = "no Triton: install npu-inductor[sim] (interpreter) or npu-inductor[ascend]"
@@ -75,7 +76,7 @@ def _triton() -> dict:
 def _torch(ascend: dict) -> dict:
     if ascend["status"] == ERROR:
         # importing torch would autoload torch_npu and fail; report instead of crashing
-        os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+        _env.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
     try:
         import torch
     except Exception as exc:
@@ -88,7 +89,7 @@ def _components() -> dict:
                           for c in components.discover()],
             "registered": [], "status": OK, "detail": "",
             # torch's switch, and whether our torch.backends entry point ran in this process
-            "autoload": {"on": os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") == "1",
+            "autoload": {"on": _env.text("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") == "1",
                          "ran": autoload.state["autoloaded"], "torch_npu_entry_point": autoload.state["torch_npu"]}}
     # the installed version matrix: each package's declared range for each sibling (versions.py)
     info["versions"] = [{"package": r.component, "version": r.version, "sibling": r.sibling, "range": r.spec,

@@ -65,8 +65,11 @@ def find(explicit: str | os.PathLike | None = None, torch_series: str | None = N
     directory or above this package (an editable install inside the repository)."""
     if explicit:
         return Path(explicit)
-    if os.environ.get(RESULTS_ENV) and not torch_series:
-        return Path(os.environ[RESULTS_ENV])
+    from . import config  # its default is $NPU_INDUCTOR_RESULTS
+
+    where = config.results
+    if where and not torch_series:
+        return Path(where)
     for start in (Path.cwd(), Path(__file__).resolve().parent):
         for folder in (start, *start.parents):
             candidate = folder / relative_path(torch_series)

@@ -2,8 +2,7 @@
 
 Supported: Triton 3.8 (CI, this package's tests), Triton 3.6 + torch 2.11 (the GPU machine),
 triton-ascend 3.2 (Ascend), torch 2.13 (CI). Each function names the versions it is for.
-Patched upstream symbol: only when a benchmark asks for it,
-``TritonCompileResult.make_launcher`` (``route_triton_compile_results``); the rest only reads.
+Nothing here patches upstream (the benchmark's cuda route is bench/cuda_routes.py); it only reads.
 (``has_triton``, which npu-launcher needs for L08, is npu-inductor-core's one patch.)
 """
 
@@ -13,8 +12,6 @@ import inspect
 import re
 import textwrap
 from typing import Any, Mapping
-
-from npu_inductor_core.patches import upstream_patch
 
 
 def arg_index_map(src) -> dict[Any, int]:
@@ -136,37 +133,4 @@ def tensor_base_type():
     (torch >= 2.1; ``_TensorBase`` before)."""
     import torch
 
-    return getattr(torch._C, "TensorBase", None) or getattr(torch._C, "_TensorBase")
-
-
-_route = {"make": None}
-
-
-@upstream_patch("torch._inductor.runtime.triton_heuristics.TritonCompileResult.make_launcher",
-                versions="torch 2.13, 2.14, 2.15", removed_by="a launcher hook in CompileResult (none upstream)")
-def route_triton_compile_results(route_to) -> bool:
-    """Benchmark mode for cuda (bench/launch_overhead.py): ``TritonCompileResult.make_launcher``
-    (Inductor's launcher for a kernel compiled by Triton, torch 2.11 and 2.13) asks
-    ``route_to(result)`` first for cuda kernels while it is set; None restores upstream's
-    behaviour exactly. Applied only when called (never by register()), since it changes cuda
-    compiles. Removed by a launcher hook in CompileResult (none upstream)."""
-    from torch._inductor.runtime import triton_heuristics
-
-    cls = triton_heuristics.TritonCompileResult
-    installed = not getattr(cls.make_launcher, "_npu_routed", False)
-    if installed:
-        upstream = cls.make_launcher
-
-        def make_launcher(self):
-            route = _route["make"]
-            if route is not None and self.compile_meta.get("device_type") == "cuda":
-                launcher = route(self)
-                if launcher is not None:  # None: a kernel we cannot launch (scratch, PDL...)
-                    return launcher
-            return upstream(self)
-
-        make_launcher._npu_routed = True
-        make_launcher.__wrapped__ = upstream
-        cls.make_launcher = make_launcher
-    _route["make"] = route_to
-    return installed
+    return getattr(torch._C, "TensorBase", None) or torch._C._TensorBase

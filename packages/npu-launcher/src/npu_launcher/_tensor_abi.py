@@ -33,8 +33,11 @@ def calibrate() -> tuple[bool, str]:
     """(fast path on, why not). Idempotent."""
     from . import _native
 
-    # environment only (not npu_launcher.config): decided once, when the launcher loads
-    if os.environ.get("NPU_LAUNCHER_TENSOR_FAST_PATH", "1") == "0":
+    from . import config
+
+    # decided once, when the launcher loads (``import torch`` under autoload): in practice set
+    # by $NPU_LAUNCHER_TENSOR_FAST_PATH, the key's default
+    if config.tensor_fast_path is False:
         _native.disable_tensor_fast_path()
         return False, "NPU_LAUNCHER_TENSOR_FAST_PATH=0"
     import torch

@@ -92,19 +92,10 @@ def descriptor_from_bytes(data: bytes) -> KernelDescriptor:
     return KernelDescriptor.from_bytes(data)
 
 
-# ---- cuda: Inductor's own cuda kernels through npu-launcher (opt-in, benchmarks) -------------
-# (Not the npu path: there npu-lowering's kernel object binds descriptors.) With
-# ``route_cuda_kernels(True)`` a cuda kernel that upstream would launch with Triton's launcher
-# (TritonCompileResult, i.e. use_static_cuda_launcher off) gets a launcher whose runner is our
-# cuda launch object, bound from the CompiledKernel's descriptor. Off (the default) nothing
-# changes: loading the backend never changes cuda compiles.
-ROUTED_CUDA_KERNELS: list[str] = []  # entry names routed, for benchmarks and tests
-
-
-def route_cuda_kernels(enabled: bool = True) -> None:
-    from . import _compat
-
-    _compat.route_triton_compile_results(cuda_launcher if enabled else None)
+# ---- cuda: Inductor's own cuda kernels through npu-launcher (benchmarks only) ----------------
+# (Not the npu path: there npu-lowering's kernel object binds descriptors.) bench/cuda_routes.py
+# routes a cuda kernel that upstream would launch with Triton's launcher to ``cuda_launcher``;
+# nothing in this package installs that route, so loading the backend never changes cuda compiles.
 
 
 def cuda_launcher(result):
@@ -127,7 +118,6 @@ def cuda_launcher(result):
         init()  # Triton fills n_regs / n_spills when it loads the module (upstream's launcher does too)
     launcher.n_regs = getattr(binary, "n_regs", None)
     launcher.n_spills = getattr(binary, "n_spills", None)
-    ROUTED_CUDA_KERNELS.append(desc.name)
     return launcher
 
 

@@ -1,11 +1,11 @@
 """Patches of upstream symbols, one function per patch (torch 2.13 on CI, 2.11 on the GPU
 machine). Each names the upstream hook that would remove it, and each only changes what
-happens for graphs on device "npu" (``route_cuda_wrapper`` only while a benchmark sets it).
+happens for graphs on device "npu" (the benchmark's cuda wrapper route is bench/cuda_routes.py).
 """
 
 from __future__ import annotations
 
-from npu_inductor_core.patches import upstream_patch, withdraw
+from npu_inductor_core.patches import upstream_patch
 
 
 class _GpuTypes(list):
@@ -75,29 +75,6 @@ def register_npu_grid_type(grid_type: type) -> bool:
     if existing is grid_type:
         return False
     triton_heuristics.NpuGrid = grid_type
-    return True
-
-
-_cuda_wrapper: dict = {}
-
-
-@upstream_patch("torch._inductor.codegen.common.device_codegens['cuda'].wrapper_codegen",
-                versions="torch 2.13, 2.14, 2.15", removed_by="a per-compile wrapper-codegen option upstream")
-def route_cuda_wrapper(wrapper_cls=None) -> bool:
-    """Benchmark mode (bench/launch_overhead.py): cuda graphs are written by ``wrapper_cls``
-    (``direct_launch.cuda_wrapper_class()``) instead of upstream's PythonWrapperCodegen while
-    set; None restores upstream's class. Never applied by register(): it changes cuda compiles.
-    Torch 2.11 and 2.13 (``device_codegens[...].wrapper_codegen``); removed by a per-compile
-    wrapper-codegen option upstream."""
-    from torch._inductor.codegen import common
-
-    common.init_backend_registration()
-    entry = common.device_codegens["cuda"]
-    upstream = _cuda_wrapper.setdefault("upstream", entry.wrapper_codegen)
-    entry.wrapper_codegen = wrapper_cls or upstream
-    if wrapper_cls is None:
-        withdraw(route_cuda_wrapper)  # upstream's class again
-        return False
     return True
 
 
@@ -222,7 +199,7 @@ def small_gemm_lowerings() -> bool:
     for name, operands in small_gemm.OPS.items():
         packet = getattr(torch.ops.aten, name)
         keys = [packet, *(getattr(packet, o) for o in packet.overloads())]
-        upstream = lowering_mod.lowerings.get(getattr(packet, "default"))
+        upstream = lowering_mod.lowerings.get(packet.default)
         if upstream is None or getattr(upstream, "_npu_small_gemm", False):
             continue
         wrapped = small_gemm.wrap(upstream, operands)

@@ -26,6 +26,8 @@ import hashlib
 import os
 import threading
 
+from npu_inductor_core import env_config as _env
+
 _lock = threading.Lock()
 
 
@@ -50,16 +52,9 @@ def include_root() -> str:
 @contextlib.contextmanager
 def _include_path(root: str):
     with _lock:
-        old = os.environ.get("CPATH")
-        os.environ["CPATH"] = root if not old else f"{old}{os.pathsep}{root}"
-    try:
+        old = _env.text("CPATH")
+    with _env.overlay({"CPATH": root if not old else f"{old}{os.pathsep}{root}"}):
         yield
-    finally:
-        with _lock:
-            if old is None:
-                os.environ.pop("CPATH", None)
-            else:
-                os.environ["CPATH"] = old
 
 
 def graph_context(gm, example_inputs):

@@ -10,7 +10,6 @@ part of the FX graph cache key: a compile under other settings never reuses stal
 Code reads the keys where they are used, so ``patch()`` applies to the next compile.
 """
 
-import os
 import sys
 from typing import Optional
 
@@ -25,13 +24,20 @@ dtype_policy: str = _env.text("NPU_LOWERING_DTYPE_POLICY", "fallback")
 fp64_compute: str = _env.text("NPU_LOWERING_FP64_COMPUTE", "fp64")
 
 # small static GEMMs lower to a one-tile Triton template in default mode; False: ATen, as upstream
-small_gemm_templates: bool = os.environ.get("NPU_LOWERING_SMALL_GEMM_TEMPLATES", "1") not in ("0", "false", "False", "")
+small_gemm_templates: bool = _env.flag("NPU_LOWERING_SMALL_GEMM_TEMPLATES", True, false=("0", "false", "False"),
+                                       true=("1", "true", "True"))
 
 # the largest GEMM (M*N*K multiply-adds, per batch entry) that small_gemm_templates takes
-small_gemm_max_macs: int = _env.integer("NPU_LOWERING_SMALL_GEMM_MAX_MACS", 1 << 24)
+small_gemm_max_macs: int = 1 << 24
 
 # a folder: every generated npu kernel's source is also written there (for ascend_check); not in the cache key
-save_kernels: Optional[str] = _env.text("NPU_LOWERING_SAVE_KERNELS")
+save_kernels: Optional[str] = _env.text("NPU_LOWERING_SAVE_KERNELS", internal=True)
+
+# torch 2.14's Inductor flag, held here for an older torch (numerics.strict_signed_zero reads
+# Inductor's where it exists): generated npu kernels keep the sign of zero as eager does
+# (``-x`` flips the sign bit of a zero; maximum/minimum order -0.0 below +0.0, IEEE 754-2019).
+# Its variable is upstream's.
+strict_signed_zero: bool = _env.flag("TORCHINDUCTOR_STRICT_SIGNED_ZERO", False)
 
 # keys left out of the FX graph cache key (torch's save_config_portable honours this prefix list)
 _cache_config_ignore_prefix: list = ["save_kernels"]

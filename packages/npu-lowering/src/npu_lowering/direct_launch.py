@@ -12,7 +12,7 @@ another form is left as it is.
 On by default for npu when npu-launcher is installed and ``use_static_triton_launcher`` is
 on; upstream's ``use_fast_triton_launcher`` (the flag of its own steady-state launch fast path,
 torch 2.13; absent on 2.11: on) switches it off. The cuda benchmark mode applies the mixin to
-upstream's cuda wrapper (``_compat.route_cuda_wrapper``).
+upstream's cuda wrapper (bench/cuda_routes.py's ``route_cuda_wrapper``).
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class _WithSites(DeferredLineBase):
 
 def cuda_wrapper_class():
     """Upstream's cuda Python wrapper with direct launch (the benchmark's cuda proxy mode,
-    installed by ``_compat.route_cuda_wrapper``; never by ``register()``). Its kernels get a
+    installed by bench/cuda_routes.py's ``route_cuda_wrapper``; never by ``register()``). Its kernels get a
     direct slot only when their launcher offers the probe (npu-launcher's routed cuda kernels)."""
     from torch._inductor.codegen.wrapper import PythonWrapperCodegen
 

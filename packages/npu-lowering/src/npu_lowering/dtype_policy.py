@@ -29,6 +29,7 @@ import threading
 from pathlib import Path
 
 import torch
+from npu_inductor_core import env_config
 
 from . import fp64_compute
 
@@ -214,7 +215,7 @@ def _record(marked: list[tuple[str, str]]) -> None:
 def counts_path() -> Path:
     from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
-    return Path(os.environ.get("TORCHINDUCTOR_CACHE_DIR") or default_cache_dir()) / COUNTS_FILE
+    return Path(env_config.text("TORCHINDUCTOR_CACHE_DIR") or default_cache_dir()) / COUNTS_FILE
 
 
 def _persist(marked: list[tuple[str, str]]) -> None:

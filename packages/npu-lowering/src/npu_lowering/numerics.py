@@ -9,7 +9,7 @@
   reductions) and reduction kernels keep one config (upstream's
   ``filter_reduction_configs_for_determinism`` over our candidates, so nothing is timed).
   Sub-block loops already give each output one program whatever the grid.
-- **Signed zero** (N18 ``strict_signed_zero``, torch 2.14's flag; ``numerics_config`` on
+- **Signed zero** (N18 ``strict_signed_zero``, torch 2.14's flag; ``npu_lowering.config`` on
   2.13): ``-x`` and ``maximum``/``minimum`` of floats keep the sign of zero (``NpuTritonKernelOverrides``).
 """
 
@@ -22,7 +22,8 @@ import torch
 from torch._inductor import config as inductor_config
 from torch._inductor.choices import InductorChoices
 
-from . import numerics_config, small_gemm
+from . import config as npu_config
+from . import small_gemm
 from .fusion_choices import FusionChoices
 
 
@@ -35,7 +36,7 @@ def deterministic_requested() -> bool:
 
 def strict_signed_zero() -> bool:
     upstream = getattr(inductor_config, "strict_signed_zero", None)  # torch >= 2.14
-    return bool(numerics_config.strict_signed_zero if upstream is None else upstream)
+    return bool(npu_config.strict_signed_zero if upstream is None else upstream)
 
 
 def template_fast_math():
@@ -87,7 +88,7 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
         return InductorChoices.should_use_cooperative_reduction(*args, **kwargs)
 
     def get_template_configs(self, kernel_inputs, templates, op_name, kwarg_overrides=None):
-        # npu GEMMs: the templates components add (npu-autotune's swap-A/B candidates, M03)
+        # npu GEMMs: the templates components add (npu-autotune's swap-A/B candidates for M << N)
         # (not under default mode's one-tile small-GEMM policy: one choice, nothing timed)
         if kernel_inputs.device_type == "npu" and not small_gemm.one_tile():
             from npu_inductor_core import choice_hooks
@@ -105,7 +106,7 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
         return aten_when_no_template(self, ktcs, kernel_inputs, templates, op_name)
 
     def get_config_heuristics(self, device_type="cuda"):
-        # npu: a component's config lists (npu-autotune's Cube-aware flex attention, A37)
+        # npu: a component's config lists (npu-autotune's Cube-aware flex-attention tiles)
         if device_type == "npu":
             from npu_inductor_core import choice_hooks
 

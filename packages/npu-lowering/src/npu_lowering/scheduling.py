@@ -27,7 +27,7 @@ class NpuScheduling(TritonScheduling):
         return name
 
     def codegen_template(self, template_node, epilogue_nodes, prologue_nodes, **kwargs):
-        # N04 cutlass.use_fast_math: npu's GEMM templates are Triton, their fused prologue and
+        # cutlass.use_fast_math on npu: npu's GEMM templates are Triton, their fused prologue and
         # epilogue math is where fast math applies (numerics.template_fast_math)
         with numerics.template_fast_math():
             return super().codegen_template(template_node, epilogue_nodes, prologue_nodes, **kwargs)

@@ -12,7 +12,7 @@ first candidate, scaled to the problem by upstream), so nothing is benchmarked.
 Upstream's flags still decide: with max_autotune or max_autotune_gemm on, upstream's own
 tuning runs; with TRITON not in max_autotune_gemm_backends, ATen. Ours, in
 ``npu_lowering.config``: ``small_gemm_templates`` ($NPU_LOWERING_SMALL_GEMM_TEMPLATES, default
-True; False = ATen as upstream) and ``small_gemm_max_macs`` ($NPU_LOWERING_SMALL_GEMM_MAX_MACS,
+True; False = ATen as upstream) and ``small_gemm_max_macs`` (config only,
 default 2**24, e.g. 256 x 256 x 256). Both enter the FX graph cache key (the config module is
 npu's ``device_custom_config``).
 
@@ -52,8 +52,7 @@ def enabled() -> bool:
 
 
 def max_macs() -> int:
-    return env_config.check(npu_config, "small_gemm_max_macs", env_config.is_int, "an int >= 0",
-                            "NPU_LOWERING_SMALL_GEMM_MAX_MACS")
+    return env_config.check(npu_config, "small_gemm_max_macs", env_config.is_int, "an int >= 0")
 
 
 def _static_sizes(node) -> list[int] | None:

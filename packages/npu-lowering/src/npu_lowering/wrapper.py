@@ -11,7 +11,7 @@ from .direct_launch import DirectLaunchWrapperMixin, direct_launch_flag
 
 class _AutotuningInputNames:
     def get_autotuning_input_name(self, idx):
-        # A54: the name the sample inputs collected before codegen (npu-autotune, through
+        # autotune_with_sample_inputs: the name the sample inputs collected before codegen (npu-autotune, through
         # npu-inductor-core's codegen_hooks) take in the tuning code; upstream defines it only
         # on its cpp GPU wrapper, the only one it collects sample inputs for
         return f"_REAL_AUTOTUNE_INPUT_{idx}"
@@ -33,7 +33,7 @@ class NpuPythonWrapperCodegen(_AutotuningInputNames, DirectLaunchWrapperMixin, P
         from torch._inductor.virtualized import V
 
         wrapper = NpuPythonWrapperCodegen()
-        run_before_wrapper_codegen(V.graph)  # before any kernel call is generated (A54's sample inputs)
+        run_before_wrapper_codegen(V.graph)  # before any kernel call is generated (autotune_with_sample_inputs' sample inputs)
         return wrapper
 
     def write_header(self) -> None:

@@ -18,8 +18,8 @@ NO_STREAM_RESOURCE = (
     "\n[Error]: Stream resources are insufficient. Check whether the number of streams meets the requirements "
     "by referring to the description of the acl.rt.create_stream interface."
     "\nnpu-sim: device npu:{device} holds {graphs} live captured graph(s) and {streams} stream(s) of its "
-    "{budget} (each live captured graph holds a stream; npu_sim.config.max_streams_per_device, "
-    "$NPU_SIM_MAX_STREAMS); reset graphs you no longer replay.")
+    "{budget} (each live captured graph holds a stream; npu_sim.config.max_streams_per_device); "
+    "reset graphs you no longer replay.")
 
 
 @functools.cache

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 from torch._dynamo.device_interface import DeviceInterface, register_interface_for_device
 
 from . import npu as _npu

@@ -9,12 +9,15 @@ parts have 48 vector / 24 cube cores (40 / 20 on B3/B4) and a 192 KiB UB; Ascend
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-# Environment only, no config module: the device starts at ``import torch`` (autoload), before
-# code could patch one, and child processes (compile and tuning workers) must start as the same
-# device, which only the environment carries to them.
+from npu_inductor_core import env_config as _env
+
+# The SoC and device count are npu_sim.config keys read when the device starts (``import
+# torch`` under autoload): child processes (compile and tuning workers) must start as the
+# same device, which only the environment carries to them. The config module is imported
+# when first read: it imports torch, which ``import npu_sim`` must not do first (autoload
+# would import npu_sim again, half-initialized).
 SOC_ENV = "NPU_SIM_SOC"
 COUNT_ENV = "NPU_SIM_DEVICE_COUNT"
 VISIBLE_ENV = "ASCEND_RT_VISIBLE_DEVICES"
@@ -43,7 +46,9 @@ DEFAULT = "Ascend910B2"
 
 
 def selected() -> Soc:
-    name = os.environ.get(SOC_ENV, DEFAULT)
+    from . import config
+
+    name = config.soc
     if name not in SOCS:
         raise ValueError(f"${SOC_ENV}={name!r} is not a known SoC; choose one of {', '.join(sorted(SOCS))}")
     return SOCS[name]
@@ -57,7 +62,7 @@ def device_count() -> int:
 def visible_devices() -> list[int]:
     """Simulated device ids visible to this process, in the order that numbers them."""
     count = physical_device_count()
-    raw = os.environ.get(VISIBLE_ENV)
+    raw = _env.text(VISIBLE_ENV)
     if raw is None or not raw.strip():
         return list(range(count))
     try:
@@ -71,10 +76,10 @@ def visible_devices() -> list[int]:
 
 
 def physical_device_count() -> int:
-    raw = os.environ.get(COUNT_ENV, "1")
-    try:
-        count = int(raw)
-    except ValueError:
+    from . import config
+
+    raw = count = config.device_count
+    if not isinstance(count, int) or isinstance(count, bool):
         count = 0
     if not 1 <= count <= 16:
         raise ValueError(f"${COUNT_ENV}={raw!r}: expected an integer from 1 to 16")

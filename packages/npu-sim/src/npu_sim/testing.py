@@ -12,12 +12,11 @@ forked, because the device starts at the child's ``import torch``.
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-DEVICE_ENV = ("NPU_SIM_DEVICE_COUNT", "ASCEND_RT_VISIBLE_DEVICES")
+from npu_inductor_core import env_config as _env
 
 
 @dataclasses.dataclass
@@ -49,27 +48,14 @@ def spawn_ranks(target: Callable, world: int, workdir: Path | str, *args, timeou
     init = f"file://{Path(workdir) / 'rendezvous'}"
     procs = []
     extra = [dict(env(rank) if callable(env) else env or {}) for rank in range(world)]
-    names = set(DEVICE_ENV).union(*(e.keys() for e in extra))
-    saved = {k: os.environ.get(k) for k in names}
-    try:
-        for rank in range(world):
-            # the environment the child starts with: the device starts at its `import torch`
-            for k in names:
-                if saved[k] is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = saved[k]
-            os.environ.update({"NPU_SIM_DEVICE_COUNT": str(world), "ASCEND_RT_VISIBLE_DEVICES": str(rank)},
-                              **extra[rank])
+    for rank in range(world):
+        # the environment the child starts with (the device starts at its `import torch`):
+        # ours plus the rank's, ours again once it has started
+        rank_env = {"NPU_SIM_DEVICE_COUNT": str(world), "ASCEND_RT_VISIBLE_DEVICES": str(rank), **extra[rank]}
+        with _env.overlay(rank_env):
             p = ctx.Process(target=target, args=(rank, init, *args))
             p.start()
-            procs.append(p)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        procs.append(p)
     deadline = time.monotonic() + timeout
     for p in procs:
         p.join(timeout=max(0.0, deadline - time.monotonic()))

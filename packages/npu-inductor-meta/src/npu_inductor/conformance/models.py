@@ -9,8 +9,9 @@ the config). Dropout is configured to 0 so that a training step is deterministic
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Callable
+
+from npu_inductor_core import env_config as _env
 
 VOCAB, HIDDEN, LAYERS, HEADS, FFN = 64, 32, 2, 2, 64
 
@@ -25,8 +26,8 @@ class ModelSpec:
 
 
 def _offline():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # configs only: nothing may come from the hub
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    _env.setdefault("HF_HUB_OFFLINE", "1")  # configs only: nothing may come from the hub
+    _env.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def _seeded(make):

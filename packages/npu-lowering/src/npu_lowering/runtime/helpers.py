@@ -7,6 +7,7 @@ npu-sim) and is a generic reduce tree on Ascend; the built-in reductions are nei
 import triton
 import triton.language as tl
 from torch._inductor.runtime.triton_helpers import *  # noqa: F401,F403  (everything else is upstream's)
+from torch._inductor.runtime.triton_helpers import maximum, minimum
 
 from . import libdevice as _libdevice  # portable per Triton flavour
 
@@ -122,7 +123,7 @@ def frexp(x):
     return mantissa, tl.where(special, 0, y)
 
 
-# ---- signed zero (strict_signed_zero, N18: npu_lowering.numerics) -----------------------
+# ---- signed zero (strict_signed_zero: -x and maximum/minimum keep it; npu_lowering.numerics) --
 @triton.jit
 def neg_signed_zero(x):
     # the sign bit flipped, as eager negates (zeros and NaNs included); Triton's ``-x`` is
