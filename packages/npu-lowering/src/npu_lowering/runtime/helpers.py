@@ -7,7 +7,7 @@ npu-sim) and is a generic reduce tree on Ascend; the built-in reductions are nei
 import triton
 import triton.language as tl
 from torch._inductor.runtime.triton_helpers import *  # noqa: F401,F403  (everything else is upstream's)
-from torch._inductor.runtime.triton_helpers import maximum, minimum
+from torch._inductor.runtime.triton_helpers import is_floating, maximum, minimum
 
 from . import libdevice as _libdevice  # portable per Triton flavour
 
