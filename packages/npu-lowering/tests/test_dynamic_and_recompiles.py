@@ -91,3 +91,22 @@ def test_fail_on_recompile_limit_hit_raises_on_npu():
         fn(x, 1)
         with pytest.raises(torch._dynamo.exc.FailOnRecompileLimitHit):
             fn(x, 2)
+
+
+def test_int64_indexing_over_symbolic_sizes_passes_plain_size_arguments():
+    # With dynamic sizes an index may pass int32, so npu kernels compute it in int64 over
+    # widened symbols; a widened size symbol was taken for a new size argument and the wrapper
+    # passed "s53.to(tl.int64)" ("'int' object has no attribute 'to'")
+    import torch.nn.functional as F
+    from torch._inductor.utils import run_and_get_code
+
+    def f(x):
+        return F.interpolate(x, scale_factor=2, mode="nearest") + 1
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, dynamic=True)
+    for shape in ((1, 2, 3, 4), (2, 3, 5, 6)):
+        x = torch.randn(shape)
+        out, codes = run_and_get_code(compiled, x.to("npu"))
+        torch.testing.assert_close(out.cpu(), f(x))
+    assert "tl.int64" in codes[0]

@@ -146,9 +146,13 @@ def _index_expr_int64(expr):
     if not indexing.index.free_symbols:  # a constant: upstream's text
         text = indexing.index_str
     else:
-        widened = indexing.index.xreplace({s: sympy.Symbol(f"{s.name}.to(tl.int64)", **s.assumptions0)
-                                           for s in indexing.index.free_symbols})
-        text = kernel.index_to_str(widened)
+        # sizes become the kernel's arguments first (s32 -> ks0), then every symbol is widened:
+        # a widened size symbol named "s32.to(tl.int64)" would itself be taken for a size
+        # argument and passed by the wrapper
+        renamed = kernel.rename_indexing(indexing.index)
+        widened = renamed.xreplace({s: sympy.Symbol(f"{s.name}.to(tl.int64)", **s.assumptions0)
+                                    for s in renamed.free_symbols})
+        text = kernel.kexpr(widened)
         if indexing.index_str != kernel.index_to_str(indexing.index):  # upstream broadcast it
             plain = kernel.cse.generate(kernel.compute, f"({text})", dtype=torch.int64, bounds=bounds,
                                         shape=TritonSymbols.get_block_shape(indexing.index))
