@@ -234,10 +234,9 @@ def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None, target
     option_fields = set(ascend.NPUOptions.__dataclass_fields__)
     opts = {"num_warps": getattr(config, "num_warps", 1) or 1, "num_stages": getattr(config, "num_stages", 1) or 1,
             **(target_options or {})}
-    from npu_lowering.runtime import tiling
+    from npu_inductor_core import tiles
 
-    if hasattr(tiling, "compile_options"):  # what the compile path passes (runtime/ub_fit.py)
-        opts.update(tiling.compile_options(config))
+    opts.update(tiles.compile_options(config))  # what the compile path passes (runtime/ub_fit.py)
     if "enable_fp_fusion" in meta:
         opts["enable_fp_fusion"] = bool(meta["enable_fp_fusion"])
     for k, v in dict(getattr(config, "kwargs", {})).items():
@@ -470,15 +469,12 @@ def ub_profile_of(path, cap, name) -> dict | None:
 
 
 def ub_estimate(cap, config) -> int | None:
-    """npu-lowering's estimate of the config's UB bytes, with the multi-buffer setting it
-    compiles with (``tiling.compile_options``)."""
-    from npu_lowering.runtime import tiling
+    """The tile generator's estimate of the config's UB bytes before the body is read (its
+    cap, ``tiles.ub_estimate``), with the multi-buffer setting it compiles with."""
+    from npu_inductor_core import tiles
 
-    fn = getattr(tiling, "ub_estimate", None)
-    if fn is None:
-        return None
-    return fn(dict(config.kwargs), cap.triton_meta, cap.inductor_meta, cap.size_hints,
-              multibuffer=tiling.is_multibuffer(config))
+    return tiles.ub_estimate(dict(config.kwargs), cap.triton_meta, cap.inductor_meta, cap.size_hints,
+                             multibuffer=tiles.is_multibuffer(config))
 
 
 def _short(e: BaseException, limit: int = 4000) -> str:

@@ -20,7 +20,7 @@ from torch._inductor.runtime.hints import HeuristicType
 
 from . import combo
 from . import config as npu_config
-from . import tiles
+from npu_inductor_core import tiles
 from .autotuner import KernelObjectMixin
 
 __all__ = ["KernelObjectMixin", "decorators", "DECORATORS"]

@@ -19,7 +19,7 @@ import math
 
 from torch._inductor.runtime.hints import HeuristicType
 
-from . import tiles
+from npu_inductor_core import tiles
 
 KEY = "npu_hint_size_hints"
 _KINDS = (HeuristicType.POINTWISE, HeuristicType.REDUCTION)

@@ -109,6 +109,20 @@ def estimate_buffers(counts: dict, tile: int, multibuffer: bool = False, soc_fam
     return estimate({"points": [point]}, {}, multibuffer, soc_family)
 
 
+def floor_bytes(counts: dict, tile: int, multibuffer: bool = False) -> int:
+    """The least UB bytes any body holding ``counts`` buffers (``estimate_buffers``' form) can
+    be estimated at: each buffer at its own bytes (its innermost dimension padded to the 32-byte
+    block), weight 1 (the calibration weights values and loads at least 1), no reserve; every
+    buffer twice when multi-buffered (each DMA'd block is double-buffered). The tile generator
+    caps a block with it before the kernel's body is read: the body estimate only shrinks it."""
+    total = 0
+    for by in counts.values():
+        for key, n in by.items():
+            nbytes, elems = key if isinstance(key, tuple) else (key, tile)
+            total += int(n) * math.ceil(max(1, min(int(elems), tile)) * int(nbytes) / ALIGN) * ALIGN
+    return total * (2 if multibuffer else 1)
+
+
 # ---- calibration (bishengir-compile, ascendnpu-ir 1.2.0; see the module docstring) --------
 # buffer classes: v values, l loads (double-buffered when multi-buffered), p transposed tiles,
 # m masks broadcast across two dimensions, e integer emulation, f math expansions, g gather

@@ -32,7 +32,7 @@ from torch._inductor.virtualized import V
 
 from . import numerics
 from .runtime import grid as npu_grid
-from .runtime import tiling
+from npu_inductor_core import tiles as tiling
 from .runtime.flavour import flavour
 
 UPSTREAM_HEURISTICS = "from torch._inductor.runtime import triton_helpers, triton_heuristics"

@@ -25,7 +25,7 @@ import re
 
 from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
 
-from . import tiling
+from npu_inductor_core import tiles as tiling
 from .flavour import flavour
 
 log = logging.getLogger(__name__)
