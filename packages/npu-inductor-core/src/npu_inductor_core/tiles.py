@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 
 from torch._inductor.runtime.runtime_utils import next_power_of_2  # noqa: F401 (re-exported)
-from triton import Config
+from torch._inductor.runtime.triton_compat import Config  # triton.Config (torch is the one dependency)
 
 from . import ub_model
 from .ascend_rules import (  # noqa: F401 (re-exported)
