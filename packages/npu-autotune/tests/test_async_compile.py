@@ -15,7 +15,8 @@ from torch._dynamo.utils import counters
 from torch._inductor import config
 from torch._inductor.async_compile import AsyncCompile, shutdown_compile_workers
 
-from npu_autotune import compile_pool, tiles
+from npu_autotune import compile_pool
+from npu_inductor_core import tiles
 
 
 def _f(a):

@@ -61,7 +61,7 @@ def test_max_autotune_pointwise_benchmarks_with_the_real_benchmarker(fresh, kern
 
 @pytest.mark.feature("A32")
 def test_max_autotune_tunes_reductions_with_more_candidates(fresh, kernels):
-    from npu_autotune import tiles
+    from npu_inductor_core import tiles
 
     x = torch.randn(4, 4096, device="npu")
     fn = lambda a: a.sum(dim=-1)  # noqa: E731  looped reduction (4096 > persistent limit)

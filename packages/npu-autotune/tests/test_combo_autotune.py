@@ -85,7 +85,7 @@ def test_combo_kernel_autotune_grouping(fresh, kernels, grouping, groups):
     tried in turn by upstream's sequential combo tuning on npu-sim."""
     from torch._dynamo.utils import counters
 
-    import npu_autotune.tiles as tiles
+    import npu_inductor_core.tiles as tiles
 
     args = [torch.randn(4096, device="npu"), torch.randn(4096, device="npu"), torch.randn(32, device="npu"),
             torch.randn(32, device="npu")]

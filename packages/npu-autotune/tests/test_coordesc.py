@@ -8,7 +8,7 @@ import torch
 from torch._dynamo.utils import counters
 from torch._inductor import config
 
-from npu_autotune import tiles
+from npu_inductor_core import tiles
 
 
 def _compile_sin(n=2048, **flags):

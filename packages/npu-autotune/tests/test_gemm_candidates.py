@@ -9,6 +9,7 @@ from torch._inductor.select_algorithm import add_feedback_saver, get_algorithm_s
 
 import npu_autotune.config as npu_config
 from npu_autotune import gemm_templates
+from npu_inductor_core import tiles
 
 
 @pytest.fixture
@@ -87,7 +88,7 @@ def test_decode_shapes_get_supplement_tiles_when_switched_on(fresh, benchmarked)
 def test_supplement_tiles_respect_the_cube():
     from npu_inductor_core.device import Device
 
-    for dev in (gemm_templates.tiles.device(0), Device(256 * 1024, 64, l0c_bytes=256 * 1024)):
+    for dev in (tiles.device(0), Device(256 * 1024, 64, l0c_bytes=256 * 1024)):
         for m, n, k, stages, _ in gemm_templates.DECODE_TILES:
             assert gemm_templates.fits(m, n, k, dev.ub_bytes)
             for dtype_size in (1, 2, 4):

@@ -12,7 +12,7 @@ from torch._inductor import config, metrics, scheduler
 from torch._inductor.runtime.hints import DeviceProperties, HeuristicType
 from torch._inductor.utils import run_and_get_code
 
-import npu_autotune.tiles as tiles
+import npu_inductor_core.tiles as tiles
 from npu_autotune import _compat, benchmarker
 from npu_lowering.runtime import autotuner as lowering_autotuner
 from npu_lowering.runtime import heuristics as npu_heuristics

@@ -7,7 +7,7 @@ import torch
 from torch._inductor import config
 
 import npu_autotune.autotuner as at
-import npu_autotune.tiles as tiles
+import npu_inductor_core.tiles as tiles
 from npu_lowering.runtime import autotuner as lowering_autotuner
 
 HINTS = [64, 4096]

@@ -8,7 +8,8 @@ from torch._dynamo.utils import counters
 from torch._inductor import config
 from triton import Config
 
-from npu_autotune import kernel_facts, tiles
+from npu_autotune import kernel_facts
+from npu_inductor_core import tiles
 
 SIG2 = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}}
 SIG3 = {"signature": {"in_ptr0": "*fp32", "in_ptr1": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}}
@@ -135,7 +136,7 @@ def test_ub_overflow_message_parsing():
 def test_kernels_carry_the_device_facts_a_compile_worker_tiles_for(fresh, kernels, monkeypatch):
     # a compile worker opens no device (its own lookup gives the 910B defaults): kernels carry
     # the compiling process's UB size and core count, and the tile generator uses those
-    from npu_lowering.runtime import tiling
+    from npu_inductor_core import tiles as tiling
 
     small = tiling.Device(ub_bytes=8 * 1024, vector_cores=4)
     monkeypatch.setattr(tiling, "device", lambda index=0: small)

@@ -396,3 +396,24 @@ def test_mix_order_reduction_kernels_lower_to_linalg(tmp_path, ascend_python, ch
     for res in mixed.values():
         assert res["configs_total"] >= 1 and len(res["configs"]) == res["configs_total"]
         assert all(c["ok"] and {"RSPLIT_SIZE", "NUM_STAGES"} <= set(c["kwargs"]) for c in res["configs"])
+
+
+@pytest.mark.feature("X07")
+def test_a_ub_under_estimate_fails_the_check():
+    """A config whose body estimate is below bishengir's figure fails the run (with the
+    held-out margin in the estimate, none should be), whether or not bishengir fit it."""
+    from types import SimpleNamespace as NS
+
+    sys.path.insert(0, str(HERE.parent / "ascend_check"))
+    import check
+
+    def result(ours: int, theirs: int):
+        cfg = NS(index=0, kwargs={"XBLOCK": 64}, ub_body={"910B": ours, "950": ours},
+                 targets={"910B2": {"ok": True, "ub_bytes": theirs}})
+        return NS(name="npu_kernel_x", path="x.py", configs=[cfg])
+
+    targets = [NS(name="910B2")]
+    below = check.ub_below([result(48_568, 137_376)], targets)
+    assert len(below) == 1 and "ours 48568 < bishengir 137376" in below[0]
+    assert check.exit_status([], below) == 1
+    assert check.ub_below([result(140_000, 137_376)], targets) == [] and check.exit_status([], []) == 0

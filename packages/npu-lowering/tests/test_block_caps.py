@@ -14,7 +14,7 @@ import torch
 from torch._inductor.runtime.hints import TRITON_MAX_BLOCK
 from torch._inductor.utils import run_and_get_code
 
-from npu_lowering.runtime import tiling
+from npu_inductor_core import tiles as tiling
 
 
 @pytest.fixture(scope="module", autouse=True)

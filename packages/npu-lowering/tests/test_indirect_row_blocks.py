@@ -14,7 +14,7 @@ import torch
 from torch._inductor.runtime.triton_heuristics import Config
 from torch._inductor.utils import run_and_get_code
 
-from npu_lowering.runtime import tiling
+from npu_inductor_core import tiles as tiling
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -35,8 +35,6 @@ def test_both_heuristics_obey_the_core_rule():
 
     assert tiling.without_one_row_indirect is ascend_rules.without_one_row_indirect
     assert tiling.INDIRECT_KEY == ascend_rules.INDIRECT_KEY
-    tiles = pytest.importorskip("npu_autotune.tiles")
-    assert tiles.without_one_row_indirect is ascend_rules.without_one_row_indirect
     marked = {ascend_rules.INDIRECT_KEY: True}
     assert [c.kwargs["XBLOCK"] for c in tiling.without_one_row_indirect(_cfgs(16, 1, 4), {"x": 16}, marked)] == [16, 4]
 

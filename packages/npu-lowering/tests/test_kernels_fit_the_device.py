@@ -5,7 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from npu_lowering.runtime import tiling
+from npu_inductor_core import tiles as tiling
 from npu_lowering.runtime.autotuner import LAUNCHES
 
 MAX_GRID = 65535  # programs per launch an Ascend runtime accepts

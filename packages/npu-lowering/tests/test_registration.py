@@ -79,7 +79,7 @@ def test_cache_key_follows_the_lowering_source():
 
 def test_cache_key_follows_the_device_facts(monkeypatch):
     # the UB budget and the core cap are baked into generated kernels: another SoC, another key
-    from npu_lowering.runtime import tiling
+    from npu_inductor_core import tiles as tiling
 
     before = NpuPostGradPass().uuid()
     monkeypatch.setattr(tiling, "device", lambda index=0: tiling.Device(ub_bytes=64 * 1024, vector_cores=4))

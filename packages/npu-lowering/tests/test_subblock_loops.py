@@ -11,7 +11,7 @@ from torch._inductor import config as inductor_config
 
 from npu_lowering.kernel import NpuTritonKernel
 from npu_lowering.runtime import grid as npu_grid
-from npu_lowering.runtime import tiling
+from npu_inductor_core import tiles as tiling
 from npu_lowering.runtime.autotuner import LAUNCHES
 
 pytestmark = pytest.mark.feature("B01")

@@ -19,7 +19,7 @@ import pytest
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner, NoTritonConfigsError
 from triton import Config
 
-from npu_lowering.runtime import tiling
+from npu_inductor_core import tiles as tiling
 from npu_lowering.runtime.ascend_route import AscendRouteMixin
 from npu_lowering.runtime.autotuner import NpuCachingAutotuner
 from npu_lowering.runtime.ub_fit import UbFitMixin, ub_overflow

@@ -85,15 +85,9 @@ def main() -> None:
     import npu_sim
 
     if (sys.argv[2] if len(sys.argv) > 2 else "raw") == "raw":
-        from npu_lowering.runtime import tiling
+        from npu_inductor_core import tiles
 
-        tiling.fit_to_ub = lambda configs, *args: configs
-        try:
-            from npu_autotune import tiles
-        except ImportError:
-            pass
-        else:
-            tiles.fit_to_ub = tiling.fit_to_ub
+        tiles.fit_to_ub = lambda configs, *args: configs  # the one tile generator, every heuristic's
 
     npu_sim.start()
     npu_lowering.register()

@@ -33,7 +33,9 @@ from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
 from . import _compat, combo
 from . import compile_pool, post_compile, precompile_budget
 from . import config as npu_config
-from . import hints, tiles
+from npu_inductor_core import tiles
+
+from . import hints
 from .benchmarker import ensure_registered, flag_reps
 from .coordesc import NpuCoordescTuner
 from .kernel_facts import device_of, kernel_name, simulated

@@ -12,7 +12,7 @@ kernel of that shape (the tile generator: UB budget, vector cores), one warp, on
 
 from __future__ import annotations
 
-from . import tiles
+from npu_inductor_core import tiles
 
 GROUPS = "combo_tuning_groups"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from torch._inductor.runtime.coordinate_descent_tuner import CoordescTuner
 
-from . import tiles
+from npu_inductor_core import tiles
 
 
 class NpuCoordescTuner(CoordescTuner):

@@ -14,7 +14,8 @@ upper bounds, as the GEMM pruning is): tiles are multiples of 16 (the fractal); 
 two products each fit the Cube (Q and P in L0A, K^T and V in L0B, the fp32 scores S and the
 fp32 accumulator in L0C), the Q/K/V tiles times the pipeline stages fit L1, and what the
 vector side keeps per program (S in fp32, P in the input dtype, the fp32 accumulator, the
-row max and sum) fits half the unified buffer. The backward is checked per half (dK/dV over
+row max and sum), each with its post-processed copy, fits the unified buffer by the one UB
+model (npu-inductor-core's ``tiles.flex_fits``). The backward is checked per half (dK/dV over
 (BLOCK_M1, BLOCK_N1), dQ over (BLOCK_M2, BLOCK_N2)); decoding per key block (the query rows
 padded to one fractal). num_warps is 1 (a vector core runs one SIMD program).
 """
@@ -30,6 +31,8 @@ from npu_inductor_core.torch_versions import template_heuristics
 _triton = template_heuristics("triton")  # moved in torch 2.14
 BaseConfigHeuristic, FlexBwDConfig = _triton.BaseConfigHeuristic, _triton.FlexBwDConfig
 FlexConfig, FlexDecodeConfig = _triton.FlexConfig, _triton.FlexDecodeConfig
+
+from npu_inductor_core import tiles
 
 from .gemm_templates import CUBE, _device
 
@@ -48,7 +51,8 @@ def fwd_fits(bm: int, bn: int, d: int, stages: int, ds: int, dev) -> bool:
         return False
     cube = _cube_pair(bm, bn, d, ds, dev) and _cube_pair(bm, d, bn, ds, dev)  # S = Q K^T, O += P V
     l1 = (bm * d + 2 * bn * d) * ds * max(1, stages) <= dev.l1_bytes
-    ub = bm * bn * (ACC + ds) + bm * d * ACC + 2 * bm * ACC <= dev.ub_bytes // 2
+    # scores (fp32 and cast), the output accumulator, the row max and sum
+    ub = tiles.flex_fits([(ACC, bm * bn), (ds, bm * bn), (ACC, bm * d), (ACC, bm), (ACC, bm)], dev)
     return cube and l1 and ub
 
 
@@ -57,10 +61,10 @@ def bwd_fits(m1: int, n1: int, m2: int, n2: int, d: int, stages: int, ds: int, d
         return False
     # dK, dV: K/V rows n1 against q rows m1 (two fp32 accumulators of n1 x d)
     kv = _cube_pair(n1, m1, d, ds, dev) and _cube_pair(n1, d, m1, ds, dev)
-    kv_ub = n1 * m1 * (2 * ACC + ds) + 2 * n1 * d * ACC <= dev.ub_bytes // 2
+    kv_ub = tiles.flex_fits([(ACC, n1 * m1), (ACC, n1 * m1), (ds, n1 * m1), (ACC, n1 * d), (ACC, n1 * d)], dev)
     # dQ: q rows m2 against key rows n2 (one fp32 accumulator of m2 x d)
     q = _cube_pair(m2, n2, d, ds, dev) and _cube_pair(m2, d, n2, ds, dev)
-    q_ub = m2 * n2 * (2 * ACC + ds) + m2 * d * ACC <= dev.ub_bytes // 2
+    q_ub = tiles.flex_fits([(ACC, m2 * n2), (ACC, m2 * n2), (ds, m2 * n2), (ACC, m2 * d)], dev)
     l1 = (max(m1, m2) * d * 2 + max(n1, n2) * d * 2) * ds * max(1, stages) <= dev.l1_bytes
     return kv and kv_ub and q and q_ub and l1
 

@@ -34,7 +34,7 @@ _triton = template_heuristics("triton")
 AddMMConfigMixin, GemmConfig, MMTemplateConfigMixin = _triton.AddMMConfigMixin, _triton.GemmConfig, _triton.MMTemplateConfigMixin
 
 from . import config as npu_config
-from . import tiles
+from npu_inductor_core import tiles
 from .gemm_templates import DEVICE, NpuGemmConfigHeuristic, _hint, exhaustive_tiles, fits, vector_gemm
 
 SWAP_TILES = [
@@ -140,10 +140,7 @@ class _SwapConfigs(NpuGemmConfigHeuristic):
     def _filter_configs(self, configs):
         # both copies of the accumulator (acc_t and its transpose) live in the unified buffer
         out = super()._filter_configs(configs)
-        from .gemm_templates import _ub_bytes
-
-        ub = _ub_bytes()
-        return [c for c in out if fits(c.block_m, c.block_n, c.block_k, ub // 2)]
+        return [c for c in out if fits(c.block_m, c.block_n, c.block_k, accumulators=2)]
 
 
 @register_template_heuristic(mm_swap_ab_template.uid, DEVICE)

@@ -8,8 +8,9 @@ hints, max_mm_configs) work unchanged; only the candidate list is ours.
 
 Why these tiles (Ascend cube facts, DESIGN.md): cube tiles are multiples of 16; the fp32
 accumulator of a BLOCK_M x BLOCK_N tile is post-processed by the vector unit (the fused
-epilogue), so it must fit half the unified buffer (192 KiB -> 96 KiB, at most 128 x 128 fp32
-elements); num_warps means nothing to a cube core (1); triton-ascend pipelines loads itself
+epilogue), so the accumulator and its post-processed copy must fit the unified buffer, priced
+by the one UB model (npu-inductor-core's ``tiles.gemm_epilogue_fits``: at most 128 x 128 fp32
+elements on 910B and 950); num_warps means nothing to a cube core (1); triton-ascend pipelines loads itself
 (num_stages 1, plus 2 for the larger K tiles where double buffering of L1 helps). With
 max_autotune_prune_choices_based_on_shared_mem (A43) a tile is also pruned when it would
 overflow the Cube's L1 or L0A/L0B/L0C (the device facts' figures, from bishengir's target
@@ -38,7 +39,7 @@ INT8MMTemplateConfigMixin, MMPlusMMTemplateConfigMixin = _triton.INT8MMTemplateC
 MMTemplateConfigMixin = _triton.MMTemplateConfigMixin
 
 from . import config as npu_config
-from . import tiles
+from npu_inductor_core import tiles
 
 DEVICE = "npu"
 CUBE = 16  # cube tile edge: every block size is a multiple
@@ -76,12 +77,13 @@ def exceeds_cube(block_m: int, block_n: int, block_k: int, num_stages: int, dtyp
     return None
 
 
-def fits(block_m: int, block_n: int, block_k: int, ub_bytes: int | None = None) -> bool:
-    """A tile the cube and the epilogue can hold: multiples of 16, accumulator <= UB / 2."""
-    ub = ub_bytes if ub_bytes is not None else _ub_bytes()
+def fits(block_m: int, block_n: int, block_k: int, ub_bytes: int | None = None, accumulators: int = 1) -> bool:
+    """A tile the cube and the epilogue can hold: multiples of 16, and the vector epilogue of
+    its fp32 accumulator(s) within the UB (``ub_bytes``, default the device's) by the one UB
+    model (``tiles.gemm_epilogue_fits``)."""
     if any(b % CUBE for b in (block_m, block_n, block_k)):
         return False
-    return block_m * block_n * ACC_BYTES <= ub // 2
+    return tiles.gemm_epilogue_fits(block_m, block_n, _device(), accumulators, ub_bytes=ub_bytes)
 
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps); upstream scales them down to the problem.

@@ -23,7 +23,7 @@ from npu_inductor_core import kernel_objects
 
 from . import combo
 from . import config as npu_config
-from . import tiles
+from npu_inductor_core import tiles
 from .autotuner import KernelTuning
 
 __all__ = ["register", "decorators"]

@@ -20,7 +20,9 @@ import math
 from npu_inductor_core import kernel_objects
 from torch._inductor.runtime.hints import HeuristicType
 
-from . import kernel_facts, tiles
+from npu_inductor_core import tiles
+
+from . import kernel_facts
 
 KEY = kernel_objects.HINT_SIZE_HINTS_KEY
 _KINDS = (HeuristicType.POINTWISE, HeuristicType.REDUCTION)

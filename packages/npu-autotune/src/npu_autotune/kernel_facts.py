@@ -4,7 +4,7 @@ upstream's ``CachingAutotuner`` state are all this package uses)."""
 
 from __future__ import annotations
 
-from . import tiles
+from npu_inductor_core import tiles
 
 
 def simulated(kernel) -> bool:

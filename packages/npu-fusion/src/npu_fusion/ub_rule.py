@@ -7,8 +7,9 @@ tile; below a few KiB per transfer the DMA engines stop streaming efficiently, s
 kernel loses more bandwidth than the GM round trip the fusion saved, or does not fit at all.
 
 ``footprint(node1, node2)`` prices the fused node at the smallest efficient tile with the
-project's UB model (npu-inductor-core's ``ub_model.estimate_buffers``: the per-class weights
-calibrated against bishengir, which the tiler's ``fit_to_ub`` uses on generated kernels):
+project's one UB model through its one tile generator (npu-inductor-core's
+``tiles.buffers_bytes`` -> ``ub_model.estimate_buffers``: the per-class weights calibrated
+against bishengir, which the tiler's ``fit_to_ub`` uses on generated kernels):
 every distinct buffer it loads is a load buffer ("l", doubled when multi-buffered), every
 buffer it writes a value buffer ("v"), each ``tile`` elements of its dtype. If that estimate
 exceeds the UB, the tiler would have to shrink the fused kernel's tiles below the efficient
@@ -123,7 +124,9 @@ def soc_family(index: int = 0) -> str:
 
 def estimate(loaded: dict, kept: dict, tile: int, multibuffer: bool, family: str) -> int:
     """UB bytes of a kernel holding ``loaded[itemsize]`` loaded and ``kept[itemsize]`` value
-    buffers of ``tile`` elements (a key ``(itemsize, elements)``: a smaller buffer): the UB model's per-class pricing, one source of costs."""
-    from npu_inductor_core import ub_model
+    buffers of ``tile`` elements (a key ``(itemsize, elements)``: a smaller buffer), priced by
+    the one tile generator's UB pricing (npu-inductor-core's ``tiles.buffers_bytes``, the UB
+    model's per-class costs): one source of costs."""
+    from npu_inductor_core import tiles
 
-    return ub_model.estimate_buffers({"l": loaded, "v": kept}, tile, multibuffer, family)
+    return tiles.buffers_bytes({"l": loaded, "v": kept}, tile, None, multibuffer, family)

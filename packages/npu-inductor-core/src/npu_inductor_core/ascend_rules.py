@@ -3,6 +3,8 @@ and npu-autotune's tile generator both filter their configs through these)."""
 
 from __future__ import annotations
 
+import re
+
 # inductor_meta: the kernel indexes a tensor with loaded values (gather, embedding, scatter);
 # npu-lowering's codegen sets it
 INDIRECT_KEY = "npu_indirect_indexing"
@@ -82,3 +84,32 @@ def fit_to_ub(configs: list, size_hints: dict, triton_meta: dict, inductor_meta:
         seen.add(key)
         out.append(cfg if kwargs == cfg.kwargs else type(cfg)(kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages))
     return out
+
+
+# triton-ascend / bishengir: "ub overflow, requires 1703936 bits while 1572864 bits available"
+UB_OVERFLOW = re.compile(r"ub overflow.*?requires?\s+(\d+)\s*bits(?:.*?(\d+)\s*bits)?", re.IGNORECASE | re.DOTALL)
+
+
+def _error_texts(exc: BaseException):
+    """The exception's message and, for triton-ascend's failed bishengir run (a
+    CalledProcessError whose message is only the command), its stderr; then its causes."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield str(exc)
+        for attr in ("stderr", "output"):
+            v = getattr(exc, attr, None)
+            if isinstance(v, bytes):
+                v = v.decode("utf-8", "replace")
+            if isinstance(v, str) and v:
+                yield v
+        exc = exc.__cause__ or exc.__context__
+
+
+def ub_overflow(exc: BaseException) -> tuple[int, int | None] | None:
+    """(required bits, available bits or None) when a compile error reports a UB overflow."""
+    for text in _error_texts(exc):
+        m = UB_OVERFLOW.search(text)
+        if m:
+            return int(m.group(1)), (int(m.group(2)) if m.group(2) else None)
+    return None

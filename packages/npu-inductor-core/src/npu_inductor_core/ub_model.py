@@ -79,12 +79,12 @@ def class_bytes(prof: dict, kwargs: dict, multibuffer: bool = False) -> list[dic
 
 def estimate(prof: dict, kwargs: dict, multibuffer: bool = False, soc_family: str = "910B") -> int:
     """UB bytes a config of the profiled kernel needs: the peak over its statements of the
-    live buffers' sizes, each class weighted as calibrated for the SoC family, plus the
-    compiler's fixed reserve."""
+    live buffers' sizes, each class weighted as calibrated for the SoC family, times the
+    family's held-out margin (``MARGIN``), plus the compiler's fixed reserve."""
     fam = soc_family if soc_family in WEIGHTS else "910B"
     w = WEIGHTS[fam]
     peak = max((sum(w[c] * n for c, n in by.items()) for by in class_bytes(prof, kwargs, multibuffer)), default=0)
-    return math.ceil(peak) + RESERVE[fam]
+    return math.ceil(peak * MARGIN[fam]) + RESERVE[fam]
 
 
 def estimate_buffers(counts: dict, tile: int, multibuffer: bool = False, soc_family: str = "910B") -> int:
@@ -107,6 +107,20 @@ def estimate_buffers(counts: dict, tile: int, multibuffer: bool = False, soc_fam
                 name = f"{cls}|#{max(1, min(int(elems), tile))}:{int(nbytes)}"
                 point[name] = point.get(name, 0) + int(n)
     return estimate({"points": [point]}, {}, multibuffer, soc_family)
+
+
+def floor_bytes(counts: dict, tile: int, multibuffer: bool = False) -> int:
+    """The least UB bytes any body holding ``counts`` buffers (``estimate_buffers``' form) can
+    be estimated at: each buffer at its own bytes (its innermost dimension padded to the 32-byte
+    block), weight 1 (the calibration weights values and loads at least 1), no reserve; every
+    buffer twice when multi-buffered (each DMA'd block is double-buffered). The tile generator
+    caps a block with it before the kernel's body is read: the body estimate only shrinks it."""
+    total = 0
+    for by in counts.values():
+        for key, n in by.items():
+            nbytes, elems = key if isinstance(key, tuple) else (key, tile)
+            total += int(n) * math.ceil(max(1, min(int(elems), tile)) * int(nbytes) / ALIGN) * ALIGN
+    return total * (2 if multibuffer else 1)
 
 
 # ---- calibration (bishengir-compile, ascendnpu-ir 1.2.0; see the module docstring) --------
@@ -139,3 +153,12 @@ WEIGHTS = {
             "F": 1.669, "c": 4.812, "q": 1.0, "r": 1.126, "R": 1.065},
 }
 RESERVE = {"910B": 512, "950": 512}  # bytes bishengir keeps whatever the tile
+# The held-out margin. The weights are fitted on the unit tests' kernels; on kernels they were
+# not fitted on (the model tests': npu-lowering's test_models.py, npu-inductor-meta's
+# test_transformers_models.py, and five tiny transformers models compiled outside the suite)
+# the lowest estimate/bishengir ratio was HELD_OUT, so every estimate is multiplied by at least
+# its inverse: configs are sized with a margin that covers the worst held-out under-estimate,
+# and the Ascend check, which fails on any estimate below bishengir's, reports the lowest ratio
+# it sees (its held-out figure on a new suite).
+HELD_OUT = {"910B": 1.0, "950": 0.85}
+MARGIN = {fam: math.ceil(10 / r) / 10 for fam, r in HELD_OUT.items()}  # 1/ratio, rounded up to a tenth

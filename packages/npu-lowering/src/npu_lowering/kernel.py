@@ -33,7 +33,7 @@ from torch._inductor.virtualized import V
 
 from . import numerics
 from .runtime import grid as npu_grid
-from .runtime import tiling
+from npu_inductor_core import tiles as tiling
 from .runtime.flavour import flavour
 
 # written after upstream's imports, so these bindings of the names generated code uses win

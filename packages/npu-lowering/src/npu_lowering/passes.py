@@ -54,7 +54,7 @@ class NpuPostGradPass(CustomGraphModulePass):
         from npu_inductor_core import graph_hooks
 
         from . import numerics
-        from .runtime import tiling
+        from npu_inductor_core import tiles as tiling
         from .runtime.entries import fusion_policy
 
         dev = tiling.device(0)

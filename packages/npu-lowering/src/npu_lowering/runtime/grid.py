@@ -14,7 +14,7 @@ importing this module registers our one name there (``_compat.register_npu_grid_
 program axes come from the kernel's ``inductor_meta`` (key ``npu_grid_axes``: 1, 2 or 3), so
 one class serves every dimensionality.
 The vector-core count is the one in the kernel's device facts (``inductor_meta`` key
-``npu_device_facts``, tiling.py), recorded where the kernel is generated, like the Triton
+``npu_device_facts``, npu_inductor_core.tiles), recorded where the kernel is generated, like the Triton
 flavour (compile workers have no npu).
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from torch._inductor.runtime.triton_heuristics import GridExpr
 
-from .tiling import FACTS_KEY
+from npu_inductor_core.tiles import FACTS_KEY
 
 AXES_KEY = "npu_grid_axes"  # inductor_meta: how many program axes (x, y, z) the kernel loops over
 

@@ -1,5 +1,5 @@
 """`triton_heuristics` for generated npu kernels: upstream's decorators with the Ascend
-tiling model's configs (tiling.py) and the npu kernel object (autotuner.py).
+tile generator's configs (npu_inductor_core.tiles) and the npu kernel object (autotuner.py).
 
 Upstream computes its configs first (so the config flags it reads keep working); those are
 then re-shaped for Ascend: num_warps=1, blocks within the UB, and our ordered tiling configs
@@ -15,7 +15,7 @@ from npu_inductor_core import kernel_objects
 from torch._inductor.runtime import triton_heuristics as upstream
 from torch._inductor.runtime.triton_heuristics import HeuristicType, cached_autotune
 
-from . import tiling
+from npu_inductor_core import tiles as tiling
 from .autotuner import NpuCachingAutotuner
 
 DEVICE = "npu"

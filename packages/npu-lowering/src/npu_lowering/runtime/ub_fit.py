@@ -26,8 +26,8 @@ import re
 from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
 
 from npu_inductor_core import kernel_objects
+from npu_inductor_core import tiles as tiling
 
-from . import tiling
 from .flavour import flavour
 
 log = logging.getLogger(__name__)
