@@ -17,6 +17,31 @@ def register_npu_benchmarker(device: str, fn) -> bool:
     return False
 
 
+@upstream_patch("torch._inductor.autotune_process._visible_device_env_var_maps", torch=("2.14", "2.15"),
+                versions="torch 2.14, 2.15 (npu tuning workers only)",
+                removed_by="the device interface naming its visible-devices variable (or a registration for "
+                           "that table) upstream")
+def visible_devices_variable_for_npu() -> bool:
+    """Torch 2.14's tuning worker (``TuningProcess.process_main``) looks up the GPU type's
+    visible-devices variable (``get_visible_devices_env_var``) before serving any job, in a
+    table of cuda's and xpu's only: in an npu tuning worker (``get_gpu_type()`` is npu there) it
+    raised, and every candidate config counted as infinitely slow. The table gets npu's entry,
+    ``ASCEND_RT_VISIBLE_DEVICES`` (torch_npu's variable); installed by the npu tuning worker
+    (``_tuning_main``) alone, never in the compiling process. Torch 2.13 names
+    ``CUDA_VISIBLE_DEVICES`` there and needs none."""
+    from npu_inductor_core import torch_versions
+
+    if not torch_versions.at_least("2.14"):
+        return False
+    from torch._inductor import autotune_process
+
+    table = autotune_process._visible_device_env_var_maps
+    if "npu" in table:
+        return False
+    table["npu"] = "ASCEND_RT_VISIBLE_DEVICES"
+    return True
+
+
 @upstream_patch("torch._inductor.scheduler._is_gpu_triton_backend", versions="torch 2.13, 2.14, 2.15",
                 removed_by="upstream asking the device's scheduling whether it supports mix-order reductions")
 def mix_order_reductions_on_npu() -> bool:
