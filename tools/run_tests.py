@@ -1,6 +1,6 @@
 """The test command: start the services tests need, run every package's tests, stop them.
 
-Run it through ``hatch run test [pytest args]`` (README). Services:
+Run it through ``hatch run test [--older-torch] [pytest args]`` (README). Services:
 - redis-server (Debian package, installed when absent) on a free loopback port; tests read
   its URL from $NPU_INDUCTOR_TEST_REDIS_URL.
 Results: test-results/junit.xml and test-results/features.json (read by
@@ -22,6 +22,14 @@ npu_lowering/runtime/ub_fit.py); a kernel left with no config fails. Known failu
 Ascend's compiler (check.py's KNOWN_FAILURES) are reported as xfail. Report (with our UB
 estimate vs bishengir's per config): test-results/ascend-check.json, full output:
 test-results/ascend-check.log.
+
+Older torch releases (``--older-torch``, what CI runs: README "Supported torch releases"):
+beside the main run on this environment's torch (the newest supported), each older supported
+torch's hatch environment (torch214, then torch213: hatch.toml) is made or reused and runs its
+``internals`` script: the tests of upstream internals (tools/internals.txt) and the model tests
+(``--internals`` below), then the demo. This runs in the background while the main suite runs
+(both environments are made first, then each one's tests, one after the other); each one's
+output goes to test-results/<env>.log, and the run fails when one fails.
 """
 
 from __future__ import annotations
@@ -46,8 +54,8 @@ SAVE_ENV = "NPU_LOWERING_SAVE_KERNELS"
 DONE = RESULTS / "pytest-done"  # written when pytest ends: the ascend check stops following
 
 
-def _log(msg: str) -> None:
-    print(f"[run_tests] {msg}", flush=True)
+def _log(msg: str) -> None:  # with the UTC time: CI's phases are timed from these lines
+    print(f"[run_tests {time.strftime('%H:%M:%S', time.gmtime())}] {msg}", flush=True)
 
 
 def _ensure_redis_server() -> str:
@@ -162,6 +170,53 @@ class _AscendCheck(threading.Thread):
 
 
 INTERNALS = ROOT / "tools" / "internals.txt"
+OLDER_TORCH = ("torch214", "torch213")  # hatch environments of the older supported torch releases
+
+
+class _OlderTorch(threading.Thread):
+    """``--older-torch``: ``hatch env create <env>`` for each older torch, then ``hatch run <env>:internals``."""
+
+    def __init__(self):
+        super().__init__(name="older-torch", daemon=True)
+        hatch = shutil.which("hatch")
+        if hatch is None:
+            raise SystemExit("--older-torch needs hatch on PATH (python3 -m pip install hatch)")
+        self.cmd = [hatch]
+        # hatch makes each environment's own variables; none of this environment's may leak in
+        venv = os.environ.get("VIRTUAL_ENV", "")
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in ("VIRTUAL_ENV", "HATCH_ENV_ACTIVE", "PIP_CONSTRAINT", "PIP_BUILD_CONSTRAINT")}
+        self.env["PATH"] = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                           if not venv or not p.startswith(venv))
+        self.results: dict[str, int] = {}
+        self.start()
+
+    def _hatch(self, name: str, args: list[str], log) -> int:
+        began = time.monotonic()
+        code = subprocess.run([*self.cmd, *args], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT).returncode
+        _log(f"{name}: hatch {' '.join(args)} {'done' if code == 0 else f'FAILED ({code})'} "
+             f"in {time.monotonic() - began:.0f} s (test-results/{name}.log)")
+        return code
+
+    def run(self) -> None:
+        # every environment first: their editable installs build npu-launcher in the build folder
+        # the suite's wheel build uses too (packages/npu-launcher/build/), so early in the run
+        logs = {name: open(RESULTS / f"{name}.log", "w") for name in OLDER_TORCH}
+        try:
+            created = {name: self._hatch(name, ["env", "create", name], logs[name]) for name in OLDER_TORCH}
+            for name in OLDER_TORCH:
+                self.results[name] = created[name] or self._hatch(name, ["run", f"{name}:internals"], logs[name])
+        finally:
+            for log in logs.values():
+                log.close()
+
+    def finish(self) -> int:
+        self.join()
+        failed = [name for name in OLDER_TORCH if self.results.get(name, 1)]
+        for name in failed:
+            _log(f"{name} failed: the end of test-results/{name}.log:")
+            print((RESULTS / f"{name}.log").read_text()[-6000:], flush=True)
+        return 1 if failed else 0
 
 
 def _torch_series() -> str:
@@ -191,8 +246,11 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--internals"]:
         return internals(argv[1:])
     RESULTS.mkdir(exist_ok=True)
+    older = _OlderTorch() if argv[:1] == ["--older-torch"] else None
+    argv = argv[1:] if older else argv
     shutil.rmtree(KERNELS, ignore_errors=True)
     KERNELS.mkdir()
+    began = time.monotonic()
     check = _AscendCheck()
     try:
         with redis_server() as url, tempfile.TemporaryDirectory(prefix="npu-inductor-test-cache-") as cache:
@@ -202,6 +260,7 @@ def main(argv: list[str]) -> int:
                    f"--junitxml={RESULTS / 'junit.xml'}", f"--feature-results={RESULTS / 'features.json'}", *argv]
             _log(" ".join(cmd))
             code = subprocess.run(cmd, cwd=ROOT, env=env).returncode
+        _log(f"pytest took {time.monotonic() - began:.0f} s")
     except BaseException:
         check.kill()
         raise
@@ -210,7 +269,11 @@ def main(argv: list[str]) -> int:
         code = 1
     # checked whether pytest passed or not; a run of the whole suite must have generated kernels
     ascend = check.finish(require_kernels=not argv)
-    return code or (1 if ascend else 0)
+    _log(f"the ascend check ended {time.monotonic() - began:.0f} s after pytest started")
+    failed_older = older.finish() if older else 0
+    if older:
+        _log(f"the older torch releases ended {time.monotonic() - began:.0f} s after pytest started")
+    return code or (1 if ascend or failed_older else 0)
 
 
 if __name__ == "__main__":

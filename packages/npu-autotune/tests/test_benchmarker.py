@@ -21,14 +21,9 @@ def _sleeper(ms, calls):
 def test_registered_for_npu_only():
     from torch._inductor.runtime import benchmarking
 
-    from npu_autotune import _compat
     from npu_autotune.benchmarker import benchmark_npu
 
-    # torch 2.13: upstream's registry; torch 2.11: the one Benchmarker.benchmark wrapper's table
-    table = getattr(benchmarking, "_BENCHMARK_DISPATCH", None)
-    if table is None:
-        assert getattr(benchmarking.Benchmarker.benchmark, "_npu_autotune", False)
-        table = _compat._NPU_BENCHMARKERS
+    table = benchmarking._BENCHMARK_DISPATCH  # upstream's per-device registry
     assert table["npu"] is benchmark_npu
     assert table.get("cpu") is not benchmark_npu
     assert table.get("cuda") is not benchmark_npu
@@ -130,23 +125,3 @@ def test_graph_based_benchmarking(monkeypatch, graphs):
         assert len(calls) == 2 and runs > 2 and counters["npu_autotune"]["bench.graph_captures"] == 1
     else:
         assert len(calls) == runs and counters["npu_autotune"]["bench.graph_captures"] == 0
-
-
-def test_torch_2_11_path_leaves_other_devices_untouched(monkeypatch):
-    """Without upstream's registry (torch 2.11) the one wrapper answers only for npu."""
-    from torch._inductor.runtime import benchmarking
-
-    from npu_autotune import _compat
-
-    monkeypatch.setattr(benchmarking.Benchmarker, "benchmark", benchmarking.Benchmarker.benchmark)
-    monkeypatch.delattr(benchmarking, "register_benchmarker", raising=False)  # torch 2.11 has none
-    if hasattr(benchmarking, "_BENCHMARK_DISPATCH"):
-        monkeypatch.setitem(benchmarking._BENCHMARK_DISPATCH, "npu", None)
-    monkeypatch.setattr(_compat, "_NPU_BENCHMARKERS", {})  # the real npu benchmarker back afterwards
-    seen = []
-    _compat.register_npu_benchmarker("npu", lambda self, f, *, warmup, rep, **kw: seen.append((warmup, rep)) or 1.5)
-    b = benchmarking.Benchmarker()
-    assert b.benchmark(fn=lambda: None, device="npu", rep=7, warmup=3) == 1.5 and seen == [(3, 7)]
-    calls = []
-    assert b.benchmark(fn=lambda: calls.append(1), device="cpu", warmup=0, rep=1) >= 0  # upstream's cpu path
-    assert calls and len(seen) == 1

@@ -149,12 +149,16 @@ def watchdog_events(monkeypatch, caplog):
 @pytest.mark.feature("Y03")
 @pytest.mark.parametrize("interval", [0.4, 0])
 def test_watchdog_reports_long_running_npu_compiles(held_pool, fresh, watchdog_events, interval):
+    from npu_inductor_core import torch_versions
+
     artifacts, events = watchdog_events
     old = npu_config.compile_worker_watchdog_interval_seconds
+    # the flag a user sets: torch 2.15 has its own (Inductor's config; it wins over ours there)
+    upstream_flag = {"compile_worker_watchdog_interval_seconds": interval} if torch_versions.at_least("2.15") else {}
     npu_config.compile_worker_watchdog_interval_seconds = interval
     try:
         held_pool(1.5)
-        _compile(fresh, 56 if interval else 44)
+        _compile(fresh, 56 if interval else 44, **upstream_flag)
     finally:
         npu_config.compile_worker_watchdog_interval_seconds = old
     if not interval:
@@ -162,7 +166,10 @@ def test_watchdog_reports_long_running_npu_compiles(held_pool, fresh, watchdog_e
         return
     reported = events()
     assert len(reported) >= 2 and artifacts == reported  # periodically, both channels
-    assert {e["stage"] for e in reported} == {"compiling in a worker"}
+    # held in the worker first; a report after the worker is done (the kernel's load here took
+    # over an interval on a loaded machine) names that stage
+    assert reported[0]["stage"] == "compiling in a worker"
+    assert {e["stage"] for e in reported} <= {"compiling in a worker", "finishing in this process"}
     assert all(re.fullmatch(r"triton_poi_\w+", e["kernel"]) and e["elapsed_s"] >= interval for e in reported)
     assert reported[-1]["elapsed_s"] > reported[0]["elapsed_s"]
 

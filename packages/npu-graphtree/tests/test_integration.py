@@ -122,14 +122,11 @@ def test_cuda_adapter_runs_the_same_tree():
 
 @pytest.fixture
 def hook_restored(monkeypatch, inductor_patch):
-    """Whatever a test installs (policy, 2.11 patch, cuda choice) is undone afterwards."""
+    """Whatever a test installs (policy, cuda choice) is undone afterwards."""
     from torch._inductor import config
     from torch._inductor.output_code import CompiledFxGraph
 
-    current = CompiledFxGraph.post_compile
-    monkeypatch.setattr(CompiledFxGraph, "post_compile", current)  # restored on exit
-    if getattr(current, "_npu_graphtree", False):  # torch 2.11: patched at registration
-        CompiledFxGraph.post_compile = current.__wrapped__  # the test installs it itself
+    monkeypatch.setattr(CompiledFxGraph, "post_compile", CompiledFxGraph.post_compile)  # restored on exit
     if _has_policy():
         inductor_patch({"cudagraph_policy": config.cudagraph_policy})  # restored on exit
     monkeypatch.setattr(policy, "_state", dict(policy._state))
@@ -144,12 +141,12 @@ def _mlp(dev):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a cuda device (run on the GPU machine)")
 def test_reduce_overhead_on_cuda_uses_our_trees_when_chosen(hook_restored):
     """mode="reduce-overhead" on cuda with ``use_for_cuda(True)``: Inductor's cuda graphs go to
-    our tree (2.13: the policy; 2.11: the post_compile patch), not upstream's."""
+    our tree (the policy), not upstream's."""
     from torch._inductor import cudagraph_trees
 
     policy._state["installed"] = None
     how = policy.use_for_cuda(True)
-    assert how == ("policy" if _has_policy() else "patch")
+    assert how == "policy"
     model = _mlp("cuda")
     compiled = torch.compile(model, mode="reduce-overhead")
     x = torch.randn(4, 16, device="cuda")
@@ -165,34 +162,6 @@ def test_reduce_overhead_on_cuda_uses_our_trees_when_chosen(hook_restored):
 
 def _has_policy() -> bool:
     return hasattr(torch._inductor.config, "cudagraph_policy")
-
-
-def test_post_compile_patch_for_211_hands_npu_graphs_to_the_tree(npu_only, hook_restored):
-    """The 2.11 hook (``_compat.patch_post_compile_for_npu_211``), exercised on any torch: with
-    no policy set, reduce-overhead npu graphs reach our tree through the patched post_compile."""
-    import importlib.util
-
-    if importlib.util.find_spec("npu_lowering") is None:
-        pytest.skip("needs npu-lowering (Inductor codegen for npu)")
-    import npu_lowering
-
-    from npu_graphtree import _compat
-
-    npu_lowering.register()
-    if _has_policy():
-        torch._inductor.config.cudagraph_policy = None  # no 2.13 hook: only the patch
-    assert _compat.patch_post_compile_for_npu_211(policy.wrap_compiled_graph, policy.should_wrap)
-    assert not _compat.patch_post_compile_for_npu_211(policy.wrap_compiled_graph, policy.should_wrap)  # once
-    model = _mlp("npu")
-    compiled = torch.compile(model, mode="reduce-overhead")
-    x = torch.randn(4, 16, device="npu")
-    with torch.no_grad():
-        ref = model(x)
-        outs = [compiled(x).clone() for _ in range(3)]
-    for out in outs:
-        torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
-    c = npu_only.manager().counters
-    assert (c["warmups"], c["records"]) == (1, 1) and c["replays"] >= 1, dict(c)
 
 
 def test_adapter_finds_the_sim_provider_without_importing_it(npu_only):

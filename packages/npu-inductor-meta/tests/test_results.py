@@ -46,3 +46,22 @@ def test_bad_results_files_are_refused(tmp_path):
         results.load(tmp_path / "other.json")
     with pytest.raises(results.ResultsError, match="no test results"):
         results.load(tmp_path / "absent.json")
+
+
+@pytest.mark.feature("X17")
+def test_results_per_torch_series(tmp_path, monkeypatch):
+    """`features --torch S`: the older torch's own run (test-results/torchS/), else the test
+    command's run when it was on S (the newest torch), else nothing."""
+    main = tmp_path / results.relative_path()
+    main.parent.mkdir(parents=True)
+    main.write_text(json.dumps({"schema": results.SCHEMA, "finished": "now", "torch": "2.15.0+cu132", "tests": []}))
+    older = tmp_path / results.relative_path("2.13")
+    older.parent.mkdir(parents=True)
+    older.write_text(json.dumps({"schema": results.SCHEMA, "finished": "now", "torch": "2.13.0+cpu", "tests": []}))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(results.RESULTS_ENV, raising=False)
+    assert results.find(None, "2.13") == older
+    assert results.find(None, "2.15") == main
+    assert results.find(None, None) == main
+    found = results.find(None, "2.14")  # none here; an editable install may find the checkout's own
+    assert found is None or "torch2.14" in str(found) or results.load(found).torch.startswith("2.14")

@@ -93,7 +93,11 @@ def create(venv: Path, quiet: bool = False) -> Path:
     py = str(python_of(venv))
     pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-input"]
     extra = shlex.split(os.environ.get(PIP_ARGS_ENV, ""))
-    proc = subprocess.run([*pip, *extra, *REQUIREMENTS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # this venv pins its own torch (triton-ascend's): a dev environment's pip constraints
+    # (hatch.toml's, torch 2.15 in the default one) would make its install impossible
+    env = {k: v for k, v in os.environ.items() if k not in ("PIP_CONSTRAINT", "PIP_BUILD_CONSTRAINT")}
+    proc = subprocess.run([*pip, *extra, *REQUIREMENTS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env)
     if proc.returncode:
         raise SystemExit(f"ascend_check setup: pip install failed ({proc.returncode}):\n{proc.stdout[-4000:]}")
     probe = subprocess.run([py, "-W", "ignore", "-c", PROBE], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -77,3 +77,34 @@ def test_sources_changed_since_the_build_are_named(monkeypatch, tmp_path):
     monkeypatch.setattr(_build, "CSRC", csrc)
     assert _build.stale_sources({"sources": ["a.cpp", "b.cpp", "gone.cpp"]}, built_at=1.0) == [
         "gone.cpp", "new.cpp", "b.cpp"]
+
+
+def _build_device_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "build_device.py"
+    spec = importlib.util.spec_from_file_location("npu_sim_build_device", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_unity_units_include_every_source_once_and_keep_unchanged_units(tmp_path):
+    """The unity build (build_device.unity_units): each .cpp in exactly one unit, the units
+    balanced by size, and a unit whose text did not change is not rewritten (ninja then
+    recompiles only units whose included files changed)."""
+    device = _build_device_module()
+    sources = sorted(device.CSRC.glob("*.cpp"))
+    units = device.unity_units(sources, tmp_path, 2)
+    assert len(units) == 2
+    included = [line.split('"')[1] for u in units for line in u.read_text().splitlines() if line.startswith("#include")]
+    assert sorted(included) == sorted(str(s) for s in sources)
+    sizes = [sum(os.path.getsize(i) for i in u.read_text().split('"')[1::2]) for u in units]
+    assert max(sizes) <= min(sizes) + max(s.stat().st_size for s in sources), sizes
+    stamps = [u.stat().st_mtime_ns for u in units]
+    os.utime(units[0], ns=(1, 1))
+    again = device.unity_units(sources, tmp_path, 2)
+    assert again == units and units[0].stat().st_mtime_ns == 1 and units[1].stat().st_mtime_ns == stamps[1]
+    assert device.unity_units(sources, tmp_path, 1) == [tmp_path / "unity_0.cpp"]  # the stale unit goes
+    assert sorted(tmp_path.glob("unity_*.cpp")) == [tmp_path / "unity_0.cpp"]

@@ -3,60 +3,42 @@
 from __future__ import annotations
 
 import functools
-import inspect
 
 import torch
 from npu_inductor_core.patches import upstream_patch
 
 
-# torch 2.11: the benchmarker of each device the wrapper answers for; registering again (a
-# test's fake timings, then the real one back) replaces the entry, the wrapper stays one
-_NPU_BENCHMARKERS: dict = {}
-
-
-@upstream_patch("torch._inductor.runtime.benchmarking.Benchmarker.benchmark", torch=("2.11",), versions="torch 2.11 (2.13 has a registry)",
-                removed_by="torch 2.13's benchmarking.register_benchmarker (used there: no patch)",
-                reason="device \"npu\" benchmarks go to npu-autotune's benchmarker; every other device takes upstream's path.")
 def register_npu_benchmarker(device: str, fn) -> bool:
-    """Put ``fn`` in upstream's per-device benchmarker registry.
-
-    torch 2.13: ``torch._inductor.runtime.benchmarking.register_benchmarker`` (no patch).
-    torch 2.11 (no registry; the hook that removes this branch is that registry): wrap
-    ``Benchmarker.benchmark`` so only ``device == "npu"`` calls go to ``fn``; every other
-    device takes upstream's unchanged path.
-    """
+    """Put ``fn`` in upstream's per-device benchmarker registry
+    (``torch._inductor.runtime.benchmarking.register_benchmarker``): not a patch."""
     from torch._inductor.runtime import benchmarking
 
-    if hasattr(benchmarking, "register_benchmarker"):
-        benchmarking.register_benchmarker(device, fn, override=True)
-        return False  # upstream's registry: not a patch
-    _NPU_BENCHMARKERS[device] = fn
-    original = benchmarking.Benchmarker.benchmark
-    if getattr(original, "_npu_autotune", False):
+    benchmarking.register_benchmarker(device, fn, override=True)
+    return False
+
+
+@upstream_patch("torch._inductor.autotune_process._visible_device_env_var_maps", torch=("2.14", "2.15"),
+                versions="torch 2.14, 2.15 (npu tuning workers only)",
+                removed_by="the device interface naming its visible-devices variable (or a registration for "
+                           "that table) upstream")
+def visible_devices_variable_for_npu() -> bool:
+    """Torch 2.14's tuning worker (``TuningProcess.process_main``) looks up the GPU type's
+    visible-devices variable (``get_visible_devices_env_var``) before serving any job, in a
+    table of cuda's and xpu's only: in an npu tuning worker (``get_gpu_type()`` is npu there) it
+    raised, and every candidate config counted as infinitely slow. The table gets npu's entry,
+    ``ASCEND_RT_VISIBLE_DEVICES`` (torch_npu's variable); installed by the npu tuning worker
+    (``_tuning_main``) alone, never in the compiling process. Torch 2.13 names
+    ``CUDA_VISIBLE_DEVICES`` there and needs none."""
+    from npu_inductor_core import torch_versions
+
+    if not torch_versions.at_least("2.14"):
         return False
-    signature = inspect.signature(original)
+    from torch._inductor import autotune_process
 
-    @functools.wraps(original)
-    def benchmark(self, *args, **kwargs):
-        try:
-            bound = dict(signature.bind(self, *args, **kwargs).arguments)
-        except TypeError:
-            return original(self, *args, **kwargs)
-        extra = dict(bound.pop("kwargs", {}) or {})
-        dev = bound.get("device", extra.get("device"))
-        run = None if dev is None else _NPU_BENCHMARKERS.get(torch.device(dev).type)
-        if run is None:
-            return original(self, *args, **kwargs)  # every other device: upstream, untouched
-        extra.pop("device", None)
-        call, call_args, call_kwargs = bound["fn"], bound.get("fn_args") or (), bound.get("fn_kwargs") or {}
-        from torch._inductor import config
-
-        warmup = extra.pop("warmup", config.inductor_default_autotune_warmup)
-        rep = extra.pop("rep", config.inductor_default_autotune_rep)
-        return run(self, lambda: call(*call_args, **call_kwargs), warmup=warmup, rep=rep, **extra)
-
-    benchmark._npu_autotune = True
-    benchmarking.Benchmarker.benchmark = benchmark
+    table = autotune_process._visible_device_env_var_maps
+    if "npu" in table:
+        return False
+    table["npu"] = "ASCEND_RT_VISIBLE_DEVICES"
     return True
 
 

@@ -2,8 +2,9 @@
 
 Upstream's ``__autotune_main__`` with one difference: device "npu" has to exist here, so
 every installed component (entry-point group ``npu_inductor.components``) registers first,
-each after the ones it names in ``after``; then upstream's ``TuningProcess.process_main``
-serves the parent's jobs.
+each after the ones it names in ``after`` (then, on torch 2.14+, upstream's visible-devices
+table gets npu's variable: ``_compat.visible_devices_variable_for_npu``); then upstream's
+``TuningProcess.process_main`` serves the parent's jobs.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ def main() -> None:
 
         _async_compile_initializer(args.parent)  # exits when the parent dies
         register_components()
+        from ._compat import visible_devices_variable_for_npu
+
+        visible_devices_variable_for_npu()  # torch 2.14+: upstream's table knows no npu
         TuningProcess.process_main(read_pipe, write_pipe)
     except Exception:
         log.exception("uncaught exception in npu tuning worker %d", os.getpid())

@@ -110,7 +110,6 @@ def register() -> None:
         _compat.route_create_cache()
         count_npu_as_triton_device()  # inductor_meta_from_config's backend_hash (the core's one patch)
         _compat.bundled_autotune_local_paths()
-        _compat.bundled_autotune_local_paths_211()  # torch 2.11 only
         _compat.bundled_autotune_entry_copies()
         _compat.gen_best_config_off_for_npu()
         gemm_select.install()  # the remote GEMM autotune cache, through upstream's select_algorithm registration APIs (no patch)

@@ -1,5 +1,5 @@
-"""Patches of upstream symbols, one function per patch. Each is for torch 2.13 (CI) and
-2.11 (the GPU machine), names the upstream hook that would remove it, and changes nothing
+"""Patches of upstream symbols, one function per patch. Each is for torch 2.13, 2.14 and 2.15,
+names the upstream hook that would remove it, and changes nothing
 for cpu/cuda compiles: both only act while a graph with npu devices is being compiled.
 """
 
@@ -70,16 +70,13 @@ def bundled_autotune_local_paths() -> bool:
     For kernels created during an npu compile, ``AutotuneCache._make_local_cache_key`` returns
     the path the bundle restores to (same file name, same key). Kernels created in a compile
     worker (no npu scope there) keep upstream's path: a bundled hit is then only a miss.
-    Torch 2.13; removed when upstream's bundler records the relative path it read. Torch 2.11
-    has no ``_make_local_cache_key``: ``bundled_autotune_local_paths_211`` does the same there."""
+    Torch 2.13, 2.14, 2.15; removed when upstream's bundler records the relative path it read."""
     import os
 
     from torch._inductor import codecache
     from torch._inductor.runtime.autotune_cache import AutotuneCache
 
-    upstream = getattr(AutotuneCache, "_make_local_cache_key", None)
-    if upstream is None:  # torch 2.11
-        return False
+    upstream = AutotuneCache._make_local_cache_key
     if getattr(upstream, "_npu_cache_paths", False):
         return False
 
@@ -94,49 +91,6 @@ def bundled_autotune_local_paths() -> bool:
 
     _make_local_cache_key._npu_cache_paths = True
     AutotuneCache._make_local_cache_key = staticmethod(_make_local_cache_key)
-    return True
-
-
-@upstream_patch("torch._inductor.runtime.autotune_cache.AutotuneCache._setup_local_cache",
-                torch=("2.11",), versions="torch 2.11 only (2.13: bundled_autotune_local_paths on _make_local_cache_key)",
-                removed_by="upstream's bundler recording the relative path it read (or torch 2.13's "
-                           "_make_local_cache_key, patched there instead)",
-                reason="Torch 2.11's form of bundled_autotune_local_paths: a bundled-autotune hit restores "
-                       "best configs to <cache>/<key[1:3]>/, but npu kernels read them beside their source "
-                       "file, so they tuned again.")
-def bundled_autotune_local_paths_211() -> bool:
-    """Torch 2.11 only: the same fix as ``bundled_autotune_local_paths``, whose hook
-    (``_make_local_cache_key``) 2.11 lacks. There ``AutotuneCache._setup_local_cache(self,
-    inductor_meta, dirname, cache_key)`` sets ``self.local_cache = (LocalAutotuneCache(),
-    "<dirname>/<key>.best_config")`` itself; for kernels created during an npu compile the
-    file becomes ``codecache.get_path(<key>, "best_config")``, where a bundled-autotune hit
-    (``_AutotuneCacheBundlerImpl._load_cache``) writes it (same file name, same key). Every
-    other kernel keeps upstream's path. Not installed on 2.13 (it has ``_make_local_cache_key``);
-    removed on 2.11 when upstream's bundler records the relative path it read."""
-    import os
-
-    from torch._inductor import codecache
-    from torch._inductor.runtime.autotune_cache import AutotuneCache
-
-    if hasattr(AutotuneCache, "_make_local_cache_key"):  # torch 2.13: bundled_autotune_local_paths
-        return False
-    upstream = AutotuneCache._setup_local_cache
-    if getattr(upstream, "_npu_cache_paths", False):
-        return False
-
-    @functools.wraps(upstream)
-    def _setup_local_cache(self, inductor_meta, dirname, cache_key):
-        from .scope import in_npu_compile
-
-        upstream(self, inductor_meta, dirname, cache_key)
-        if self.local_cache is None or not in_npu_compile():
-            return
-        cache, path = self.local_cache
-        root, ext = os.path.splitext(os.path.basename(path))
-        self.local_cache = (cache, codecache.get_path(root, ext[1:])[2])
-
-    _setup_local_cache._npu_cache_paths = True
-    AutotuneCache._setup_local_cache = _setup_local_cache
     return True
 
 

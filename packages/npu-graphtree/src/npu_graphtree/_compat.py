@@ -1,10 +1,6 @@
-"""Everything that differs between the torch versions we support (2.13 on CI, 2.11 on the
-GPU machine), and the only place that may patch an upstream symbol.
-
-Patches (one function each, none applied at import):
-  - ``patch_post_compile_for_npu_211``: torch 2.11 has no ``config.cudagraph_policy``;
-    reduce-overhead on npu needs its compiled graphs wrapped after ``post_compile``.
-    Removed by: torch >= 2.13's ``CUDAGraphPolicy.wrap_output`` hook (pytorch#180163).
+"""Everything that differs between the torch versions we support (2.13, 2.14, 2.15), and the
+only place that may patch an upstream symbol (none today: torch 2.13's
+``config.cudagraph_policy`` hook, pytorch#180163, replaced torch 2.11's ``post_compile`` patch).
 """
 
 from __future__ import annotations
@@ -15,7 +11,6 @@ import logging
 import threading
 
 import torch
-from npu_inductor_core.patches import upstream_patch
 
 log = logging.getLogger("npu_graphtree")
 
@@ -104,37 +99,6 @@ def reset_mark_step() -> None:
     box = _mark_step_box()
     if box is not None:
         box.mark_step_counter = 0
-
-
-@upstream_patch("torch._inductor.output_code.CompiledFxGraph.post_compile", torch=("2.11",), versions="torch 2.11 only",
-                removed_by="torch._inductor.config.cudagraph_policy (torch 2.13, pytorch#180163)",
-                reason="reduce-overhead on npu: our policy's wrap_output sees every compiled graph, as 2.13's cudagraph_policy.wrap_output does.")
-def patch_post_compile_for_npu_211(wrap_output, should_wrap) -> bool:
-    """torch 2.11 only: wrap ``CompiledFxGraph.post_compile`` so ``wrap_output`` (our
-    policy's) sees every compiled graph, as 2.13's ``cudagraph_policy.wrap_output`` does, and
-    a graph ``should_wrap`` refuses (a cuda graph our trees take, when chosen) gets its
-    ``cudagraphs`` box disabled first, so upstream's tree does not wrap it too -- what 2.13's
-    ``post_compile`` does with ``policy.should_wrap``.
-    Upstream hook that removes it: ``torch._inductor.config.cudagraph_policy`` (2.13)."""
-    from torch._inductor.output_code import CompiledFxGraph
-    from torch._inductor.utils import BoxedBool
-
-    original = CompiledFxGraph.post_compile
-    if getattr(original, "_npu_graphtree", False):
-        return False
-
-    @functools.wraps(original)
-    def post_compile(self, *args, **kwargs):
-        graph_kwargs = kwargs.get("graph_kwargs", args[-1] if args else None)
-        cudagraphs = graph_kwargs.get("cudagraphs") if isinstance(graph_kwargs, dict) else None
-        if cudagraphs and not should_wrap(self):
-            BoxedBool.disable(cudagraphs)
-        original(self, *args, **kwargs)
-        wrap_output(self)
-
-    post_compile._npu_graphtree = True
-    CompiledFxGraph.post_compile = post_compile
-    return True
 
 
 @functools.cache

@@ -153,7 +153,7 @@ def wrap_compiled_graph(compiled_graph) -> bool:
 
 
 def install() -> str | None:
-    """Install the hook for this torch version; returns how ("policy", "patch") or None."""
+    """Install the hook (Inductor's ``cudagraph_policy``); returns "policy", or None."""
     if _state["installed"]:
         return _state["installed"]
     if torch.cuda.is_available() and not _state["cuda"]:
@@ -169,8 +169,6 @@ def install() -> str | None:
             _state["installed"] = "policy"
         elif isinstance(config.cudagraph_policy, GraphTreePolicy):
             _state["installed"] = "policy"
-    elif _compat.patch_post_compile_for_npu_211(wrap_compiled_graph, should_wrap):
-        _state["installed"] = "patch"
     return _state["installed"]
 
 

@@ -62,7 +62,9 @@ def relative_path(torch_series: str | None = None) -> Path:
 def find(explicit: str | os.PathLike | None = None, torch_series: str | None = None) -> Path | None:
     """The results file: explicit path, $NPU_INDUCTOR_RESULTS, else the nearest
     ``test-results/features.json`` (``relative_path(torch_series)``) above the current
-    directory or above this package (an editable install inside the repository)."""
+    directory or above this package (an editable install inside the repository). With a torch
+    series, the test command's own results serve when that run was on that series (the newest
+    torch: CI runs the internals tests alone on the older ones)."""
     if explicit:
         return Path(explicit)
     from . import config  # its default is $NPU_INDUCTOR_RESULTS
@@ -75,7 +77,18 @@ def find(explicit: str | os.PathLike | None = None, torch_series: str | None = N
             candidate = folder / relative_path(torch_series)
             if candidate.is_file():
                 return candidate
+            main = folder / relative_path()  # the test command's run, when it ran on that torch series
+            if torch_series and main.is_file() and _torch_series_of(main) == torch_series:
+                return main
     return None
+
+
+def _torch_series_of(path: Path) -> str | None:
+    try:
+        version = json.loads(path.read_text(encoding="utf-8")).get("torch") or ""
+    except (OSError, ValueError, AttributeError):
+        return None
+    return ".".join(version.split("+")[0].split(".")[:2]) or None
 
 
 def load(path: Path) -> Results:

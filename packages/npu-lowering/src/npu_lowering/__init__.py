@@ -19,13 +19,14 @@ def register() -> None:
         if _registered:
             return
         from npu_inductor_core.triton_device import count_npu_as_triton_device
+        from torch._inductor import lowering
         from torch._inductor.codegen.common import (
             get_device_op_overrides,
             register_backend_for_device,
             register_device_op_overrides,
         )
 
-        from . import _compat, config, numerics
+        from . import _compat, config, numerics, small_gemm
         from .device_op_overrides import NpuDeviceOpOverrides
         from .template_kernel import NpuTritonTemplateKernel
         from .passes import NpuPostGradPass
@@ -37,8 +38,8 @@ def register() -> None:
         count_npu_as_triton_device()  # Scheduler.create_backend's has_triton() (the core's one patch)
         _compat.is_big_gpu_for_npu()
         _compat.npu_template_kernel_class(NpuTritonTemplateKernel)
-        _compat.small_gemm_lowerings()
-        _compat.static_check_defers_npu()
+        # small GEMMs: an entry per op overload in upstream's user_lowerings registry (no patch)
+        small_gemm.register_user_lowerings(lowering.user_lowerings)
         # device_custom_config: Inductor puts this module's keys in the FX graph cache key
         # cpp_wrapper=True takes NpuCppWrapperGpu (upstream's flag decides, as for cuda)
         register_backend_for_device("npu", NpuScheduling, NpuPythonWrapperCodegen, NpuCppWrapperGpu,

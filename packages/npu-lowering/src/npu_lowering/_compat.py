@@ -1,6 +1,6 @@
-"""Patches of upstream symbols, one function per patch (torch 2.13 on CI, 2.11 on the GPU
-machine). Each names the upstream hook that would remove it, and each only changes what
-happens for graphs on device "npu" (the benchmark's cuda wrapper route is bench/cuda_routes.py).
+"""Patches of upstream symbols, one function per patch (torch 2.13, 2.14, 2.15). Each names the
+upstream hook that would remove it, and each only changes what happens for graphs on device "npu"
+(the benchmark's cuda wrapper route is bench/cuda_routes.py).
 """
 
 from __future__ import annotations
@@ -167,106 +167,6 @@ def _on_npu(node) -> bool:
     except AttributeError:
         return False
     return device is not None and device.type == "npu"
-
-
-@upstream_patch(*(f"torch._inductor.lowering.lowerings[aten.{op}]" for op in ("mm", "addmm", "bmm", "baddbmm")),
-                torch=("2.11",), versions="torch 2.11 only (2.13: lowering.user_lowerings, no patch)",
-                removed_by="torch 2.13's torch._inductor.lowering.user_lowerings (used there: no patch)",
-                reason="npu's small-GEMM policy (small_gemm.py): in default mode a small static npu mm / addmm / "
-                       "bmm / baddbmm lowers to upstream's Triton template with one tile.")
-def small_gemm_lowerings() -> bool:
-    """npu's small-GEMM policy (``small_gemm.py``): in default mode a small static npu mm /
-    addmm / bmm / baddbmm lowers to upstream's Triton template with one tile.
-
-    torch 2.13: an entry per op overload in upstream's ``lowering.user_lowerings`` (graph
-    lowering asks it before ``lowerings[op]`` and falls back to that when it returns None;
-    ``small_gemm.register_user_lowerings``, which chains a user's own entry): no patch.
-    torch 2.11 (no such registry): the lowering table (``lowering.lowerings``) is keyed by op,
-    for every device; each of the four entries (packet and overloads sharing upstream's
-    function) is wrapped so the policy decides for its devices (``small_gemm.DEVICES``,
-    "npu") and upstream's lowering runs unchanged otherwise. Removed on 2.11 by that
-    registry."""
-    import torch
-    from torch._inductor import lowering as lowering_mod
-
-    from . import small_gemm
-
-    registry = getattr(lowering_mod, "user_lowerings", None)
-    if registry is not None:
-        small_gemm.register_user_lowerings(registry)
-        return False  # upstream's registry: not a patch
-    wrapped_any = False
-    for name, operands in small_gemm.OPS.items():
-        packet = getattr(torch.ops.aten, name)
-        keys = [packet, *(getattr(packet, o) for o in packet.overloads())]
-        upstream = lowering_mod.lowerings.get(packet.default)
-        if upstream is None or getattr(upstream, "_npu_small_gemm", False):
-            continue
-        wrapped = small_gemm.wrap(upstream, operands)
-        for key in keys:
-            if lowering_mod.lowerings.get(key) is upstream:
-                lowering_mod.lowerings[key] = wrapped
-                wrapped_any = True
-    return wrapped_any
-
-
-def config_patch_is_context_local() -> bool:
-    """Not a patch: whether ``torch._inductor.config.patch`` changes a value for the current
-    thread/context only (torch 2.13: each entry's user override is a ContextVar) rather than
-    process-wide (torch 2.11)."""
-    import contextvars
-
-    from torch._inductor import config
-
-    try:
-        return isinstance(config._config["use_static_triton_launcher"].user_override, contextvars.ContextVar)
-    except (AttributeError, KeyError):
-        return False
-
-
-@upstream_patch("torch._inductor.runtime.triton_heuristics.StaticTritonCompileResult.can_statically_launch",
-                torch=("2.11",), versions="torch 2.11 only (2.13: a context-local config patch in the kernel object, no patch)",
-                removed_by="torch 2.13's context-local config (runtime/autotuner.UpstreamStaticCheckOff: no patch)",
-                reason="StaticTritonCompileResult.can_statically_launch (called by every "
-                       "CachingAutotuner._precompile_config) only knows cuda, xpu and hip launchers: for an npu "
-                       "kernel it refuses, and with strict_static_triton_launcher raises, before npu-lowering's "
-                       "kernel object can describe the triton-ascend binary for npu-launcher.")
-def static_check_defers_npu() -> bool:
-    """``StaticTritonCompileResult.can_statically_launch`` (called by every
-    ``CachingAutotuner._precompile_config``) only knows cuda, xpu and hip launchers: for an npu
-    kernel it refuses, and with ``strict_static_triton_launcher`` raises, before npu-lowering's
-    kernel object can describe the triton-ascend binary for npu-launcher.
-
-    torch 2.13: no patch. The npu kernel object (``runtime.autotuner.UpstreamStaticCheckOff``,
-    next to upstream's class in its bases) runs upstream's ``_precompile_config`` under
-    ``config.patch(use_static_triton_launcher=False)``, which there holds for that thread and
-    context only, so upstream's check answers None (not its static launcher) and the decision,
-    and strict mode's error, stay with NpuCachingAutotuner. torch 2.11 (``config.patch`` is
-    process-wide, a concurrent cuda compile would see it): for ``triton_meta["device_type"] ==
-    "npu"`` the check answers None; every other device gets upstream's answer. Removed on 2.11
-    by a context-local config (as 2.13's), or by a per-device static launcher registry upstream
-    (``statically_launched_kernel_by_device`` is keyed by device type, but the device-type
-    check before it is fixed)."""
-    if config_patch_is_context_local():
-        return False  # the kernel object turns upstream's check off around its compile
-    from torch._inductor.runtime.triton_heuristics import StaticTritonCompileResult
-
-    found = StaticTritonCompileResult.__dict__.get("can_statically_launch")
-    if not isinstance(found, staticmethod):  # another torch: nothing of this shape to defer
-        return False
-    upstream = found.__func__
-    if getattr(upstream, "_npu_aware", False):
-        return False
-
-    def can_statically_launch(kernel, inductor_meta, triton_meta, heuristic_type):
-        if triton_meta.get("device_type") == "npu":
-            return None
-        return upstream(kernel, inductor_meta, triton_meta, heuristic_type)
-
-    can_statically_launch._npu_aware = True
-    can_statically_launch.__wrapped__ = upstream
-    StaticTritonCompileResult.can_statically_launch = staticmethod(can_statically_launch)
-    return True
 
 
 def ensure_kernel_source(autotuner) -> None:

@@ -115,22 +115,6 @@ def _one_tile_config():
         _ONE_TILE.reset(token)
 
 
-def wrap(upstream, operands):
-    """The lowering of one op: upstream's, under a one-tile template config when it applies.
-    ``operands(args, kwargs)`` names the op's two matrices."""
-
-    def lowering(*args, **kwargs):
-        mat1, mat2 = operands(args, kwargs)
-        if not applies(mat1, mat2):
-            return upstream(*args, **kwargs)
-        with _one_tile_config():
-            return upstream(*args, **kwargs)
-
-    lowering._npu_small_gemm = True
-    lowering.__wrapped__ = upstream
-    return lowering
-
-
 def user_lowering(target, operands, chained=None):
     """torch 2.13: the entry of ``target`` in upstream's ``lowering.user_lowerings`` (consulted
     before ``lowerings[target]``, which runs when the entry returns None). A user's own entry

@@ -81,55 +81,6 @@ def interpret_npu_kernels() -> bool:
     return True
 
 
-def _upstream_index_takes_one_element() -> bool:
-    """Whether the interpreter's ``tl.tensor.__index__`` converts a 1-element array (what
-    ``tl.program_id`` gives): Triton 3.8 squeezes it; 3.6 calls ``int()`` on it, which
-    NumPy >= 2.4 refuses for arrays of ndim > 0."""
-    import operator
-    from types import SimpleNamespace
-
-    import numpy as np
-    from triton.runtime import interpreter
-
-    class Probe:
-        pass
-
-    scope = interpreter._LangPatchScope()
-    interpreter._patch_lang_tensor(Probe, scope)
-    probe = Probe()
-    probe.handle = SimpleNamespace(data=np.array([3], dtype=np.int32))
-    try:
-        return operator.index(probe) == 3
-    except TypeError:
-        return False
-
-
-@upstream_patch("triton.runtime.interpreter._patch_lang_tensor", torch=("2.11",), versions="Triton 3.6 (torch 2.11) only",
-                removed_by="Triton 3.8's interpreter, which squeezes the array in __index__ itself",
-                reason="Triton 3.6's interpreted tl.tensor.__index__ is int(handle.data); a program id is a "
-                       "1-element array, and NumPy >= 2.4 refuses int() of it, so the sub-block loop "
-                       "tl.range(program_id * n, ...) of every npu kernel raises. We set __index__ to "
-                       "int(handle.data.squeeze()), as Triton 3.8 does; not installed where upstream "
-                       "already converts a 1-element array.")
-def interpret_one_element_index() -> bool:
-    """Triton 3.6's interpreter (torch 2.11): ``range()`` over interpreted tensors works with
-    NumPy >= 2.4, as in Triton 3.8. Installed only where upstream's ``__index__`` fails on a
-    1-element array."""
-    from triton.runtime import interpreter
-
-    upstream = interpreter._patch_lang_tensor
-    if getattr(upstream, "_npu_sim", False) or _upstream_index_takes_one_element():
-        return False
-
-    def _patch_lang_tensor(tensor, scope):
-        upstream(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
-
-    _patch_lang_tensor._npu_sim = True
-    interpreter._patch_lang_tensor = _patch_lang_tensor
-    return True
-
-
 _LANGUAGE_PATCHES: dict = {}
 _MISSING = object()
 

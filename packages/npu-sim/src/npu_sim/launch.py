@@ -38,7 +38,6 @@ def _interpreted(fn: Any):
 
     _compat.interpret_nested_jit_calls()
     _compat.interpret_npu_kernels()
-    _compat.interpret_one_element_index()
     if isinstance(fn, InterpretedFunction):
         return fn
     if isinstance(fn, JITFunction):

@@ -35,9 +35,6 @@ class AscendRouteMixin(UbFitMixin):
         launcher cannot describe keeps Triton's own launcher, or raises when strict (L01)."""
         if not self._ascend:
             return super()._precompile_config(cfg)
-        from .. import _compat
-
-        _compat.static_check_defers_npu()
         describe = compiled_describer()
         if not inductor_config.use_static_triton_launcher or describe is None or native_launcher() is None:
             return super()._precompile_config(cfg)

@@ -51,13 +51,11 @@ class UpstreamStaticCheckOff:
     triton-ascend compile) runs with ``use_static_triton_launcher`` off for this thread and
     context, so upstream's static-launch check, which knows only cuda/xpu/hip launchers and
     raises under ``strict_static_triton_launcher``, answers None for npu kernels; npu-launcher's
-    descriptor (AscendRouteMixin) and strict mode's error are decided by this class. Torch 2.13
-    (context-local config); on 2.11 ``_compat.static_check_defers_npu`` patches the check."""
+    descriptor (AscendRouteMixin) and strict mode's error are decided by this class (torch's
+    ``config.patch`` is context-local from torch 2.13 on)."""
 
     def _precompile_config(self, cfg):
-        from .. import _compat
-
-        if not inductor_config.use_static_triton_launcher or not _compat.config_patch_is_context_local():
+        if not inductor_config.use_static_triton_launcher:
             return super()._precompile_config(cfg)
         with inductor_config.patch(use_static_triton_launcher=False):
             return super()._precompile_config(cfg)

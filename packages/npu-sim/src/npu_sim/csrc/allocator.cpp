@@ -24,7 +24,6 @@ namespace {
 
 constexpr size_t kRound = 512;
 constexpr size_t kAlign = 64;
-constexpr int kMaxDevices = 16;
 const PoolId kDefaultPool{0, 0};
 
 struct Block {

@@ -19,7 +19,6 @@
 namespace npu_sim {
 namespace {
 
-constexpr int kMaxDevices = 16;
 std::atomic<int> g_device_count{1};
 thread_local int t_current_device = 0;
 // Stream ids per device: 0 is the default stream; new streams count up.

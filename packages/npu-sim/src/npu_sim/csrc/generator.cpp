@@ -56,7 +56,7 @@ at::Generator new_generator(int device) {
 
 const at::Generator& default_generator(int device) {
   std::call_once(g_once, [] {
-    for (int d = 0; d < 16; ++d) {
+    for (int d = 0; d < kMaxDevices; ++d) {
       g_defaults.push_back(at::make_generator<SimGenerator>(static_cast<c10::DeviceIndex>(d), c10::default_rng_seed_val));
     }
   });

@@ -21,6 +21,7 @@ constexpr c10::DeviceType kNpu = c10::DeviceType::PrivateUse1;
 using PoolId = std::pair<uint64_t, uint64_t>;  // (0, 0) is the default pool
 
 // ---- device.cpp --------------------------------------------------------------------------
+constexpr int kMaxDevices = 16;  // the most devices set_device_count accepts
 void set_device_count(int n);
 int device_count();
 int current_device();
