@@ -87,7 +87,8 @@ def test_dev_environments_pin_the_torch_and_triton_of_their_constraints():
 @pytest.mark.feature("X17")
 def test_the_readme_commands_use_the_newest_supported_torch():
     """The README's commands run in hatch's default environment, which has the newest supported
-    torch; the test command also tests every older supported torch (in its own environment)."""
+    torch; every older supported torch has its environment and internals script (``hatch run
+    test --older-torch`` runs them)."""
     import tomllib
     from pathlib import Path
 
@@ -98,7 +99,7 @@ def test_the_readme_commands_use_the_newest_supported_torch():
     readme = (root / "README.md").read_text(encoding="utf-8")
     test_cmd = readme.split("<!-- test-command -->")[1].split("<!-- /test-command -->")[0]
     demo_cmd = readme.split("<!-- demo-command -->")[1].split("<!-- /demo-command -->")[0]
-    assert "hatch run test --older-torch" in test_cmd and "hatch run demo" in demo_cmd  # the default env
+    assert "hatch run test" in test_cmd and "hatch run demo" in demo_cmd  # the default env
     older = [s for s in torch_versions.SUPPORTED if s != newest]
     run_tests = (root / "tools" / "run_tests.py").read_text(encoding="utf-8")
     older_envs = re.search(r"^OLDER_TORCH = \(([^)]*)\)", run_tests, re.M).group(1)
@@ -107,3 +108,18 @@ def test_the_readme_commands_use_the_newest_supported_torch():
         assert f'"{name}"' in older_envs and name in envs, (series, older_envs)
         assert any(p.startswith(f"torch=={series}.") for p in envs[name]["extra-dependencies"]), name
     assert any("--internals" in c for c in envs["default"]["scripts"]["internals"])
+
+
+def _readme_test_command() -> str:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    return readme.split("<!-- test-command -->")[1].split("<!-- /test-command -->")[0]
+
+
+@pytest.mark.feature("X17")
+@pytest.mark.xfail(strict=True, reason="CI runs the main suite on torch 2.15 only for now: with the older "
+                   "releases' internals beside it the run came near CI's 90-minute limit (README "
+                   "'Supported torch releases'); strict, so putting them back shows here")
+def test_ci_tests_every_older_supported_torch():
+    assert "--older-torch" in _readme_test_command()
