@@ -113,16 +113,19 @@ def test_keep_addmm_fused_for_half_dtypes():
 
 
 @pytest.mark.feature("N18")
-def test_strict_signed_zero_on_npu(monkeypatch):
+def test_strict_signed_zero_on_npu():
     """torch 2.14's ``strict_signed_zero`` on 2.13 (``npu_lowering.config``): the
     sign of zero survives ``-x`` and maximum/minimum (-0.0 < +0.0, IEEE 754-2019)."""
     a = torch.tensor([0.0, -0.0, 0.0, -0.0, 1.0], device="npu")
     b = torch.tensor([-0.0, 0.0, 0.0, -0.0, -2.0], device="npu")
     fn = lambda x, y: (-x, torch.maximum(x, y), torch.minimum(x, y))  # noqa: E731
-    if hasattr(config, "strict_signed_zero"):  # torch >= 2.14: upstream's flag decides
-        monkeypatch.setattr(config, "strict_signed_zero", True)
-    # patch(), not monkeypatch.setattr: its undo would delete the config module's key
-    with npu_config.patch(strict_signed_zero=True):
+    # torch >= 2.14 has upstream's flag, which decides there; patch(), not monkeypatch.setattr,
+    # for both config modules: monkeypatch's undo left torch's config without the key, and every
+    # later reduction compile failed ("strict_signed_zero does not exist")
+    def upstream(value):
+        return {"strict_signed_zero": value} if hasattr(config, "strict_signed_zero") else {}
+
+    with config.patch(upstream(True)), npu_config.patch(strict_signed_zero=True):
         with fresh_cache():
             (neg, hi, lo), code = _code(fn, a, b)
         assert "neg_signed_zero(" in code and "maximum_signed_zero(" in code and "minimum_signed_zero(" in code
@@ -134,9 +137,7 @@ def test_strict_signed_zero_on_npu(monkeypatch):
         nan = torch.tensor([float("nan"), 1.0], device="npu")
         (_, hi, lo), _ = _code(fn, nan, torch.tensor([1.0, float("nan")], device="npu"))
         assert torch.isnan(hi.cpu()).all() and torch.isnan(lo.cpu()).all()
-    if hasattr(config, "strict_signed_zero"):
-        monkeypatch.setattr(config, "strict_signed_zero", False)
-    with npu_config.patch(strict_signed_zero=False), fresh_cache():
+    with config.patch(upstream(False)), npu_config.patch(strict_signed_zero=False), fresh_cache():
         _, code = _code(fn, a, b)
     assert "signed_zero" not in code
 
