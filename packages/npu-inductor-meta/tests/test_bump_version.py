@@ -22,7 +22,13 @@ def bump(tmp_path, monkeypatch):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     monkeypatch.setattr(module, "ROOT", tmp_path)
-    return module, tmp_path / "packages" / "npu-launcher"
+    folder = tmp_path / "packages" / "npu-launcher"
+    # the copy starts with nothing unreleased, whatever the real file holds today
+    log = folder / "CHANGELOG.md"
+    text = log.read_text()
+    start = text.index("## Unreleased\n")
+    log.write_text(text[:start] + "## Unreleased\n" + text[text.index("\n## ", start + 1):])
+    return module, folder
 
 
 def test_minor_bump_rewrites_version_and_changelog_and_names_stale_ranges(bump, capsys):
