@@ -85,6 +85,9 @@ def test_dev_environments_pin_the_torch_and_triton_of_their_constraints():
 
 
 @pytest.mark.feature("X17")
+@pytest.mark.xfail(strict=True, reason="CI runs the README's commands on torch 2.13 for now: the suite on "
+                   "2.15 has failures left (README 'Supported torch releases'); strict, so moving CI to "
+                   "2.15 shows here")
 def test_the_readme_commands_use_the_newest_supported_torch():
     """The README's commands run in hatch's default environment, which has the newest supported
     torch; every older supported torch has its environment and internals script (``hatch run
