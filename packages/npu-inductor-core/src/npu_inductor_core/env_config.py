@@ -106,18 +106,18 @@ def overlay(values: Mapping[str, str | None]) -> Iterator[None]:
     """Set (or, for None, unset) variables for the block, then restore what was there."""
     saved = {k: os.environ.get(k) for k in values}
     try:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _apply(values)
         yield
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _apply(saved)
+
+
+def _apply(values: Mapping[str, str | None]) -> None:
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 def check(config: ModuleType, key: str, ok: Callable[[Any], bool], allowed: str, env: str | None = None) -> Any:

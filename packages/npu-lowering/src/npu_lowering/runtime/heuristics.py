@@ -121,38 +121,22 @@ DEFAULTS = {
 kernel_objects.register_kernel_class(DEVICE, NpuCachingAutotuner, DEFAULTS)
 
 
-# what generated kernels call (``triton_heuristics.pointwise(...)``): the registered decorator
-def pointwise(*args, **kwargs):
-    return kernel_objects.heuristic(DEVICE, "pointwise")(*args, **kwargs)
+def _registered(name: str):
+    """What generated kernels call (``triton_heuristics.pointwise(...)``): the decorator
+    registered for npu under upstream's name, looked up when the kernel is defined."""
+    def decorator(*args, **kwargs):
+        return kernel_objects.heuristic(DEVICE, name)(*args, **kwargs)
+
+    decorator.__name__ = decorator.__qualname__ = name
+    return decorator
 
 
-def reduction(*args, **kwargs):
-    return kernel_objects.heuristic(DEVICE, "reduction")(*args, **kwargs)
-
-
-def persistent_reduction(*args, **kwargs):
-    return kernel_objects.heuristic(DEVICE, "persistent_reduction")(*args, **kwargs)
-
-
-def split_scan(*args, **kwargs):
-    return kernel_objects.heuristic(DEVICE, "split_scan")(*args, **kwargs)
-
-
-def template(*args, **kwargs):
-    return kernel_objects.heuristic(DEVICE, "template")(*args, **kwargs)
-
-
-def user_autotune(*args, **kwargs):
-    return kernel_objects.heuristic(DEVICE, "user_autotune")(*args, **kwargs)
-
-
-def foreach(*args, **kwargs):
-    return kernel_objects.heuristic(DEVICE, "foreach")(*args, **kwargs)
-
-
-def fixed_config(*args, **kwargs):
-    return kernel_objects.heuristic(DEVICE, "fixed_config")(*args, **kwargs)
-
-
-def cooperative_reduction(*args, **kwargs):
-    return kernel_objects.heuristic(DEVICE, "cooperative_reduction")(*args, **kwargs)
+pointwise = _registered("pointwise")
+reduction = _registered("reduction")
+persistent_reduction = _registered("persistent_reduction")
+split_scan = _registered("split_scan")
+template = _registered("template")
+user_autotune = _registered("user_autotune")
+foreach = _registered("foreach")
+fixed_config = _registered("fixed_config")
+cooperative_reduction = _registered("cooperative_reduction")
