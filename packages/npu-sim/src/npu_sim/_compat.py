@@ -117,13 +117,21 @@ def patch_languages(langs: frozenset, patch_lang):
     return restore
 
 
+_LANGUAGE_MODULES: dict = {}
+
+
 def language_modules(fn) -> frozenset:
-    """The triton.language modules ``fn`` sees, which the interpreter patches for it."""
-    import inspect
+    """The triton.language modules ``fn`` sees, which the interpreter patches for it (once per
+    function: every launch asks)."""
+    langs = _LANGUAGE_MODULES.get(fn)
+    if langs is None:
+        import inspect
 
-    import triton.language as tl
+        import triton.language as tl
 
-    return frozenset(v for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core))
+        langs = _LANGUAGE_MODULES[fn] = frozenset(
+            v for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core))
+    return langs
 
 
 class interpreting:
