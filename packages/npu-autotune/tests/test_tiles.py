@@ -217,7 +217,7 @@ def test_a_block_that_fits_only_single_buffered_is_emitted_single_buffered(tmp_p
                            "--json", str(tmp_path / "r.json")], capture_output=True, text=True, timeout=600)
     report = json.loads((tmp_path / "r.json").read_text())
     got = {r["name"]: r["configs"][0]["targets"]["910B2"] for r in report["results"]}
-    for name, (xblock, stages) in cases.items():
+    for name, (_xblock, stages) in cases.items():
         t = got[name]
         assert t["ok"], (name, t, proc.stdout)
         assert f"--enable-auto-multi-buffer={stages == 2}" in t["command"], t["command"]

@@ -120,7 +120,7 @@ def _install_coordesc(kernel) -> None:
 
 
 def _benchmark_all(kernel, base, *args, **kwargs):
-    # autotune_in_subproc (A10, A11): tuning workers time every candidate first; upstream's
+    # autotune_in_subproc and its worker count: tuning workers time every candidate first; upstream's
     # loop then gets those timings from ``bench``
     from . import subproc
 
@@ -197,7 +197,7 @@ def _tune_on_sim(kernel, args, kwargs) -> None:
         return
     ensure_registered()
     start = time.time_ns()
-    # Y07: the candidates compile under one precompilation budget; late ones are dropped
+    # precompile time budget: the candidates compile under one budget; late ones are dropped
     kernel.configs = [r.config for r in precompile_budget.compile_all(kernel, kernel.configs)]
     if kernel.inductor_meta.get("incremental_autotune") and len(kernel.configs) > 1:
         kernel._npu_described, kernel.compile_results = kernel.compile_results, []
@@ -280,15 +280,15 @@ class KernelTuning:
         elif reload_kernel is not None and simulated(kernel) and compile_pool.from_worker(kernel):
             compile_pool.adopt_parent_build(kernel, reload_kernel)  # decided here, not in the worker
         if not warm_cache_only:
-            _apply_lookup_table(kernel)  # U03/U04: the structured table overrides the configs
+            _apply_lookup_table(kernel)  # a structured lookup table (upstream's flags) overrides the configs
         if kernel.configs:
             configs = kernel.configs if warm_cache_only else _multibuffer_variants(kernel, kernel.configs)
             kernel.configs = launchable(kernel, configs)
         result = base(warm_cache_only, reload_kernel, static_triton_bundle_key)
-        if not warm_cache_only and simulated(kernel):  # D01: nothing went through triton.compile
+        if not warm_cache_only and simulated(kernel):  # npu-sim: nothing went through triton.compile, so compile hooks fire here
             post_compile.fire(kernel, kernel.configs or [], lambda c: _SimCompileResult(kernel, c))
             if not kernel.launchers and len(kernel.configs or ()) == 1:
-                # A49: upstream's pipelined GEMM autotune (TritonBenchmarkRequest.precompile)
+                # upstream's pipelined GEMM autotune (TritonBenchmarkRequest.precompile)
                 # reads launchers[0].n_regs of a precompiled template kernel; a one-config
                 # kernel's launcher is what its first run would keep (nothing to tune). Its
                 # register count is nonzero because the pipelined epilogue check asserts one;
@@ -300,7 +300,7 @@ class KernelTuning:
         return result
 
     def precompile_worker(self, kernel, base):
-        # Y07 where kernels compile (Ascend): one budget for all candidate configs
+        # where kernels compile (Ascend): one precompile time budget for all candidate configs
         if simulated(kernel) or kernel.compile_results or not kernel.configs or len(kernel.configs) < 2:
             return base()
         kernel.compile_results = precompile_budget.compile_all(kernel, kernel.configs)
@@ -336,10 +336,10 @@ class KernelTuning:
     def bench(self, kernel, base, launcher, *args, with_profiler=False, **kwargs):
         from . import subproc
 
-        timing = subproc.timing_of(launcher)  # autotune_in_subproc: a tuning worker timed it (A10)
+        timing = subproc.timing_of(launcher)  # autotune_in_subproc: a tuning worker timed it
         if timing is not None:
             return timing
-        # upstream's bench passes rep=40; on npu the warmup/rep flags decide (A30, A31)
+        # upstream's bench passes rep=40; on npu the benchmark warmup/rep flags decide
         ensure_registered()
         with flag_reps():
             return base(launcher, *args, with_profiler=with_profiler, **kwargs)
@@ -362,7 +362,7 @@ class KernelTuning:
             kernel.launchers = kept
 
     def run(self, kernel, base, *args, stream, benchmark_run=False, **kwargs):
-        if (variant := _hint_variant(kernel, args, kwargs)) is not None:  # multi_kernel_hints (A02)
+        if (variant := _hint_variant(kernel, args, kwargs)) is not None:  # multi_kernel_hints: a variant compiled per size hint
             return _variant_launcher(kernel, variant)(*args, stream=stream, **kwargs)
         if not simulated(kernel):
             return base(*args, stream=stream, benchmark_run=benchmark_run, **kwargs)

@@ -1,5 +1,4 @@
-"""A37: flex-attention template configs for npu, Cube-aware, steered by
-``max_autotune_flex_search_space``.
+"""A37: flex-attention template configs for npu, Cube-aware, steered by``max_autotune_flex_search_space``.
 
 Upstream takes flex attention's tile lists from the device's config heuristic
 (``InductorChoices.get_config_heuristics(device_type)``: CUDA/ROCm/XPU/CPU lists, else
@@ -27,14 +26,14 @@ import itertools
 
 from torch._inductor import config as inductor_config
 from npu_inductor_core.torch_versions import template_heuristics
+from npu_inductor_core import tiles
+
+from .gemm_templates import CUBE, _device
 
 _triton = template_heuristics("triton")  # moved in torch 2.14
 BaseConfigHeuristic, FlexBwDConfig = _triton.BaseConfigHeuristic, _triton.FlexBwDConfig
 FlexConfig, FlexDecodeConfig = _triton.FlexConfig, _triton.FlexDecodeConfig
 
-from npu_inductor_core import tiles
-
-from .gemm_templates import CUBE, _device
 
 ACC = 4  # fp32 scores and accumulators
 SIZES = (16, 32, 64, 128, 256)

@@ -27,15 +27,15 @@ from torch._inductor.kernel.mm import mm_template
 from torch._inductor.kernel.mm_common import mm_grid
 from torch._inductor.select_algorithm import TritonTemplate
 from npu_inductor_core.torch_versions import template_heuristics
+from . import config as npu_config
+from npu_inductor_core import tiles
+from .gemm_templates import DEVICE, NpuGemmConfigHeuristic, _hint, exhaustive_tiles, fits, vector_gemm
 
 # the template-heuristics package moved in torch 2.14 (torch_versions.template_heuristics)
 register_template_heuristic = template_heuristics("registry").register_template_heuristic
 _triton = template_heuristics("triton")
 AddMMConfigMixin, GemmConfig, MMTemplateConfigMixin = _triton.AddMMConfigMixin, _triton.GemmConfig, _triton.MMTemplateConfigMixin
 
-from . import config as npu_config
-from npu_inductor_core import tiles
-from .gemm_templates import DEVICE, NpuGemmConfigHeuristic, _hint, exhaustive_tiles, fits, vector_gemm
 
 SWAP_TILES = [
     (16, 128, 64, 1, 1),

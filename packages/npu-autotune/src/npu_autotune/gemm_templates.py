@@ -30,6 +30,8 @@ from torch._inductor.kernel.bmm import bmm_template
 from torch._inductor.kernel.mm import mm_template
 from torch._inductor.kernel.mm_plus_mm import mm_plus_mm_template
 from npu_inductor_core.torch_versions import template_heuristics
+from . import config as npu_config
+from npu_inductor_core import tiles
 
 # the template-heuristics package moved in torch 2.14 (torch_versions.template_heuristics)
 register_template_heuristic = template_heuristics("registry").register_template_heuristic
@@ -38,8 +40,6 @@ AddMMConfigMixin, BaseConfigHeuristic, GemmConfig = _triton.AddMMConfigMixin, _t
 INT8MMTemplateConfigMixin, MMPlusMMTemplateConfigMixin = _triton.INT8MMTemplateConfigMixin, _triton.MMPlusMMTemplateConfigMixin
 MMTemplateConfigMixin = _triton.MMTemplateConfigMixin
 
-from . import config as npu_config
-from npu_inductor_core import tiles
 
 DEVICE = "npu"
 CUBE = 16  # cube tile edge: every block size is a multiple
@@ -104,7 +104,7 @@ DEFAULT_TILES = [
 ]
 
 
-# M02: decode shapes (M <= DECODE_M, e.g. one token per sequence): a short M edge and long N/K
+# decode shapes (M <= DECODE_M, e.g. one token per sequence): a short M edge and long N/K
 # edges, so a few programs stream B through the Cube. Each fits the Cube for fp32 with double
 # buffering (B tile k*n*4 <= 64 KiB L0B; (A+B)*2 <= 512 KiB L1; accumulator <= 32 KiB), and
 # passes the Ascend check (bishengir HIVM on 910B2 and 950). Not (16, 64, 256): it compiles,
@@ -145,7 +145,7 @@ def exhaustive_tiles(ub_bytes: int | None = None) -> list[tuple[int, int, int, i
 class NpuGemmConfigHeuristic(BaseConfigHeuristic):
     """Tile lists for npu; upstream's scaling, dedup and hint handling are kept."""
 
-    decode_supplements = True  # M02 (mm+mm keeps its short list: two products per program)
+    decode_supplements = True  # decode tiles too (mm+mm keeps its short list: two products per program)
 
     def __init__(self) -> None:
         super().__init__()

@@ -163,7 +163,7 @@ def _index_expr_int64(expr):
 
 
 class NpuTritonKernelOverrides(TritonKernelOverrides):
-    # strict_signed_zero (N18; torch 2.14's flag, npu_lowering.config on 2.13): the sign of zero
+    # strict_signed_zero (torch 2.14's flag, npu_lowering.config on 2.13): the sign of zero
     # survives negation and maximum/minimum, as in eager (runtime/helpers.py)
     @staticmethod
     def neg(x):

@@ -69,7 +69,7 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         if len(self.configs or ()) > 1 and self._deterministic_reduction():
-            # determinism (N05/N20/N32): no timing may decide a reduction's block (and so its
+            # determinism (deterministic mode, batch-invariance, run-to-run): no timing may decide a reduction's block (and so its
             # summation order). Upstream's pick (filter_reduction_configs_for_determinism,
             # which upstream applies to its own configs only; ours come first) goes first.
             # npu-sim runs just that one; on Ascend the rest stay behind it, in order, for
@@ -175,7 +175,7 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
 
     def _check_user_kernel_allowed(self) -> None:
         # upstream's rule (StaticTritonCompileResult.can_statically_launch): user @triton.jit
-        # kernels launch statically only with static_launch_user_defined_triton_kernels (L08)
+        # kernels launch statically only with static_launch_user_defined_triton_kernels
         if (self.heuristic_type == HeuristicType.USER_AUTOTUNE
                 and not inductor_config.static_launch_user_defined_triton_kernels):
             raise RuntimeError("user defined Triton kernel and static_launch_user_defined_triton_kernels is off")
