@@ -42,20 +42,23 @@ def test_cutlass_fast_math_reaches_the_gemm_templates_epilogue():
 def test_unbacked_float_arguments_keep_fp64_on_npu():
     """``.item()`` of a float64 tensor reaches an npu kernel as a scalar argument typed fp64
     (Inductor casts it to the op's float32 on first use; triton-ascend and bishengir accept
-    that kernel), fp32 with the flag off; npu-sim passes each as its signature's type."""
+    that kernel), fp32 with the flag off; npu-sim passes each as its signature's type.
+    The float feeds ``torch.where``: torch 2.15's tensorify pass (AOTAutograd's
+    ``tensorify_python_scalars``) turns an ``.item()`` that only clamp_min/clamp_max, add, mul
+    and the comparisons use back into tensor ops on every device, so no scalar argument is left."""
     x = torch.full((16,), 2.0**-24, device="npu")
     x[3:] = torch.linspace(-3, 3, 13)
-    bound = torch.tensor([1 + 2.0**-40], dtype=torch.float64, device="npu")
+    fill = torch.tensor([1 + 2.0**-40], dtype=torch.float64, device="npu")
 
     def fn(a, b):
-        return torch.clamp(a, min=b.item()) + a
+        return torch.where(a > 0, a, b.item()) + a
 
     with torch._dynamo.config.patch(capture_scalar_outputs=True):
         for flag, ty in ((True, "fp64"), (False, "fp32")):
             with config.patch(_use_fp64_for_unbacked_floats=flag):
-                out, codes = _code(fn, x, bound)
+                out, codes = _code(fn, x, fill)
             assert re.findall(r"'ks0': '(\w+)'", "\n".join(codes)) == [ty]
-            assert torch.equal(out.cpu(), fn(x.cpu(), bound.cpu()))
+            assert torch.equal(out.cpu(), fn(x.cpu(), fill.cpu()))
 
 
 @pytest.mark.feature("N26")

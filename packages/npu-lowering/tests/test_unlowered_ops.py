@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch._inductor import config
 from torch._inductor.exc import InductorError
+from torch._inductor.lowering import lowerings
 from torch._inductor.utils import run_and_get_code
 
 CASES = {  # name: (fn, cpu inputs)
@@ -28,7 +29,11 @@ def test_compiles_on_npu_with_implicit_fallbacks_off(name):
     with torch.no_grad(), config.patch(implicit_fallbacks=False):
         out, code = run_and_get_code(torch.compile(fn, fullgraph=True), *args)
     torch.testing.assert_close(out, fn(*args))
-    assert f"npu_fallback.{name}" in "\n".join(code)
+    # our stand-in while upstream has no lowering for the op; upstream's own fallback, which
+    # calls the ATen op, once it has one (torch 2.15 lowers nonzero_static so)
+    op = getattr(torch.ops.aten, name).default
+    called = f"torch.ops.aten.{name}.default(" if op in lowerings else f"npu_fallback.{name}"
+    assert called in "\n".join(code)
 
 
 def test_cpu_compiles_unchanged():

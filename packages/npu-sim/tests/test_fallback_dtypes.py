@@ -23,6 +23,13 @@ NOT_CONVERTED = {
 }
 
 
+# Ops whose converted kernel sits inside a composite that runs in the low dtype on any device
+# (stft: padding, framing, the overlap-add of its backward in bfloat16 around _fft_r2c, on cuda
+# as here), against a reference computed wholly in float32: a gradient summed from values of
+# the largest one's size and cancelling to near 0 is off by that size's bfloat16 rounding.
+COMPOSITE_AROUND_KERNEL = {"stft"}
+
+
 def _is_fft(op):
     return op.name.startswith("fft.")  # refused by torch.fft's composite off cuda (fallback_dtypes.py)
 
@@ -116,7 +123,10 @@ def test_accelerator_dtype_backward_runs_on_npu(op, dtype):
             if g is None:
                 continue
             assert g.dtype == dtype
-            torch.testing.assert_close(g.cpu(), r.to(dtype), equal_nan=True)
+            tol = {}
+            if op.name in COMPOSITE_AROUND_KERNEL:  # one rounding of the largest value, absolute
+                tol = dict(atol=torch.finfo(dtype).eps * r.abs().max().item(), rtol=torch.finfo(dtype).resolution)
+            torch.testing.assert_close(g.cpu(), r.to(dtype), equal_nan=True, **tol)
 
 
 def test_every_row_is_an_accelerator_dtype_the_cpu_kernel_lacks():
@@ -146,11 +156,17 @@ def test_every_row_is_an_accelerator_dtype_the_cpu_kernel_lacks():
         "multi_margin_loss_backward": lambda d: A.multi_margin_loss_backward(
             torch.tensor(1.0, dtype=d), torch.ones(2, 3, dtype=d), torch.tensor([0, 2]), 1, 1.0, None, 1),
         "rrelu_with_noise": lambda d: A.rrelu_with_noise(torch.ones(2, dtype=d), torch.zeros(2, dtype=d), 0.125, 0.3, True),
+        "_fft_r2c": lambda d: A._fft_r2c(torch.ones(1, 8, dtype=d), [1], 0, True),
+        "sparse_sampled_addmm": lambda d: A.sparse_sampled_addmm(
+            torch.eye(2, dtype=d).to_sparse_csr(), torch.ones(2, 2, dtype=d), torch.ones(2, 2, dtype=d)),
     }
+    # how each CPU kernel refuses a dtype (most through ATen's dispatch macros)
+    refusal = {"_fft_r2c": "MKL FFT doesn't support tensors of type",
+               "sparse_sampled_addmm": "Expected self to be a floating-point or complex tensor"}
     assert set(calls) == {r.op for r in fallback_dtypes.TABLE}
     for row in fallback_dtypes.TABLE:
         for d in row.dtypes:
-            with pytest.raises((NotImplementedError, RuntimeError), match="not implemented for"):
+            with pytest.raises((NotImplementedError, RuntimeError), match=refusal.get(row.op, "not implemented for")):
                 calls[row.op](d)  # the CPU kernel itself
     # and with the table: every call above runs on npu
     def on_npu(fn, d):

@@ -69,6 +69,13 @@ TABLE = (
     Row("multi_margin_loss", LOW_FLOAT, "cuda: float16, bfloat16 (not in torch_npu 2.14)"),
     Row("multi_margin_loss_backward", LOW_FLOAT, "cuda: float16, bfloat16 (not in torch_npu 2.14)"),
     Row("rrelu_with_noise", (torch.float16,), f"{_NPU_YAML}; cuda: float16 (the cpu kernel takes bfloat16)"),
+    # CUDA takes these from torch 2.15 (its OpInfo dtypes); the CPU kernels refuse them on every
+    # supported torch, and the meta kernels' result dtypes are the same on each, so one row serves
+    Row("_fft_r2c", (torch.bfloat16,),
+        "cuda (torch 2.15+): bfloat16 torch.stft, computed in float32 (a complex64 result, as the meta kernel "
+        "gives)"),
+    Row("sparse_sampled_addmm", LOW_FLOAT,
+        "cuda (torch 2.15+): float16 (cuSPARSE SDDMM), bfloat16 (computed in float32); the CSR self converts too"),
     # Not here: float16 ffts (cuda takes them for power-of-two sizes). torch.fft's composite
     # refuses float16 on every device but cuda and meta ("Unsupported dtype Half", before any
     # kernel), so neither npu-sim's fallback nor torch_npu's _fft_r2c ever sees one.

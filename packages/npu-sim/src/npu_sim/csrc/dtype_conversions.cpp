@@ -1,7 +1,8 @@
 // Dtypes the CPU kernel lacks and an accelerator takes (npu_sim/fallback_dtypes.py holds the
 // table and says why). For an op of the table, the fallback's CPU kernel gets its tensor
 // arguments of a listed dtype in the compute dtype, and the results come back in the dtype the
-// argument had: what the op's meta kernel gives a non-CPU device. Arguments the kernel writes
+// argument had: what the op's meta kernel gives a non-CPU device (strided and sparse layouts
+// alike). Arguments the kernel writes
 // (in-place, out=, rrelu's noise) are written back into the caller's tensor.
 #include "sim.h"
 #include "map_tensors.h"
@@ -33,7 +34,8 @@ void call_converted(const c10::OperatorHandle& op, torch::jit::Stack* stack, con
     const bool writes = alias && alias->isWrite();
     auto& v = (*stack)[first + i];
     v = map_tensors(v, [&](const at::Tensor& t) {
-      if (!t.defined() || t.layout() != c10::kStrided) return t;
+      // sparse ones too (sampled_addmm's CSR self): `to` converts their values
+      if (!t.defined()) return t;
       auto it = conv.find(t.scalar_type());
       if (it == conv.end()) return t;
       at::Tensor c = t.to(it->second);
@@ -55,7 +57,7 @@ void call_converted(const c10::OperatorHandle& op, torch::jit::Stack* stack, con
       auto o = original_of.find(r.unsafeGetTensorImpl());
       if (o != original_of.end()) return o->second;  // in-place / out=: the caller's tensor, written above
       auto b = back.find(r.scalar_type());
-      if (b == back.end() || r.layout() != c10::kStrided) return r;
+      if (b == back.end()) return r;
       return r.to(b->second);
     });
   }

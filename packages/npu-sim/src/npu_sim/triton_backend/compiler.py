@@ -17,6 +17,9 @@ BACKEND = "npu_sim"
 @dataclasses.dataclass(frozen=True)
 class SimOptions:
     num_warps: int = 1
+    # Triton 3.9's CompiledKernel checks num_warps * warp_size against the driver's thread limit,
+    # reading the warp size from the options (its backends set it from their target; ours: 1)
+    warp_size: int = 1
     num_ctas: int = 1
     num_stages: int = 1
     debug: bool = False
@@ -31,9 +34,12 @@ class SimOptions:
     extern_libs: tuple = ()
     launch_cooperative_grid: bool = False
     enable_fp_fusion: bool = True
-    # Triton 3.8's JITFunction.run passes knobs.compilation.instrumentation_mode to every
-    # launch and rejects options the backend does not know (KeyError)
+    # Triton's JITFunction.run passes these knobs.compilation settings to every launch and
+    # rejects options the backend does not know (KeyError); like Triton's own backends' options,
+    # ours declares each with the default that leaves it off (3.8: instrumentation_mode; 3.9
+    # adds fpsan_homomorphic_casts, the floating-point sanitizer's mode, meaningless here)
     instrumentation_mode: str = ""
+    fpsan_homomorphic_casts: bool = False
 
     def hash(self) -> str:
         return hashlib.sha256(repr(self).encode()).hexdigest()
@@ -58,7 +64,8 @@ class SimBackend(BaseBackend):
 
     def parse_options(self, options: dict) -> SimOptions:
         known = {f.name for f in dataclasses.fields(SimOptions)}
-        return SimOptions(**{k: v for k, v in options.items() if k in known and v is not None})
+        given = {k: v for k, v in options.items() if k in known and v is not None}
+        return SimOptions(**{"warp_size": self.target.warp_size, **given})
 
     def add_stages(self, stages: dict, options: object, language=None) -> None:
         stages["ttir"] = _finish_ttir
