@@ -19,6 +19,10 @@ class SimOptions:
     num_warps: int = 1
     num_ctas: int = 1
     num_stages: int = 1
+    # Triton 3.9 reads the warp size from the kernel's metadata (the options), no longer from the
+    # driver's target, when it loads a kernel for its own launcher; one "thread" per program, as
+    # the target says
+    warp_size: int = 1
     debug: bool = False
     sanitize_overflow: bool = False
     arch: str = "interpreter"
