@@ -174,7 +174,8 @@ def cpp_runner() -> Path:
 
     src = HERE / "aoti_cpp" / "run_package.cpp"
     libdirs = [*cpp_extension.library_paths(), sysconfig.get_config_var("LIBDIR")]
-    cmd = [cxx, "-std=c++17", "-O1", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
+    # C++20: torch's own extension builds use it (torch 2.13 on), torch 2.15's headers require it
+    cmd = [cxx, "-std=c++20", "-O1", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
            *(f"-I{d}" for d in [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]),
            str(src), *(f"-L{d}" for d in libdirs), *(f"-Wl,-rpath,{d}" for d in libdirs),
            "-ltorch", "-ltorch_cpu", "-lc10", f"-lpython{sysconfig.get_config_var('LDVERSION')}"]

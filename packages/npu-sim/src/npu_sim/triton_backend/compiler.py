@@ -17,8 +17,9 @@ BACKEND = "npu_sim"
 @dataclasses.dataclass(frozen=True)
 class SimOptions:
     num_warps: int = 1
-    # Triton 3.9's CompiledKernel checks num_warps * warp_size against the driver's thread limit,
-    # reading the warp size from the options (its backends set it from their target; ours: 1)
+    # Triton 3.9's CompiledKernel reads the warp size from the kernel's metadata (the options),
+    # no longer from the driver's target: for its thread-limit check and when it loads a kernel for
+    # its own launcher; one "thread" per program, as the target says
     warp_size: int = 1
     num_ctas: int = 1
     num_stages: int = 1
