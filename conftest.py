@@ -3,9 +3,6 @@
 ``@pytest.mark.feature("ID", ...)`` names the catalogue rows a test verifies. Unknown or
 missing ids stop the run at collection. With ``--feature-results PATH`` the session writes
 every marked test's ids and outcome to PATH, which ``npu-inductor features`` reads.
-
-Fixture ``link_installed_torch``: gives a fresh venv this environment's installed torch and
-Triton (tests that install our packages as a user does, on the torch a user already has).
 """
 
 from __future__ import annotations
@@ -16,8 +13,6 @@ import os
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
 
 pytest_plugins = ["pytester"]
 
@@ -110,46 +105,3 @@ def pytest_sessionfinish(session, exitstatus):
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
     os.replace(tmp, path)
-
-
-def _installed_closure(names: list[str]) -> list:
-    """The installed distributions ``names`` need, transitively (requirements whose markers
-    hold here, extras left out)."""
-    from importlib import metadata
-
-    found, todo = {}, list(names)
-    while todo:
-        name = canonicalize_name(todo.pop())
-        if name in found:
-            continue
-        try:
-            found[name] = dist = metadata.distribution(name)
-        except metadata.PackageNotFoundError:  # a requirement pip would have installed with it
-            raise RuntimeError(f"{name} (required by {names}) is not installed here") from None
-        for line in dist.requires or ():
-            req = Requirement(line)
-            if req.marker is None or req.marker.evaluate({"extra": ""}):
-                todo.append(req.name)
-    return list(found.values())
-
-
-def _link_installed_torch(site_packages: Path) -> list[str]:
-    """Symlink this environment's installed torch and Triton, and every distribution they
-    require, into ``site_packages`` (a fresh venv's): pip there sees them installed, as on a
-    user's machine with torch already installed, and ``import torch`` loads this environment's
-    files. Installing the same multi-GB wheels again (a copy per test venv) would test pip,
-    not our packages. Returns the names linked."""
-    linked = []
-    for dist in _installed_closure(["torch", "triton"]):
-        base = Path(dist.locate_file(""))
-        for top in sorted({f.parts[0] for f in dist.files or () if f.parts[0] not in ("..", "__pycache__")}):
-            dest = site_packages / top
-            if not dest.exists() and (base / top).exists():
-                dest.symlink_to(base / top)
-                linked.append(top)
-    return linked
-
-
-@pytest.fixture(scope="session")
-def link_installed_torch():
-    return _link_installed_torch
