@@ -243,3 +243,21 @@ def test_an_8x8_tiles_body_wide_math_temporaries_are_widened_on_910b():
     assert all(by["Q"] > 0 and by["F"] == 0 for by in eight)
     assert M.WEIGHTS["950"]["Q"] >= max(M.WEIGHTS["950"]["F"], M.WEIGHTS["950"]["R"])
     assert M.WEIGHTS["910B"]["Q"] >= max(M.WEIGHTS["910B"]["q"], M.WEIGHTS["910B"]["F"], M.WEIGHTS["910B"]["R"])
+
+
+@pytest.mark.feature("X07")
+@pytest.mark.parametrize("family", ["910B", "950"])
+def test_the_plan_bound_covers_buffers_apart_and_decides_fit_as_the_peak(family):
+    """bishengir gives buffers their own addresses while they fit the UB (a 2D gather kernel's
+    plan grew 34-146 KB with YBLOCK 1-8, then fell to 61 KB at YBLOCK 16): the body's buffers
+    apart bound such a plan; the bound is at least the peak, never past the UB unless the peak
+    is, so a config fits by it exactly when it fits by the peak."""
+    prof = _profile(SOFTMAX)
+    for x in (1, 4, 16, 64):
+        peak, apart = M.estimate(prof, {"XBLOCK": x}, False, family), M.apart(prof, {"XBLOCK": x}, False, family)
+        assert apart >= peak
+        for ub in (peak // 2, peak, (peak + apart) // 2, apart, 2 * apart):
+            bound = M.plan_bound(peak, apart, ub)
+            assert bound >= peak and (bound <= ub) == (peak <= ub)
+            assert bound == (min(apart, ub) if peak <= ub else peak)
+    assert sum(prof["apart"].values()) > max(sum(p.values()) for p in prof["points"])

@@ -97,6 +97,26 @@ def estimate(prof: dict, kwargs: dict, multibuffer: bool = False, soc_family: st
     return math.ceil(peak * MARGIN[fam]) + RESERVE[fam]
 
 
+def apart(prof: dict, kwargs: dict, multibuffer: bool = False, soc_family: str = "910B") -> int:
+    """UB bytes of the profiled body's buffers each at its own address (none reused), priced
+    as ``estimate`` prices the peak: at least the peak estimate, since every statement's live
+    buffers are among them."""
+    return estimate({**prof, "points": [prof.get("apart", {})]}, kwargs, multibuffer, soc_family)
+
+
+def plan_bound(peak: int, apart_bytes: int, ub_bytes: int) -> int:
+    """An upper bound of the UB bytes bishengir plans for a config, from its peak estimate
+    (``estimate``) and its buffers apart (``apart``). bishengir gives buffers their own
+    addresses while they fit the UB and shares addresses between buffers not live together
+    only when they do not (measured on the 910B2: a 2D max-pool gather kernel's plan grows
+    34, 59, 88, 146 KB with YBLOCK 1, 2, 4, 8 at XBLOCK 16, then falls to 61 KB at YBLOCK
+    16), so a plan that fits can exceed what the kernel needs: it is at most the buffers
+    apart, and at most the UB. Sizing a config with ``plan_bound`` or with the peak decides
+    the same (it exceeds the UB exactly when the peak does); the Ascend check compares it
+    with bishengir's plan, and the peak with a requirement it reports for an overflow."""
+    return max(peak, min(max(peak, apart_bytes), ub_bytes))
+
+
 def estimate_buffers(counts: dict, tile: int, multibuffer: bool = False, soc_family: str = "910B") -> int:
     """UB bytes of a kernel not generated yet (a fusion being decided): ``counts[cls][itemsize]``
     buffers of class ``cls`` ("l" loads, "v" values, ... as ``CLASSES``) of ``tile`` elements of
