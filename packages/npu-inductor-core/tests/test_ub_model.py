@@ -199,3 +199,65 @@ def test_estimates_carry_a_margin_covering_the_worst_held_out_under_estimate(fam
     raw = M.HELD_OUT[family] * theirs - M.RESERVE[family]  # the weighted bytes of such a body
     n = int(raw / M.WEIGHTS[family]["v"]) // 32 * 32  # one value buffer of that many bytes
     assert M.estimate({"points": [{f"v|#{n}:1": 1}]}, {}, False, family) >= theirs * 0.999
+
+
+SIN_ROWS_OF_8 = '''
+def k(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK: tl.constexpr):
+    xnumel = 16
+    r0_numel = 8
+    R0_BLOCK: tl.constexpr = 8
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0_index = tl.arange(0, R0_BLOCK)[None, :]
+    r0_mask = r0_index < r0_numel
+    tmp0 = tl.load(in_ptr0 + (r0_index + 8*xindex), r0_mask & xmask, other=0.0)
+    tmp1 = tl_math.sin(tmp0)
+    tmp2 = tl_math.sin(tmp1)
+    tmp3 = tl_math.sin(tmp2)
+    tmp4 = tl_math.sin(tmp3)
+    tmp5 = tl_math.sin(tmp4)
+    tmp6 = tl_math.sin(tmp5)
+    tmp7 = tmp6 * tmp0
+    tmp10 = tl.where(r0_mask & xmask, tmp7, 0)
+    tmp11 = tl.sum(tmp10, 1)[:, None]
+    tmp12 = tmp6 + tmp0
+    tmp15 = tl.where(r0_mask & xmask, tmp12, 0)
+    tmp16 = tl.sum(tmp15, 1)[:, None]
+    tl.store(out_ptr0 + (xindex), tmp11 + tmp16, xmask)
+'''
+
+
+@pytest.mark.feature("X07")
+def test_an_8x8_tiles_body_wide_math_temporaries_are_widened_on_910b():
+    """910B's compiler widens every buffer of an 8x8 tile to 8x8x8 (a 32-byte block an element),
+    the math expansions' temporaries that stay live through the body included: six chained sines
+    over rows of 8 at XBLOCK=8 were planned at 166,208 B (the full suite's
+    npu_kernel_0eb27e676c2adb91, 2026-12-05) and estimated at 80,378 B when those temporaries
+    were priced as a 16x8 tile's; at XBLOCK 16 (not an 8x8 tile) nothing changes."""
+    prof = _profile(SIN_ROWS_OF_8)
+    assert M.estimate(prof, {"XBLOCK": 8}, False, "910B") >= 166_208
+    wide = [by for by in M.class_bytes(prof, {"XBLOCK": 16})]
+    assert all(by["Q"] == 0 and by["F"] > 0 for by in wide)
+    # the 950 prices them as any math temporaries (its compiler does not widen them)
+    eight = M.class_bytes(prof, {"XBLOCK": 8})
+    assert all(by["Q"] > 0 and by["F"] == 0 for by in eight)
+    assert M.WEIGHTS["950"]["Q"] >= max(M.WEIGHTS["950"]["F"], M.WEIGHTS["950"]["R"])
+    assert M.WEIGHTS["910B"]["Q"] >= max(M.WEIGHTS["910B"]["q"], M.WEIGHTS["910B"]["F"], M.WEIGHTS["910B"]["R"])
+
+
+@pytest.mark.feature("X07")
+@pytest.mark.parametrize("family", ["910B", "950"])
+def test_the_plan_bound_covers_buffers_apart_and_decides_fit_as_the_peak(family):
+    """bishengir gives buffers their own addresses while they fit the UB (a 2D gather kernel's
+    plan grew 34-146 KB with YBLOCK 1-8, then fell to 61 KB at YBLOCK 16): the body's buffers
+    apart bound such a plan; the bound is at least the peak, never past the UB unless the peak
+    is, so a config fits by it exactly when it fits by the peak."""
+    prof = _profile(SOFTMAX)
+    for x in (1, 4, 16, 64):
+        peak, apart = M.estimate(prof, {"XBLOCK": x}, False, family), M.apart(prof, {"XBLOCK": x}, False, family)
+        assert apart >= peak
+        for ub in (peak // 2, peak, (peak + apart) // 2, apart, 2 * apart):
+            bound = M.plan_bound(peak, apart, ub)
+            assert bound >= peak and (bound <= ub) == (peak <= ub)
+            assert bound == (min(apart, ub) if peak <= ub else peak)
+    assert sum(prof["apart"].values()) > max(sum(p.values()) for p in prof["points"])

@@ -399,21 +399,33 @@ def test_mix_order_reduction_kernels_lower_to_linalg(tmp_path, ascend_python, ch
 
 
 @pytest.mark.feature("X07")
-def test_a_ub_under_estimate_is_named_by_the_check():
-    """A config whose body estimate is below bishengir's figure is named; reported, not fatal,
-    while the full suite still holds one (check.py says why); a failed kernel fails the run."""
+def test_a_ub_under_estimate_fails_the_check():
+    """A config whose body-model bound of the plan is below bishengir's plan, or whose peak
+    estimate is below what bishengir required (an overflow), is named and fails the run; a plan
+    that fits is bounded by the body's buffers apart (bishengir's plan of a 2D gather kernel at
+    16x4, npu_kernel_7d149fdca383c828 of the 2026-12-05 suite: 87,968 B planned, 48,568 B peak
+    estimate, 138,900 B apart), never above the UB."""
     from types import SimpleNamespace as NS
 
     sys.path.insert(0, str(HERE.parent / "ascend_check"))
     import check
 
-    def result(ours: int, theirs: int):
-        cfg = NS(index=0, kwargs={"XBLOCK": 64}, ub_body={"910B": ours, "950": ours},
-                 targets={"910B2": {"ok": True, "ub_bytes": theirs}})
+    def result(peak: int, theirs: int, apart: int | None = None, required: bool = False):
+        target = {"ok": not required, "ub_available_bytes": 196_608,
+                  ("ub_required_bytes" if required else "ub_bytes"): theirs}
+        cfg = NS(index=0, kwargs={"XBLOCK": 64}, ub_body={"910B": peak, "950": peak},
+                 ub_apart={"910B": apart or peak, "950": apart or peak}, targets={"910B2": target})
         return NS(name="npu_kernel_x", path="x.py", configs=[cfg])
 
     targets = [NS(name="910B2")]
     below = check.ub_below([result(48_568, 137_376)], targets)
     assert len(below) == 1 and "ours 48568 < bishengir 137376" in below[0]
-    assert check.exit_status([], below) == 0 and check.exit_status([object()], below) == 1
+    assert check.exit_status([], below) == 1 and check.exit_status([object()], []) == 1
     assert check.ub_below([result(140_000, 137_376)], targets) == [] and check.exit_status([], []) == 0
+    # the plan of buffers apart that fit: covered by the bound, not by the peak
+    assert check.ub_below([result(48_568, 87_968, apart=138_900)], targets) == []
+    # the bound never passes the UB: a plan bishengir kept within it is covered ...
+    assert check.ub_below([result(75_701, 145_824, apart=250_090)], targets) == []
+    # ... but a requirement past the UB (an overflow) is compared with the peak alone
+    over = check.ub_below([result(150_000, 200_000, apart=400_000, required=True)], targets)
+    assert len(over) == 1 and "ours 196608 < bishengir 200000" in over[0]

@@ -485,6 +485,20 @@ class _Body:
                 points.append(live)
         return points
 
+    def apart(self) -> dict[str, int]:
+        """Every buffer of the body once, as if none shared an address: each tile value at
+        its widest definition and every statement's temporaries (what bishengir plans when
+        they all fit the UB; see ub_model.plan_bound)."""
+        widest: dict[str, _Val] = {}
+        for d, _, _, v in self.stmts:
+            if d is not None and v is not None and v.is_tile and (d not in widest or _size_rank(v) > _size_rank(widest[d])):
+                widest[d] = v
+        out: dict[str, int] = {}
+        for key in [v.key() for v in widest.values()] + [t if isinstance(t, str) else t.key()
+                                                         for _, _, temps, _ in self.stmts for t in temps]:
+            out[key] = out.get(key, 0) + 1
+        return out
+
 
 class _Helpers:
     """The @triton.jit helpers a kernel calls (our portable libdevice, triton_helpers, the
@@ -581,7 +595,8 @@ def profile(body: str, pointer_dtypes: dict[str, str] | None = None, name: str |
             continue
         kept.append(p)
     out = {"points": kept, "blocks": b.constexprs,
-           "ops": sum(1 for _, _, _, v in b.stmts if v is not None and v.is_tile)}
+           "ops": sum(1 for _, _, _, v in b.stmts if v is not None and v.is_tile),
+           "apart": b.apart()}
     for cls, key in (("f", "math_all"), ("r", "rand_all")):  # each family's temporaries in the body, summed
         total: dict[str, int] = {}
         for _, _, temps, _ in b.stmts:
