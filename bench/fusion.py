@@ -15,6 +15,15 @@ reports the kernels that fail.
 
 Shapes are small (npu-sim runs every kernel in Triton's interpreter); numbers go to the
 npu-fusion README, no test asserts them.
+
+``--llm`` measures the LLM workloads of bench/llm_workloads.py instead (residual add + RMSNorm,
++ per-token int8 quant, QK-norm + RoPE, split QKV + norm + RoPE, SwiGLU + quant) at realistic
+shapes, per token count and dtype, next to the minimum GM traffic (each input read once, each
+output written once). They are compiled without running a kernel (Inductor compiles Dynamo's
+fake inputs; the graph then runs eagerly), so 4096 tokens cost no interpreter time:
+
+    .venv/bin/python bench/fusion.py --llm [--tokens 1,16,256,4096] [--dtypes bfloat16,float16]
+        [--json bench/fusion_llm.json]
 """
 
 from __future__ import annotations
@@ -128,6 +137,54 @@ def measure(make, variant: dict, save_dir: Path | None) -> dict:
     return {"kernels": metrics.generated_kernel_count, "gm_bytes": metrics.num_bytes_accessed}
 
 
+def measure_compile_only(fn, args: tuple, variant: dict) -> tuple[dict, object]:
+    """Kernels and GM bytes of ``fn``'s compile for ``args``, without running a kernel: the
+    backend lets Inductor compile the graph (codegen counts) and hands Dynamo the graph itself,
+    which runs eagerly. Returns the counts and the (eager) outputs."""
+    import logging
+
+    from npu_fusion import config as fusion_config
+    from torch._inductor import compile_fx, metrics
+    from torch._inductor.utils import fresh_cache
+
+    def backend(gm, example_inputs):
+        compile_fx.compile_fx(gm, example_inputs)
+        return gm.forward
+
+    compile_fx.inductor_metrics_log.setLevel(logging.INFO)
+    torch._dynamo.reset()
+    metrics.reset()
+    with fresh_cache(), fusion_config.patch(variant), torch.no_grad():
+        out = torch.compile(fn, backend=backend, dynamic=False)(*args)
+    return {"kernels": metrics.generated_kernel_count, "gm_bytes": metrics.num_bytes_accessed}, out
+
+
+def llm_rows(tokens: list[int], dtypes: list[str], only: str | None) -> list[dict]:
+    import llm_workloads as W
+
+    rows = []
+    for w in W.WORKLOADS:
+        if only and not any(k.strip() in w.name for k in only.split(",")):
+            continue
+        for dtype in dtypes:
+            for t in tokens:
+                args = w.inputs(t, getattr(torch, dtype), "npu", W.Shapes())
+                row = {"workload": w.name, "tokens": t, "dtype": dtype}
+                for vname, variant in VARIANTS.items():
+                    row[vname], out = measure_compile_only(w.fn, args, variant)
+                row["minimum_gm_bytes"] = W.minimum_gm_bytes(args, out, w.gather)
+                rows.append(row)
+                print_llm_row(row)
+    return rows
+
+
+def print_llm_row(row: dict) -> None:
+    p, u, m = row["policy"], row["upstream"], row["minimum_gm_bytes"]
+    print(f"| {row['workload']} | {row['tokens']} | {row['dtype']} | {p['kernels']} / {u['kernels']} "
+          f"| {p['gm_bytes']} / {u['gm_bytes']} / {m} | {p['gm_bytes'] / m:.2f} / {u['gm_bytes'] / m:.2f} |",
+          flush=True)
+
+
 def ascend_check(folder: Path, python: str, configs: str = "all") -> dict:
     report = folder / "report.json"
     cmd = [python, str(ROOT / "packages/npu-lowering/ascend_check/check.py"), str(folder), "--jobs", "1",
@@ -150,6 +207,9 @@ def main(argv=None) -> int:
                     help="comma-separated variants whose kernels ascend_check checks")
     ap.add_argument("--check-configs", choices=("all", "first"), default="all",
                     help="ascend_check every config of a kernel or its first")
+    ap.add_argument("--llm", action="store_true", help="the LLM workloads (bench/llm_workloads.py), compile only")
+    ap.add_argument("--tokens", default="1,16,256,4096", help="--llm: token counts")
+    ap.add_argument("--dtypes", default="bfloat16,float16", help="--llm: input dtypes")
     args = ap.parse_args(argv)
 
     import npu_fusion
@@ -159,6 +219,14 @@ def main(argv=None) -> int:
     npu_sim.start()
     npu_lowering.register()
     npu_fusion.register()
+
+    if args.llm:
+        print("| workload | tokens | dtype | kernels policy / upstream | GM bytes policy / upstream / minimum "
+              "| x minimum policy / upstream |")
+        print("|---|---|---|---|---|---|")
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        rows = llm_rows([int(t) for t in args.tokens.split(",")], args.dtypes.split(","), args.only)
+        return _write(args.json if args.json != ROOT / "bench/fusion.json" else ROOT / "bench/fusion_llm.json", rows)
 
     chosen = workloads()
     if args.only:
@@ -178,12 +246,16 @@ def main(argv=None) -> int:
                     row[vname]["ascend_check"] = ascend_check(save, args.check_python, args.check_configs)
             rows.append(row)
             print_row(row)
+    return _write(args.json, rows)
+
+
+def _write(path: Path, rows: list[dict]) -> int:
     out = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "machine": f"{platform.node()} {platform.machine()} ({platform.processor() or 'cpu'})",
            "torch": torch.__version__, "device": "npu-sim", "rows": rows}
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(out, indent=1))
-    print(f"wrote {args.json}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=1))
+    print(f"wrote {path}")
     return 0
 
 
