@@ -1,0 +1,26 @@
+"""Activation checkpointing around a random op under torch.compile on npu (README "Random
+numbers"): upstream's partitioner replays the forward's RNG state in the backward through
+device tables that name cuda/cpu/hpu/xpu only, so npu fails today. Strict xfail: the day a
+torch routes npu, this passes and shows here (then the gradient must match a replay of the
+forward's mask)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+
+@pytest.mark.xfail(strict=True, raises=Exception,
+                   reason="torch 2.13-2.15: run_and_save_rng_state / graph-safe RNG lowering accept "
+                          "cuda, cpu, hpu, xpu only ('Backend not supported for npu')")
+def test_checkpointed_dropout_trains():
+    def block(x, w):
+        return F.dropout(torch.relu(x @ w), p=0.5, training=True)
+
+    x = torch.randn(4, 8, device="npu", requires_grad=True)
+    w = torch.randn(8, 8, device="npu", requires_grad=True)
+    out = torch.compile(lambda x, w: checkpoint(block, x, w, use_reentrant=False))(x, w)
+    out.sum().backward()
+    mask = (out != 0).float()  # the backward's recomputed mask must be the forward's
+    expected = ((x.detach() @ w.detach() > 0).float() * mask * 2) @ w.detach().T
+    torch.testing.assert_close(x.grad, expected)
