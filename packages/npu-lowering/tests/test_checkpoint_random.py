@@ -1,17 +1,18 @@
 """Activation checkpointing around a random op under torch.compile on npu (README "Random
-numbers"): upstream's partitioner replays the forward's RNG state in the backward through
-device tables that name cuda/cpu/hpu/xpu only, so npu fails today. Strict xfail: the day a
-torch routes npu, this passes and shows here (then the gradient must match a replay of the
-forward's mask)."""
+numbers"): it trains on torch 2.13; from 2.14 on upstream's partitioner replays the forward's
+RNG state in the backward through device tables that name cuda/cpu/hpu/xpu only, so npu fails
+there. Strict xfail on 2.14+: the day a torch routes npu, this passes and shows here. The
+gradient must match a replay of the forward's mask."""
 
 import pytest
 import torch
 import torch.nn.functional as F
+from npu_inductor_core.torch_versions import at_least
 from torch.utils.checkpoint import checkpoint
 
 
-@pytest.mark.xfail(strict=True, raises=Exception,
-                   reason="torch 2.13-2.15: run_and_save_rng_state / graph-safe RNG lowering accept "
+@pytest.mark.xfail(at_least("2.14"), strict=True, raises=Exception,
+                   reason="torch 2.14-2.15: run_and_save_rng_state / graph-safe RNG lowering accept "
                           "cuda, cpu, hpu, xpu only ('Backend not supported for npu')")
 def test_checkpointed_dropout_trains():
     def block(x, w):
