@@ -461,7 +461,7 @@ def finish_kernel(res: KernelResult, ub_overflow: str = "fail") -> KernelResult:
             t = cr.targets[key]
             t.update(ok=h.ok, seconds=h.seconds, cpu_seconds=h.cpu_seconds, ub_bytes=h.ub_bytes, ub_available_bytes=h.ub_available_bytes,
                      ub_required_bytes=h.ub_required_bytes, retried_without_multibuffer=h.retried_without_multibuffer,
-                     command=" ".join(h.command[1:]))
+                     single_attempt=h.single_attempt, command=" ".join(h.command[1:]))
             if h.ok:
                 t["stage"] = "done"
             else:

@@ -215,6 +215,7 @@ class HivmResult:
     retried_without_multibuffer: bool = False
     retried_after_timeout: bool = False  # the first run passed TIMEOUT_S; this is the retry's result
     cpu_seconds: float = 0.0  # user + system time of bishengir itself (wall time depends on load)
+    single_attempt: bool = False  # the 950's compiler ran once (SINGLE_ATTEMPT), not five times
 
 
 def _run_timed(args: list[str], cwd: Path, timeout: float | None = None) -> tuple[int, str, float]:
@@ -242,6 +243,13 @@ RETRY_MB = "automatically set enable-auto-multi-buffer to false"
 ERROR_LINE = re.compile(r"error: (.*)")
 
 
+# bishengir-compile-a5 (the 950's) treats the missing hivmc-a5 as a failed attempt and runs its
+# whole pipeline again, five times in all, to the same HIVM module; with --enable-tuning-mode it
+# stops after one. A single attempt that reaches hivmc is the result; any other outcome (an
+# overflow, an error) is decided by triton-ascend's own command, retries included.
+SINGLE_ATTEMPT = "--enable-tuning-mode"
+
+
 def run(cmd: list[str], linalg: str, workdir: Path) -> HivmResult:
     """Run a derived bishengir command on ``linalg`` in ``workdir`` (its input and temps)."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -252,6 +260,16 @@ def run(cmd: list[str], linalg: str, workdir: Path) -> HivmResult:
     if "-o" in args:
         args[args.index("-o") + 1] = str(workdir / "kernel")
     args.append(f"--save-temps={workdir}")
+    if Path(args[0]).resolve().name.endswith("-a5"):
+        once = _attempt([*args, SINGLE_ATTEMPT], workdir)
+        if once.ok:
+            once.command, once.single_attempt = args, True
+            return once
+        (workdir / HIVM_FILE).unlink(missing_ok=True)
+    return _attempt(args, workdir)
+
+
+def _attempt(args: list[str], workdir: Path) -> HivmResult:
     t0 = time.monotonic()
     retried = False
     try:
