@@ -40,7 +40,6 @@ import json
 import os
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,6 +54,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import hivm  # noqa: E402  (stage 2: linalg -> HIVM with bishengir)
+from ub_report import ub_agreement, ub_below, ub_comparison  # noqa: E402  (the UB report)
 SRC = HERE.parent / "src"  # npu-lowering's source in this checkout
 CORE_SRC = HERE.parents[1] / "npu-inductor-core" / "src"  # npu-inductor-core's, which it imports
 KERNEL_GLOB = "npu_kernel_*.py"
@@ -618,76 +618,6 @@ def _stage_counts(results, targets) -> dict:
                        "hivm_runs": len(runs),
                        "hivm_seconds": round(sum(x.get("seconds", 0) for x in runs), 1),
                        "hivm_cpu_seconds": round(sum(x.get("cpu_seconds", 0) for x in runs), 1)}
-    return out
-
-
-def ub_comparison(results, target="910B2") -> list[dict]:
-    """Per kernel and config: our UB estimate vs the bytes bishengir planned (or required)."""
-    rows = []
-    for r in results:
-        for c in r.configs:
-            t = c.targets.get(target) or {}
-            theirs = t.get("ub_required_bytes") or t.get("ub_bytes")
-            rows.append({"kernel": r.name, "config": c.index, "kwargs": c.kwargs, "ours": c.ub_ours,
-                         "ours_body": (c.ub_body or {}).get("950" if target == "950" else "910B"),
-                         "bishengir": theirs, "available": t.get("ub_available_bytes"),
-                         "fits": bool(t.get("ok")) and not t.get("retried_without_multibuffer"),
-                         "retried_without_multibuffer": t.get("retried_without_multibuffer")})
-    return rows
-
-
-def _ours(c, x: dict, fam: str) -> int | None:
-    """The body model's bound of what bishengir plans for the config (ub_model.plan_bound: the
-    peak estimate the heuristics tile with, or the buffers apart while they fit the UB)."""
-    from npu_inductor_core import ub_model
-
-    peak = (c.ub_body or {}).get(fam)
-    available = x.get("ub_available_bytes")
-    if not peak or not available:
-        return peak
-    return ub_model.plan_bound(peak, (getattr(c, "ub_apart", None) or {}).get(fam) or peak, available)
-
-
-def ub_below(results, targets, required_only: bool = False) -> list[str]:
-    """Every config whose body-model bound (``_ours``) is below what bishengir planned, or
-    whose peak estimate is below what bishengir required (an overflow; with ``required_only``
-    those alone). An overflow the model said fits fails the run: the heuristics would size such
-    a config past the UB. A plan above the bound that still fit is reported (the model misses
-    buffers bishengir keeps, but nothing was sized wrong): refit ub_model's weights with
-    bench/ub_model_calibration.py on the report, or widen its held-out margin."""
-    out = []
-    for r in results:
-        for c in r.configs:
-            for t in targets:
-                x = c.targets.get(t.name) or {}
-                if required_only and not x.get("ub_required_bytes"):
-                    continue
-                theirs = x.get("ub_required_bytes") or x.get("ub_bytes")
-                ours = _ours(c, x, "950" if t.name == "950" else "910B")
-                if theirs and not (ours and ours >= theirs):
-                    out.append(f"{r.name} cfg{c.index} {c.kwargs} [{t.name}]: ours {ours} < bishengir {theirs} ({r.path})")
-    return out
-
-
-def ub_agreement(results, targets) -> dict:
-    """Per target: how the UB models compare with bishengir's figure (configs below it, median
-    and lowest ratio to it: on kernels the weights were not fitted on, the lowest is the
-    held-out figure the margin must cover): the pointer model, the body model's peak estimate
-    (what the heuristics tile with) and its bound of the plan (``_ours``, which ub_below fails
-    the run on)."""
-    out = {}
-    for t in targets:
-        fam = "950" if t.name == "950" else "910B"
-        rows = [(theirs, c.ub_ours, (c.ub_body or {}).get(fam), _ours(c, x, fam))
-                for r in results for c in r.configs for x in [c.targets.get(t.name) or {}]
-                for theirs in [x.get("ub_required_bytes") or x.get("ub_bytes")] if theirs]
-        row = {"configs": len(rows)}
-        for i, label in ((1, "pointer_model"), (2, "body_model_peak"), (3, "body_model")):
-            ratios = sorted(p[i] / p[0] for p in rows if p[i])
-            if ratios:
-                row[label] = {"below": sum(1 for q in ratios if q < 1), "median_ratio": round(statistics.median(ratios), 2),
-                              "min_ratio": round(ratios[0], 3)}
-        out[t.name] = row
     return out
 
 
