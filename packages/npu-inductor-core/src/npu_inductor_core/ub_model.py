@@ -41,12 +41,6 @@ def _buffer(key: str, blocks: dict[str, int], multibuffer: bool, padded=()) -> t
     return ("q" if sizes == [8, 8] and cls_ not in "sk" else cls_), n
 
 
-def _is_8x8(key: str, blocks: dict[str, int]) -> bool:
-    """Whether a profile key's buffer is an 8x8 tile at the config's block sizes."""
-    dims = key.split("|", 1)[1].split(":")[0]
-    return [_size(d, blocks) for d in dims.split(",")] == [8, 8]
-
-
 def _sized(cls: str, dims: str, nbytes: str, sizes: list[int], multibuffer: bool, padded) -> tuple[str, int]:
     copies = 2 if multibuffer and cls == "l" else 1  # a pipelined load is double-buffered
     if cls == "p":  # a strided staging buffer: nbytes is what an element takes there
@@ -75,10 +69,10 @@ def class_bytes(prof: dict, kwargs: dict, multibuffer: bool = False) -> list[dic
         math_all = prof.get("math_all", {})
         for cls, family in (("F", math_all), ("R", prof.get("rand_all", {}))):
             for key, count in family.items():
-                _, n = _buffer(key, blocks, multibuffer, padded)
-                # an 8x8 tile's: 910B's compiler widens each to 8x8x8 (a 32-byte block an
-                # element), as it does every buffer of such a tile: a class of their own
-                by["Q" if _is_8x8(key, blocks) else cls] += count * n
+                tile_cls, n = _buffer(key, blocks, multibuffer, padded)
+                # an 8x8 tile's (``_buffer`` says "q"): 910B's compiler widens each to 8x8x8 (a
+                # 32-byte block an element), as it does every buffer of such a tile: a class of their own
+                by["Q" if tile_cls == "q" else cls] += count * n
         by["c"] = sum(math_all.values()) * ALIGN  # and a fixed block for each
         for key, count in point.items():
             cls, n = _buffer(key, blocks, multibuffer, padded)
