@@ -112,51 +112,51 @@ def workloads():
     }
 
 
-def measure(make, variant: dict, save_dir: Path | None) -> dict:
-    import npu_lowering.config as lowering_config
-    from npu_fusion import config as fusion_config
-    from torch._inductor import metrics
-    from torch._inductor.utils import fresh_cache
-
-    import logging
-
-    from torch._inductor import compile_fx
-
-    # Inductor counts each scheduled kernel's read and write bytes when its metrics log is on
-    compile_fx.inductor_metrics_log.setLevel(logging.INFO)
-    torch._dynamo.reset()
-    metrics.reset()
-    fn, args = make()
-    old = lowering_config.save_kernels
-    lowering_config.save_kernels = str(save_dir) if save_dir else None
-    try:
-        with fresh_cache(), fusion_config.patch(variant):
-            torch.compile(fn)(*args)
-    finally:
-        lowering_config.save_kernels = old
-    return {"kernels": metrics.generated_kernel_count, "gm_bytes": metrics.num_bytes_accessed}
-
-
-def measure_compile_only(fn, args: tuple, variant: dict) -> tuple[dict, object]:
-    """Kernels and GM bytes of ``fn``'s compile for ``args``, without running a kernel: the
-    backend lets Inductor compile the graph (codegen counts) and hands Dynamo the graph itself,
-    which runs eagerly. Returns the counts and the (eager) outputs."""
+def _counted(compile_and_call, variant: dict) -> tuple[dict, object]:
+    """Kernels and GM bytes Inductor's codegen counts while ``compile_and_call()`` runs under
+    npu-fusion's ``variant``, with a fresh Dynamo state and Inductor cache; and its result."""
     import logging
 
     from npu_fusion import config as fusion_config
     from torch._inductor import compile_fx, metrics
     from torch._inductor.utils import fresh_cache
 
+    # Inductor counts each scheduled kernel's read and write bytes when its metrics log is on
+    compile_fx.inductor_metrics_log.setLevel(logging.INFO)
+    torch._dynamo.reset()
+    metrics.reset()
+    with fresh_cache(), fusion_config.patch(variant):
+        out = compile_and_call()
+    return {"kernels": metrics.generated_kernel_count, "gm_bytes": metrics.num_bytes_accessed}, out
+
+
+def measure(make, variant: dict, save_dir: Path | None) -> dict:
+    import npu_lowering.config as lowering_config
+
+    fn, args = make()
+    old = lowering_config.save_kernels
+    lowering_config.save_kernels = str(save_dir) if save_dir else None
+    try:
+        return _counted(lambda: torch.compile(fn)(*args), variant)[0]
+    finally:
+        lowering_config.save_kernels = old
+
+
+def measure_compile_only(fn, args: tuple, variant: dict) -> tuple[dict, object]:
+    """Kernels and GM bytes of ``fn``'s compile for ``args``, without running a kernel: the
+    backend lets Inductor compile the graph (codegen counts) and hands Dynamo the graph itself,
+    which runs eagerly. Returns the counts and the (eager) outputs."""
+    from torch._inductor import compile_fx
+
     def backend(gm, example_inputs):
         compile_fx.compile_fx(gm, example_inputs)
         return gm.forward
 
-    compile_fx.inductor_metrics_log.setLevel(logging.INFO)
-    torch._dynamo.reset()
-    metrics.reset()
-    with fresh_cache(), fusion_config.patch(variant), torch.no_grad():
-        out = torch.compile(fn, backend=backend, dynamic=False)(*args)
-    return {"kernels": metrics.generated_kernel_count, "gm_bytes": metrics.num_bytes_accessed}, out
+    def call():
+        with torch.no_grad():
+            return torch.compile(fn, backend=backend, dynamic=False)(*args)
+
+    return _counted(call, variant)
 
 
 def llm_rows(tokens: list[int], dtypes: list[str], only: str | None) -> list[dict]:
