@@ -16,8 +16,12 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-CATALOGUE_DIR = Path(os.environ.get(
-    "NPU_INDUCTOR_CATALOGUE_DIR", Path(__file__).parent / "packages/npu-inductor-meta/src/npu_inductor/catalogue"))
+CATALOGUE_DIR = Path(
+    os.environ.get(
+        "NPU_INDUCTOR_CATALOGUE_DIR",
+        Path(__file__).parent / "packages/npu-inductor-meta/src/npu_inductor/catalogue",
+    )
+)
 SCHEMA = "npu-inductor-test-results/1"  # npu_inductor.results reads this schema
 # when a test's phases disagree, the worst outcome wins
 RANK = {"skipped": 0, "passed": 1, "failed": 2, "error": 3}
@@ -33,8 +37,12 @@ def _catalogue_ids() -> set[str]:
 
 
 def pytest_addoption(parser):
-    parser.addoption("--feature-results", metavar="PATH", default=None,
-                     help="write catalogue feature results (JSON) to PATH")
+    parser.addoption(
+        "--feature-results",
+        metavar="PATH",
+        default=None,
+        help="write catalogue feature results (JSON) to PATH",
+    )
 
 
 def pytest_configure(config):
@@ -59,7 +67,9 @@ def pytest_collection_modifyitems(session, config, items):
                     # user_properties travel with reports (xdist too) and into JUnit XML
                     item.user_properties.append(("feature", fid))
     if bad:
-        raise pytest.UsageError("feature markers name ids the catalogue does not have:\n  " + "\n  ".join(bad))
+        raise pytest.UsageError(
+            "feature markers name ids the catalogue does not have:\n  " + "\n  ".join(bad)
+        )
 
 
 def _outcome(report) -> str:
@@ -72,7 +82,9 @@ def _outcome(report) -> str:
 
 def pytest_runtest_logreport(report):
     features = [v for k, v in report.user_properties if k == "feature"]
-    entry = _OUTCOMES.setdefault(report.nodeid, {"nodeid": report.nodeid, "features": features, "outcome": "skipped"})
+    entry = _OUTCOMES.setdefault(
+        report.nodeid, {"nodeid": report.nodeid, "features": features, "outcome": "skipped"}
+    )
     new = _outcome(report)
     if RANK[new] > RANK[entry["outcome"]]:
         entry["outcome"] = new
@@ -99,7 +111,11 @@ def pytest_sessionfinish(session, exitstatus):
         # the torch the run verified rows on (`npu-inductor features` reports per torch release)
         "torch": _torch_version(),
         # a run narrowed by -k or paths says so: rows it did not collect read "missing"
-        "args": [str(a) for a in session.config.invocation_params.args if not str(a).startswith("--feature-results")],
+        "args": [
+            str(a)
+            for a in session.config.invocation_params.args
+            if not str(a).startswith("--feature-results")
+        ],
         "tests": sorted(_OUTCOMES.values(), key=lambda t: t["nodeid"]),
     }
     tmp = path.with_suffix(".tmp")

@@ -65,10 +65,19 @@ def main():
     ap.add_argument("--device", default="npu", choices=("npu", "cuda"))
     ap.add_argument("--calls", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--slow-calls", type=int, default=5, help="npu-sim: calls per round of the rows that compute")
-    ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
-                    help="thread: this thread's CPU time (npu-sim on a shared box; the AOTI runner and every "
-                         "launch run on the calling thread); wall: perf_counter (cuda: the GPU work counts)")
+    ap.add_argument(
+        "--slow-calls",
+        type=int,
+        default=5,
+        help="npu-sim: calls per round of the rows that compute",
+    )
+    ap.add_argument(
+        "--clock",
+        choices=("wall", "thread"),
+        default="wall",
+        help="thread: this thread's CPU time (npu-sim on a shared box; the AOTI runner and every "
+        "launch run on the calling thread); wall: perf_counter (cuda: the GPU work counts)",
+    )
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     if args.clock == "thread" and args.device == "cuda":
@@ -94,10 +103,16 @@ def main():
         t = time.perf_counter()
         ep = torch.export.export(model, (x,))
         with tempfile.TemporaryDirectory() as folder:
-            path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(folder, "mlp.pt2"))
+            path = torch._inductor.aoti_compile_and_package(
+                ep, package_path=os.path.join(folder, "mlp.pt2")
+            )
             fns["aoti"] = torch._inductor.aoti_load_package(path)
             compile_s["aoti"] = time.perf_counter() - t
-            kernels = sum(1 for n in __import__("zipfile").ZipFile(path).namelist() if n.endswith((".npld", ".cubin")))
+            kernels = sum(
+                1
+                for n in __import__("zipfile").ZipFile(path).namelist()
+                if n.endswith((".npld", ".cubin"))
+            )
         for name, kwargs in (("compile", {}), ("reduce_overhead", {"mode": "reduce-overhead"})):
             torch._dynamo.reset() if name == "compile" else None
             t = time.perf_counter()
@@ -115,19 +130,34 @@ def main():
         with lo.host_only() if args.device == "npu" else contextlib.nullcontext():
             for _ in range(args.rounds):
                 for name, fn in fns.items():
-                    turns[name].append(per_call_us(fn, x, args.slow_calls if name in slow else args.calls, sync,
-                                                   mark if name == "reduce_overhead" else None, clock))
+                    turns[name].append(
+                        per_call_us(
+                            fn,
+                            x,
+                            args.slow_calls if name in slow else args.calls,
+                            sync,
+                            mark if name == "reduce_overhead" else None,
+                            clock,
+                        )
+                    )
         for name, values in turns.items():
             rows[name] = statistics.median(values)
     data = {
-        "what": "MLP8 (width 256, batch 4) per-call host time, us" + (" (npu-sim: kernels no-op)" if args.device == "npu"
-                                                                      else ""),
-        "device": str(device), "torch": torch.__version__, "python": platform.python_version(),
+        "what": "MLP8 (width 256, batch 4) per-call host time, us"
+        + (" (npu-sim: kernels no-op)" if args.device == "npu" else ""),
+        "device": str(device),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
         "machine": f"{platform.node()} ({os.cpu_count()} cores)",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "calls": args.calls, "slow_calls": args.slow_calls, "rounds": args.rounds, "clock": args.clock,
-        "not_host_only": sorted(slow), "kernels_in_package": kernels,
-        "per_call_us": rows, "turns_us": {k: [round(v, 1) for v in vs] for k, vs in turns.items()},
+        "calls": args.calls,
+        "slow_calls": args.slow_calls,
+        "rounds": args.rounds,
+        "clock": args.clock,
+        "not_host_only": sorted(slow),
+        "kernels_in_package": kernels,
+        "per_call_us": rows,
+        "turns_us": {k: [round(v, 1) for v in vs] for k, vs in turns.items()},
         "first_call_s": {k: round(v, 2) for k, v in compile_s.items()},
     }
     print(f"{'mode':<18}{'us/call':>10}{'x aoti':>9}")

@@ -72,8 +72,13 @@ def serve(folder: Path, calls: int, clock: str) -> dict:
 
 
 def child(args, env, *extra) -> dict:
-    proc = subprocess.run([sys.executable, __file__, *args, *extra], env=env, capture_output=True, text=True,
-                          timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, __file__, *args, *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-4000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -83,16 +88,24 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--clock", choices=("thread", "wall"), default="thread",
-                    help="thread: the serving thread's CPU time (the runner, the model and every launch run on "
-                         "it; other processes on a shared machine do not count); wall: perf_counter")
+    ap.add_argument(
+        "--clock",
+        choices=("thread", "wall"),
+        default="thread",
+        help="thread: the serving thread's CPU time (the runner, the model and every launch run on "
+        "it; other processes on a shared machine do not count); wall: perf_counter",
+    )
     ap.add_argument("--json", default=None)
     ap.add_argument("--child", choices=("build", "serve"), help=argparse.SUPPRESS)
     ap.add_argument("--folder", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         folder = Path(args.folder)
-        print(json.dumps(build(folder) if args.child == "build" else serve(folder, args.calls, args.clock)))
+        print(
+            json.dumps(
+                build(folder) if args.child == "build" else serve(folder, args.calls, args.clock)
+            )
+        )
         return
     sys.path[:0] = [str(TESTS), str(HERE)]
     import fake_triton_ascend
@@ -100,8 +113,11 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        env = {**os.environ, "NPU_LAUNCHER_CANN_LIBS": str(fake_triton_ascend.fake_cann_library(folder)),
-               "TORCHINDUCTOR_CACHE_DIR": str(folder / "inductor")}
+        env = {
+            **os.environ,
+            "NPU_LAUNCHER_CANN_LIBS": str(fake_triton_ascend.fake_cann_library(folder)),
+            "TORCHINDUCTOR_CACHE_DIR": str(folder / "inductor"),
+        }
         env.pop("FAKE_CANN_LOG", None)
         t = time.perf_counter()
         built = child(["--child", "build", "--folder", str(folder)], env)
@@ -110,19 +126,35 @@ def main() -> None:
         turns = {name: [] for name in ways}
         for _ in range(args.rounds):
             for name, extra_env in ways.items():
-                got = child(["--child", "serve", "--folder", str(folder), "--calls", str(args.calls),
-                             "--clock", args.clock],
-                            {**env, **extra_env})
+                got = child(
+                    [
+                        "--child",
+                        "serve",
+                        "--folder",
+                        str(folder),
+                        "--calls",
+                        str(args.calls),
+                        "--clock",
+                        args.clock,
+                    ],
+                    {**env, **extra_env},
+                )
                 assert got["python_capi"] == (name == "python_capi"), (name, got)
                 turns[name].append(got["us"])
     rows = {name: statistics.median(v) for name, v in turns.items()}
     data = {
         "what": "MLP8 (width 256, batch 4) AOTInductor package built for Ascend, per-call host time, us "
-                "(CANN stand-in: launches return at once)",
-        "kernels_in_package": len(built["kernels"]), "torch": __import__("torch").__version__,
-        "python": platform.python_version(), "machine": f"{platform.node()} ({os.cpu_count()} cores)",
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "calls": args.calls,
-        "rounds": args.rounds, "clock": args.clock, "build_s": round(build_s, 1), "per_call_us": rows,
+        "(CANN stand-in: launches return at once)",
+        "kernels_in_package": len(built["kernels"]),
+        "torch": __import__("torch").__version__,
+        "python": platform.python_version(),
+        "machine": f"{platform.node()} ({os.cpu_count()} cores)",
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "calls": args.calls,
+        "rounds": args.rounds,
+        "clock": args.clock,
+        "build_s": round(build_s, 1),
+        "per_call_us": rows,
         "turns_us": {k: [round(v, 1) for v in vs] for k, vs in turns.items()},
     }
     print(f"{'C ABI':<14}{'us/call':>10}{'x direct':>10}")

@@ -44,15 +44,20 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ASCEND_CHECK = HERE.parent / "packages" / "npu-lowering" / "ascend_check"
-MARK = "@@ascend-compile@@ "  # the server's answers start with it (anything else on stdout is not one)
+MARK = (
+    "@@ascend-compile@@ "  # the server's answers start with it (anything else on stdout is not one)
+)
 TARGET = "910B2"  # Ascend910B2, bishengir-compile (ascend_check/hivm.py's TARGETS)
 
 COMPILES: list[dict] = []  # one per config compiled for Ascend in this process
-_done: "weakref.WeakKeyDictionary[object, set]" = weakref.WeakKeyDictionary()  # kernel object -> configs compiled
+_done: "weakref.WeakKeyDictionary[object, set]" = (
+    weakref.WeakKeyDictionary()
+)  # kernel object -> configs compiled
 _server: dict = {}
 
 
 # --- the server, in the Ascend compiler venv -------------------------------------------------
+
 
 def serve(target_name: str, jobs: int) -> int:
     import concurrent.futures
@@ -70,14 +75,22 @@ def serve(target_name: str, jobs: int) -> int:
     def bishengir(out, cmd, linalg, work):
         h = hivm.run(cmd, linalg, work)
         shutil.rmtree(work, ignore_errors=True)
-        out.update(ok=h.ok, bishengir_s=h.seconds, bishengir_cpu_s=h.cpu_seconds, error=h.error[:400],
-                   ub_required_bytes=h.ub_required_bytes, reached_hivm=h.ub_bytes is not None)
+        out.update(
+            ok=h.ok,
+            bishengir_s=h.seconds,
+            bishengir_cpu_s=h.cpu_seconds,
+            error=h.error[:400],
+            ub_required_bytes=h.ub_required_bytes,
+            reached_hivm=h.ub_bytes is not None,
+        )
 
     # a kernel's candidate configs compile side by side, as the compile path's threads do
     # (npu-autotune's precompile budget): front ends here, one after another (triton-ascend's
     # front end runs under a SIGALRM deadline, main thread only), bishengir runs in ``jobs``
-    with tempfile.TemporaryDirectory(prefix="bench-ascend-compile-") as root, \
-            concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-ascend-compile-") as root,
+        concurrent.futures.ThreadPoolExecutor(jobs) as pool,
+    ):
         for n, line in enumerate(sys.stdin):
             req = json.loads(line)
             try:
@@ -87,17 +100,27 @@ def serve(target_name: str, jobs: int) -> int:
                 continue
             answers, runs = [], []
             for i, c in enumerate(req["configs"]):
-                cfg = Config(dict(c["kwargs"]), num_warps=c.get("num_warps") or 1, num_stages=c.get("num_stages") or 1)
+                cfg = Config(
+                    dict(c["kwargs"]),
+                    num_warps=c.get("num_warps") or 1,
+                    num_stages=c.get("num_stages") or 1,
+                )
                 t = time.perf_counter()
                 out = {"kwargs": c["kwargs"], "num_stages": c.get("num_stages"), "ok": False}
                 answers.append(out)
                 try:
                     with io.StringIO() as printed:
-                        linalg, metadata, options, _ = check._front_end(cap, cfg, target.arch, target, printed)
+                        linalg, metadata, options, _ = check._front_end(
+                            cap, cfg, target.arch, target, printed
+                        )
                     cmd = hivm.derive_command(linalg, metadata, options, target)
                 except Exception as exc:  # noqa: BLE001 - a front-end failure is this config's
-                    out.update(front_end_s=time.perf_counter() - t, bishengir_s=0.0, bishengir_cpu_s=0.0,
-                               error=check._short(exc)[:400])
+                    out.update(
+                        front_end_s=time.perf_counter() - t,
+                        bishengir_s=0.0,
+                        bishengir_cpu_s=0.0,
+                        error=check._short(exc)[:400],
+                    )
                     continue
                 out["front_end_s"] = time.perf_counter() - t
                 runs.append(pool.submit(bishengir, out, cmd, linalg, Path(root) / f"{n}.{i}"))
@@ -109,13 +132,14 @@ def serve(target_name: str, jobs: int) -> int:
 
 # --- the hook, in a bench child ----------------------------------------------------------------
 
+
 def _answer(proc) -> dict:
     line = proc.stdout.readline()
     while line and not line.startswith(MARK):
         line = proc.stdout.readline()
     if not line:
         raise RuntimeError(f"the Ascend compile server exited (status {proc.poll()})")
-    return json.loads(line[len(MARK):])
+    return json.loads(line[len(MARK) :])
 
 
 def _request(path: str, configs: list[dict]) -> dict:
@@ -127,8 +151,11 @@ def _request(path: str, configs: list[dict]) -> dict:
 
 
 def _config_dict(cfg) -> dict:
-    return {"kwargs": dict(cfg.kwargs), "num_warps": getattr(cfg, "num_warps", 1),
-            "num_stages": getattr(cfg, "num_stages", 1)}
+    return {
+        "kwargs": dict(cfg.kwargs),
+        "num_warps": getattr(cfg, "num_warps", 1),
+        "num_stages": getattr(cfg, "num_stages", 1),
+    }
 
 
 def compile_for_ascend(kernel, config) -> None:
@@ -149,21 +176,37 @@ def compile_for_ascend(kernel, config) -> None:
     path = kernel.fn.fn.__code__.co_filename  # the module Inductor wrote for this kernel
     t = time.perf_counter()
     answer = _request(path, [_config_dict(c) for c in todo])
-    wall = time.perf_counter() - t  # what the compile waited: the configs' front ends + bishengir runs
+    wall = (
+        time.perf_counter() - t
+    )  # what the compile waited: the configs' front ends + bishengir runs
     if "error" in answer:  # the module did not load in the Ascend venv: counted, not compiled
-        COMPILES.append({"kernel": name, "ok": False, "error": answer["error"], "request_wall_s": wall, "configs": len(todo)})
+        COMPILES.append(
+            {
+                "kernel": name,
+                "ok": False,
+                "error": answer["error"],
+                "request_wall_s": wall,
+                "configs": len(todo),
+            }
+        )
         return
     for a in answer["configs"]:
         COMPILES.append({"kernel": name, **a})
-    COMPILES[-1]["request_wall_s"] = wall  # (module load and the pipe, beside the configs' own time)
+    COMPILES[-1]["request_wall_s"] = (
+        wall  # (module load and the pipe, beside the configs' own time)
+    )
 
 
 def install(python: str, target: str = TARGET, jobs: int = 2) -> None:
     """Start the server (returns once it is ready) and hook the npu kernel object's compile."""
     from npu_lowering.runtime.autotuner import NpuCachingAutotuner
 
-    proc = subprocess.Popen([python, str(Path(__file__).resolve()), "--serve", "--target", target, "--jobs", str(jobs)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [python, str(Path(__file__).resolve()), "--serve", "--target", target, "--jobs", str(jobs)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     atexit.register(proc.kill)
     _server.update(proc=proc, lock=threading.Lock(), ready=_answer(proc))
     real = NpuCachingAutotuner._fetch_or_compile
@@ -182,17 +225,26 @@ def summary() -> dict:
     """What this process compiled for Ascend."""
     cfgs = [c for c in COMPILES if "front_end_s" in c]
     return {
-        "target": _server.get("ready", {}).get("arch"), "hook_installed": bool(_server),
-        "kernels": len({c["kernel"] for c in COMPILES}), "configs": len(cfgs),
+        "target": _server.get("ready", {}).get("arch"),
+        "hook_installed": bool(_server),
+        "kernels": len({c["kernel"] for c in COMPILES}),
+        "configs": len(cfgs),
         "reached_hivm": sum(1 for c in cfgs if c.get("reached_hivm")),
         "ub_overflow": sum(1 for c in cfgs if c.get("ub_required_bytes")),
-        "failed": [{k: c.get(k) for k in ("kernel", "kwargs", "num_stages", "error")}
-                   for c in COMPILES if not c.get("ok") and not c.get("ub_required_bytes")],
+        "failed": [
+            {k: c.get(k) for k in ("kernel", "kwargs", "num_stages", "error")}
+            for c in COMPILES
+            if not c.get("ok") and not c.get("ub_required_bytes")
+        ],
         # configs bishengir rejects for the unified buffer (the Ascend compile path drops them)
-        "ub_overflows": [{k: c.get(k) for k in ("kernel", "kwargs", "num_stages", "ub_required_bytes")}
-                         for c in cfgs if c.get("ub_required_bytes")],
+        "ub_overflows": [
+            {k: c.get(k) for k in ("kernel", "kwargs", "num_stages", "ub_required_bytes")}
+            for c in cfgs
+            if c.get("ub_required_bytes")
+        ],
         "front_end_s": sum(c["front_end_s"] for c in cfgs),
-        "bishengir_s": sum(c["bishengir_s"] for c in cfgs), "bishengir_cpu_s": sum(c["bishengir_cpu_s"] for c in cfgs),
+        "bishengir_s": sum(c["bishengir_s"] for c in cfgs),
+        "bishengir_cpu_s": sum(c["bishengir_cpu_s"] for c in cfgs),
         "request_wall_s": sum(c.get("request_wall_s", 0.0) for c in COMPILES),
     }
 
@@ -201,7 +253,11 @@ if __name__ == "__main__":
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--serve", action="store_true", help="answer compile requests on stdin (run with .venv-ascend)")
+    ap.add_argument(
+        "--serve",
+        action="store_true",
+        help="answer compile requests on stdin (run with .venv-ascend)",
+    )
     ap.add_argument("--target", default=TARGET)
     ap.add_argument("--jobs", type=int, default=2, help="bishengir processes at once (default 2)")
     args = ap.parse_args()

@@ -27,7 +27,13 @@ SHAPES = ((1, 64), (2, 48), (3, 80), (1, 96), (5, 1))  # (rows factor, columns) 
 
 def _graph(a, b, c, d, e):
     # inputs of different shapes: no fusion, one kernel each (pointwise, reductions, softmax)
-    return torch.sin(a) * 2, b.sum(dim=-1), c.amax(dim=-1), torch.softmax(d, dim=-1), torch.cos(e) + 1
+    return (
+        torch.sin(a) * 2,
+        b.sum(dim=-1),
+        c.amax(dim=-1),
+        torch.softmax(d, dim=-1),
+        torch.cos(e) + 1,
+    )
 
 
 def _first_call_s(rows: int) -> tuple[float, int]:
@@ -48,7 +54,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "async_compile.json"))
+    parser.add_argument(
+        "--json", default=os.path.join(os.environ.get("OUT", "."), "async_compile.json")
+    )
     args = parser.parse_args()
 
     import npu_inductor
@@ -70,18 +78,33 @@ def main() -> None:
                 rows_seen += 1  # a new shape: new kernels, nothing reused
                 took, kernels = _first_call_s(rows_seen)
                 times.append(took)
-        results.append({"compile_threads": threads, "best_s": min(times), "all_s": times,
-                        "async_compile_triton_calls": kernels, "pool": threads > 1})
+        results.append(
+            {
+                "compile_threads": threads,
+                "best_s": min(times),
+                "all_s": times,
+                "async_compile_triton_calls": kernels,
+                "pool": threads > 1,
+            }
+        )
     shutdown_compile_workers()
 
     print(f"{'compile_threads':>15} | {'triton() calls':>14} | {'first call s (best)':>19} | all")
     print("-" * 77)
     for r in results:
-        print(f"{r['compile_threads']:>15} | {r['async_compile_triton_calls']:>14} | {r['best_s']:>19.2f} | "
-              f"{', '.join(f'{t:.2f}' for t in r['all_s'])}")
-    report = {"bench": "async_compile", "device": "npu-sim", "host": platform.node(), "cpus": os.cpu_count(),
-              "torch": torch.__version__, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-              "results": results}
+        print(
+            f"{r['compile_threads']:>15} | {r['async_compile_triton_calls']:>14} | {r['best_s']:>19.2f} | "
+            f"{', '.join(f'{t:.2f}' for t in r['all_s'])}"
+        )
+    report = {
+        "bench": "async_compile",
+        "device": "npu-sim",
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "torch": torch.__version__,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "results": results,
+    }
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as f:
         json.dump(report, f, indent=2)

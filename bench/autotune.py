@@ -33,9 +33,18 @@ import torch
 from results_io import result_header, time_call, write_json
 
 CASES = {
-    "pointwise": (lambda x: torch.sin(x) * x + 1, lambda dev, big: (torch.randn((1 << 24) if big else 4096, device=dev),)),
-    "reduction": (lambda x: x.sum(dim=-1), lambda dev, big: (torch.randn(*((4096, 4096) if big else (8, 512)), device=dev),)),
-    "softmax": (lambda x: torch.softmax(x, dim=-1), lambda dev, big: (torch.randn(*((8192, 1024) if big else (8, 256)), device=dev),)),
+    "pointwise": (
+        lambda x: torch.sin(x) * x + 1,
+        lambda dev, big: (torch.randn((1 << 24) if big else 4096, device=dev),),
+    ),
+    "reduction": (
+        lambda x: x.sum(dim=-1),
+        lambda dev, big: (torch.randn(*((4096, 4096) if big else (8, 512)), device=dev),),
+    ),
+    "softmax": (
+        lambda x: torch.softmax(x, dim=-1),
+        lambda dev, big: (torch.randn(*((8192, 1024) if big else (8, 256)), device=dev),),
+    ),
 }
 
 
@@ -78,15 +87,22 @@ def proxy_heuristics():
 
     def through_tuning(hook, method):
         def call(self, *args, **kwargs):
-            return getattr(tuning, hook)(self, getattr(super(ProxyAutotuner, self), method), *args, **kwargs)
+            return getattr(tuning, hook)(
+                self, getattr(super(ProxyAutotuner, self), method), *args, **kwargs
+            )
 
         return call
 
-    for hook, method in (("precompile", "precompile"), ("precompile_worker", "_precompile_worker"),
-                         ("precompile_config", "_precompile_config"),
-                         ("create_compile_options", "_create_compile_options"), ("bench", "bench"),
-                         ("coordinate_descent_tuning", "coordinate_descent_tuning"),
-                         ("benchmark_all_configs", "benchmark_all_configs"), ("run", "run")):
+    for hook, method in (
+        ("precompile", "precompile"),
+        ("precompile_worker", "_precompile_worker"),
+        ("precompile_config", "_precompile_config"),
+        ("create_compile_options", "_create_compile_options"),
+        ("bench", "bench"),
+        ("coordinate_descent_tuning", "coordinate_descent_tuning"),
+        ("benchmark_all_configs", "benchmark_all_configs"),
+        ("run", "run"),
+    ):
         setattr(ProxyAutotuner, method, through_tuning(hook, method))
 
     saved = {n: getattr(th, n) for n in ("pointwise", "reduction", "persistent_reduction")}
@@ -109,7 +125,11 @@ def run_case(name, device, big, mode):
     fn, make = CASES[name]
     args = make(device, big)
     torch._dynamo.reset()
-    flags = {"max_autotune_pointwise": mode != "untuned", "compile_threads": 1, "force_disable_caches": True}
+    flags = {
+        "max_autotune_pointwise": mode != "untuned",
+        "compile_threads": 1,
+        "force_disable_caches": True,
+    }
     before = {id(o) for o in _kernel_objects(CachingAutotuner)}
     ctx = proxy_heuristics() if mode == "ours" else contextlib.nullcontext()
     with fresh_cache(), config.patch(flags), ctx:
@@ -122,15 +142,32 @@ def run_case(name, device, big, mode):
     ref = fn(*[a.cpu() for a in args])
     torch.testing.assert_close(out.cpu(), ref, atol=1e-3, rtol=1e-3)
     tune_ms = sum((k.autotune_time_taken_ns or k.precompile_time_taken_ns) for k in kernels) / 1e6
-    configs = sorted({str(getattr(k, "configs", None) and [c.kwargs for c in k.configs] or
-                          [l.config.kwargs for l in k.launchers]) for k in kernels})
-    return {"case": name, "mode": mode, "autotune_ms": tune_ms, "kernel_ms": ms, "first_call_s": first_call_s,
-            "kernel_objects": len(kernels), "chosen": configs}
+    configs = sorted(
+        {
+            str(
+                getattr(k, "configs", None)
+                and [c.kwargs for c in k.configs]
+                or [l.config.kwargs for l in k.launchers]
+            )
+            for k in kernels
+        }
+    )
+    return {
+        "case": name,
+        "mode": mode,
+        "autotune_ms": tune_ms,
+        "kernel_ms": ms,
+        "first_call_s": first_call_s,
+        "kernel_objects": len(kernels),
+        "chosen": configs,
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--device", choices=["cuda", "npu"], default="cuda" if torch.cuda.is_available() else "npu")
+    ap.add_argument(
+        "--device", choices=["cuda", "npu"], default="cuda" if torch.cuda.is_available() else "npu"
+    )
     ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "autotune.json"))
     ap.add_argument("--cases", default=",".join(CASES))
     opts = ap.parse_args()
@@ -149,10 +186,14 @@ def main() -> int:
         for mode in modes:
             rows.append(run_case(name, opts.device, big, mode))
     base, other = modes
-    print(f"{'case':<10} {'mode':<9} {'autotune ms':>12} {'kernel ms':>10} {'first call s':>13}  chosen")
+    print(
+        f"{'case':<10} {'mode':<9} {'autotune ms':>12} {'kernel ms':>10} {'first call s':>13}  chosen"
+    )
     for r in rows:
-        print(f"{r['case']:<10} {r['mode']:<9} {r['autotune_ms']:>12.2f} {r['kernel_ms']:>10.4f} "
-              f"{r['first_call_s']:>13.2f}  {r['chosen']}")
+        print(
+            f"{r['case']:<10} {r['mode']:<9} {r['autotune_ms']:>12.2f} {r['kernel_ms']:>10.4f} "
+            f"{r['first_call_s']:>13.2f}  {r['chosen']}"
+        )
     ratios = {}
     for name in opts.cases.split(","):
         a = next(r for r in rows if r["case"] == name and r["mode"] == base)
@@ -161,10 +202,15 @@ def main() -> int:
         num, den = (b, a) if opts.device == "cuda" else (a, b)
         # untuned kernels have no autotune time to compare with
         tune = num["autotune_ms"] / den["autotune_ms"] if den["autotune_ms"] > 0 else None
-        ratios[name] = {"autotune_time": tune, "kernel_time": num["kernel_ms"] / max(den["kernel_ms"], 1e-9)}
+        ratios[name] = {
+            "autotune_time": tune,
+            "kernel_time": num["kernel_ms"] / max(den["kernel_ms"], 1e-9),
+        }
         shown = "n/a" if tune is None else f"{tune:.2f}x"
-        print(f"{name:<10} ratio ({num['mode']}/{den['mode']}): autotune time {shown}, "
-              f"kernel time {ratios[name]['kernel_time']:.2f}x")
+        print(
+            f"{name:<10} ratio ({num['mode']}/{den['mode']}): autotune time {shown}, "
+            f"kernel time {ratios[name]['kernel_time']:.2f}x"
+        )
     result = {**result_header("autotune", opts.device), "rows": rows, "ratios": ratios}
     write_json(opts.json, result)
     return 0

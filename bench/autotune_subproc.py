@@ -72,31 +72,45 @@ CHILD = """
 def run(mode: str, case: str) -> dict:
     env = {**os.environ, "NPU_SIM_DEVICE_COUNT": "2" if mode == "multi-device" else "1"}
     env.pop("ASCEND_RT_VISIBLE_DEVICES", None)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(CHILD.format(mode=mode, case=case))],
-                          capture_output=True, text=True, env=env, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CHILD.format(mode=mode, case=case))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"{mode} {case} failed:\n{proc.stderr[-3000:]}")
     line = next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))
-    return json.loads(line[len("RESULT "):])
+    return json.loads(line[len("RESULT ") :])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="pointwise,reduction,softmax")
-    parser.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "autotune_subproc.json"))
+    parser.add_argument(
+        "--json", default=os.path.join(os.environ.get("OUT", "."), "autotune_subproc.json")
+    )
     args = parser.parse_args()
     rows = []
     for case in args.cases.split(","):
         for mode in ("in-process", "subproc", "multi-device"):
             rows.append({"case": case, "mode": mode, **run(mode, case)})
-    print(f"{'case':<10} {'mode':<13} {'workers':>7} {'start s':>8} {'tune ms':>9} {'candidates':>10}")
+    print(
+        f"{'case':<10} {'mode':<13} {'workers':>7} {'start s':>8} {'tune ms':>9} {'candidates':>10}"
+    )
     for r in rows:
-        print(f"{r['case']:<10} {r['mode']:<13} {r['workers']:>7} {r['worker_start_s']:>8.2f} "
-              f"{r['tune_ms']:>9.1f} {r['candidates'] if r['candidates'] is not None else '-':>10}")
+        print(
+            f"{r['case']:<10} {r['mode']:<13} {r['workers']:>7} {r['worker_start_s']:>8.2f} "
+            f"{r['tune_ms']:>9.1f} {r['candidates'] if r['candidates'] is not None else '-':>10}"
+        )
     import torch
 
-    meta = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
-            "machine": f"{platform.machine()} {os.cpu_count()} cores", "torch": torch.__version__}
+    meta = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+        "machine": f"{platform.machine()} {os.cpu_count()} cores",
+        "torch": torch.__version__,
+    }
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)

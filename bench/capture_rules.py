@@ -55,10 +55,15 @@ def _models():
     torch.manual_seed(0)
     lin.to("npu")
     return {
-        "one_kernel": lambda: ((lambda a, b: (a + b) * 2.0), (torch.randn(1024, device="npu"),
-                                                               torch.randn(1024, device="npu"))),
+        "one_kernel": lambda: (
+            (lambda a, b: (a + b) * 2.0),
+            (torch.randn(1024, device="npu"), torch.randn(1024, device="npu")),
+        ),
         "mlp8": lambda: (MLP8().to("npu").eval(), (torch.randn(4, 256, device="npu"),)),
-        "transformer_block": lambda: (TransformerBlock(64, 4).to("npu").eval(), (torch.randn(2, 16, 64, device="npu"),)),
+        "transformer_block": lambda: (
+            TransformerBlock(64, 4).to("npu").eval(),
+            (torch.randn(2, 16, 64, device="npu"),),
+        ),
         "gpt2_tiny": lambda: (lambda f, x: (f, (x,)))(*gpt2()),
         "median_middle": lambda: (median_middle, (torch.randn(4, 8, device="npu"),)),
         "mask_middle": lambda: (mask_middle, (torch.randn(4, 8, device="npu"),)),
@@ -110,17 +115,23 @@ def main():
     import npu_sim.config
 
     npu_inductor.enable()
-    assert npu_sim.config.capture_rules, "run with the capture rules on (unset NPU_SIM_CAPTURE_RULES)"
+    assert npu_sim.config.capture_rules, (
+        "run with the capture rules on (unset NPU_SIM_CAPTURE_RULES)"
+    )
     models = _models()
     names = [m for m in a.models.split(",") if m] or list(models)
     rows = [run_case(n, models[n], a.calls) for n in names]
-    print("| model | replayed from a graph | device ops / call | outside a graph / call | partitions | split ops "
-          "| graphs alive (budget) | calls without a graph |")
+    print(
+        "| model | replayed from a graph | device ops / call | outside a graph / call | partitions | split ops "
+        "| graphs alive (budget) | calls without a graph |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['model']} | {100 * r['replayed_share']:.1f}% | {r['ops_per_call']:.1f} | "
-              f"{r['outside_per_call']:.1f} | {r['partitions']} | {', '.join(r['splits']) or '-'} | "
-              f"{r['graphs_alive']} ({r['graph_budget']}) | {r['eager_calls']} |")
+        print(
+            f"| {r['model']} | {100 * r['replayed_share']:.1f}% | {r['ops_per_call']:.1f} | "
+            f"{r['outside_per_call']:.1f} | {r['partitions']} | {', '.join(r['splits']) or '-'} | "
+            f"{r['graphs_alive']} ({r['graph_budget']}) | {r['eager_calls']} |"
+        )
     meta = {"torch": torch.__version__, "python": sys.version.split()[0], "calls": a.calls}
     if a.json:
         with open(a.json, "w") as f:

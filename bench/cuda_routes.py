@@ -23,9 +23,12 @@ _route = {"make": None}
 _cuda_wrapper: dict = {}
 
 
-@upstream_patch("torch._inductor.runtime.triton_heuristics.TritonCompileResult.make_launcher",
-                versions="torch 2.11, 2.13, 2.14, 2.15", removed_by="a launcher hook in CompileResult (none upstream)",
-                owner="bench")
+@upstream_patch(
+    "torch._inductor.runtime.triton_heuristics.TritonCompileResult.make_launcher",
+    versions="torch 2.11, 2.13, 2.14, 2.15",
+    removed_by="a launcher hook in CompileResult (none upstream)",
+    owner="bench",
+)
 def route_triton_compile_results(route_to) -> bool:
     """Benchmark mode for cuda: ``TritonCompileResult.make_launcher`` (Inductor's launcher for a
     kernel compiled by Triton) asks ``route_to(result)`` first for cuda kernels while it is
@@ -72,9 +75,12 @@ def route_cuda_kernels(enabled: bool = True) -> None:
     route_triton_compile_results(routed if enabled else None)
 
 
-@upstream_patch("torch._inductor.codegen.common.device_codegens['cuda'].wrapper_codegen",
-                versions="torch 2.11, 2.13, 2.14, 2.15", removed_by="a per-compile wrapper-codegen option upstream",
-                owner="bench")
+@upstream_patch(
+    "torch._inductor.codegen.common.device_codegens['cuda'].wrapper_codegen",
+    versions="torch 2.11, 2.13, 2.14, 2.15",
+    removed_by="a per-compile wrapper-codegen option upstream",
+    owner="bench",
+)
 def route_cuda_wrapper(wrapper_cls=None) -> bool:
     """Benchmark mode for cuda: cuda graphs are written by ``wrapper_cls`` instead of upstream's
     PythonWrapperCodegen while set; None restores upstream's class."""

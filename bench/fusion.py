@@ -68,7 +68,11 @@ def mlp8(width=64, hidden=256):
     class B(nn.Module):
         def __init__(self):
             super().__init__()
-            self.ln, self.fc1, self.fc2 = nn.LayerNorm(width), nn.Linear(width, hidden), nn.Linear(hidden, width)
+            self.ln, self.fc1, self.fc2 = (
+                nn.LayerNorm(width),
+                nn.Linear(width, hidden),
+                nn.Linear(hidden, width),
+            )
 
         def forward(self, h):
             return h + self.fc2(F.gelu(self.fc1(self.ln(h))))
@@ -96,17 +100,31 @@ def workloads():
         return step, (x,)
 
     return {
-        "1-kernel function": lambda: (lambda a, b: (a + b) * 2.0,
-                                      (torch.randn(1024, device=dev), torch.randn(1024, device=dev))),
+        "1-kernel function": lambda: (
+            lambda a, b: (a + b) * 2.0,
+            (torch.randn(1024, device=dev), torch.randn(1024, device=dev)),
+        ),
         "softmax": lambda: (lambda x: torch.softmax(x, -1), (rows(),)),
-        "layer_norm": lambda: (lambda x, w: F.layer_norm(x, (1024,), w), (rows(), torch.randn(1024, device=dev))),
-        "rms_norm": lambda: (lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
-                             (rows(), torch.randn(1024, device=dev))),
-        "cross_entropy": lambda: (lambda x, t: F.cross_entropy(x, t),
-                                  (rows(), torch.randint(0, 1024, (8,), device=dev))),
-        "split reduction": lambda: (lambda x: (x.sum(), x.abs().max()), (torch.randn(1 << 16, device=dev),)),
-        "stress: wide sum (24 inputs)": lambda: (lambda *xs: (sum(xs[:13]), sum(xs[12:]) * 2),
-                                         tuple(torch.randn(1024, device=dev) for _ in range(24))),
+        "layer_norm": lambda: (
+            lambda x, w: F.layer_norm(x, (1024,), w),
+            (rows(), torch.randn(1024, device=dev)),
+        ),
+        "rms_norm": lambda: (
+            lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
+            (rows(), torch.randn(1024, device=dev)),
+        ),
+        "cross_entropy": lambda: (
+            lambda x, t: F.cross_entropy(x, t),
+            (rows(), torch.randint(0, 1024, (8,), device=dev)),
+        ),
+        "split reduction": lambda: (
+            lambda x: (x.sum(), x.abs().max()),
+            (torch.randn(1 << 16, device=dev),),
+        ),
+        "stress: wide sum (24 inputs)": lambda: (
+            lambda *xs: (sum(xs[:13]), sum(xs[12:]) * 2),
+            tuple(torch.randn(1024, device=dev) for _ in range(24)),
+        ),
         "MLP8 (width 64, batch 4)": lambda: (mlp8().to(dev), (torch.randn(4, 64, device=dev),)),
         "transformer block fwd+bwd (d 64, seq 16, batch 2)": block_train,
     }
@@ -180,34 +198,62 @@ def llm_rows(tokens: list[int], dtypes: list[str], only: str | None) -> list[dic
 
 def print_llm_row(row: dict) -> None:
     p, u, m = row["policy"], row["upstream"], row["minimum_gm_bytes"]
-    print(f"| {row['workload']} | {row['tokens']} | {row['dtype']} | {p['kernels']} / {u['kernels']} "
-          f"| {p['gm_bytes']} / {u['gm_bytes']} / {m} | {p['gm_bytes'] / m:.2f} / {u['gm_bytes'] / m:.2f} |",
-          flush=True)
+    print(
+        f"| {row['workload']} | {row['tokens']} | {row['dtype']} | {p['kernels']} / {u['kernels']} "
+        f"| {p['gm_bytes']} / {u['gm_bytes']} / {m} | {p['gm_bytes'] / m:.2f} / {u['gm_bytes'] / m:.2f} |",
+        flush=True,
+    )
 
 
 def ascend_check(folder: Path, python: str, configs: str = "all") -> dict:
     report = folder / "report.json"
-    cmd = [python, str(ROOT / "packages/npu-lowering/ascend_check/check.py"), str(folder), "--jobs", "1",
-           "--configs", configs, "--json", str(report)]
+    cmd = [
+        python,
+        str(ROOT / "packages/npu-lowering/ascend_check/check.py"),
+        str(folder),
+        "--jobs",
+        "1",
+        "--configs",
+        configs,
+        "--json",
+        str(report),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if not report.exists():
         return {"error": (proc.stderr or proc.stdout)[-500:]}
     rep = json.loads(report.read_text())
-    return {"kernels_checked": rep["kernels"], "configs_checked": rep["kernel_configs"],
-            "kernels_failed": len(rep["failed"]), "failed": rep["failed"]}
+    return {
+        "kernels_checked": rep["kernels"],
+        "configs_checked": rep["kernel_configs"],
+        "kernels_failed": len(rep["failed"]),
+        "failed": rep["failed"],
+    }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, default=ROOT / "bench/fusion.json")
     ap.add_argument("--only", help="comma-separated workload names (substrings)")
-    ap.add_argument("--ascend-check", action="store_true", help="run ascend_check on every kernel (slow)")
+    ap.add_argument(
+        "--ascend-check", action="store_true", help="run ascend_check on every kernel (slow)"
+    )
     ap.add_argument("--check-python", default="/work/main/.venv-ascend/bin/python")
-    ap.add_argument("--check-variants", default="policy,upstream",
-                    help="comma-separated variants whose kernels ascend_check checks")
-    ap.add_argument("--check-configs", choices=("all", "first"), default="all",
-                    help="ascend_check every config of a kernel or its first")
-    ap.add_argument("--llm", action="store_true", help="the LLM workloads (bench/llm_workloads.py), compile only")
+    ap.add_argument(
+        "--check-variants",
+        default="policy,upstream",
+        help="comma-separated variants whose kernels ascend_check checks",
+    )
+    ap.add_argument(
+        "--check-configs",
+        choices=("all", "first"),
+        default="all",
+        help="ascend_check every config of a kernel or its first",
+    )
+    ap.add_argument(
+        "--llm",
+        action="store_true",
+        help="the LLM workloads (bench/llm_workloads.py), compile only",
+    )
     ap.add_argument("--tokens", default="1,16,256,4096", help="--llm: token counts")
     ap.add_argument("--dtypes", default="bfloat16,float16", help="--llm: input dtypes")
     args = ap.parse_args(argv)
@@ -221,12 +267,19 @@ def main(argv=None) -> int:
     npu_fusion.register()
 
     if args.llm:
-        print("| workload | tokens | dtype | kernels policy / upstream | GM bytes policy / upstream / minimum "
-              "| x minimum policy / upstream |")
+        print(
+            "| workload | tokens | dtype | kernels policy / upstream | GM bytes policy / upstream / minimum "
+            "| x minimum policy / upstream |"
+        )
         print("|---|---|---|---|---|---|")
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         rows = llm_rows([int(t) for t in args.tokens.split(",")], args.dtypes.split(","), args.only)
-        return _write(args.json if args.json != ROOT / "bench/fusion.json" else ROOT / "bench/fusion_llm.json", rows)
+        return _write(
+            args.json
+            if args.json != ROOT / "bench/fusion.json"
+            else ROOT / "bench/fusion_llm.json",
+            rows,
+        )
 
     chosen = workloads()
     if args.only:
@@ -243,16 +296,22 @@ def main(argv=None) -> int:
                     save.mkdir()
                 row[vname] = measure(make, variant, save)
                 if save:
-                    row[vname]["ascend_check"] = ascend_check(save, args.check_python, args.check_configs)
+                    row[vname]["ascend_check"] = ascend_check(
+                        save, args.check_python, args.check_configs
+                    )
             rows.append(row)
             print_row(row)
     return _write(args.json, rows)
 
 
 def _write(path: Path, rows: list[dict]) -> int:
-    out = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "machine": f"{platform.node()} {platform.machine()} ({platform.processor() or 'cpu'})",
-           "torch": torch.__version__, "device": "npu-sim", "rows": rows}
+    out = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": f"{platform.node()} {platform.machine()} ({platform.processor() or 'cpu'})",
+        "torch": torch.__version__,
+        "device": "npu-sim",
+        "rows": rows,
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=1))
     print(f"wrote {path}")
@@ -265,7 +324,9 @@ _HEADER = False
 def print_row(row: dict) -> None:
     global _HEADER
     if not _HEADER:
-        print("| workload | kernels policy / upstream | GM bytes policy / upstream | Ascend check failures policy / upstream |")
+        print(
+            "| workload | kernels policy / upstream | GM bytes policy / upstream | Ascend check failures policy / upstream |"
+        )
         print("|---|---|---|---|")
         _HEADER = True
     p, u = row["policy"], row["upstream"]
@@ -274,8 +335,11 @@ def print_row(row: dict) -> None:
         c = r.get("ascend_check")
         return "-" if c is None else str(c.get("kernels_failed", "error"))
 
-    print(f"| {row['workload']} | {p['kernels']} / {u['kernels']} | {p['gm_bytes']} / {u['gm_bytes']} "
-          f"| {fails(p)} / {fails(u)} |", flush=True)
+    print(
+        f"| {row['workload']} | {p['kernels']} / {u['kernels']} | {p['gm_bytes']} / {u['gm_bytes']} "
+        f"| {fails(p)} / {fails(u)} |",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -92,7 +92,9 @@ def install_switchable_sim_entry():
     sys.modules.setdefault(__name__, sys.modules["__main__"])
     lowering = import_module("npu_lowering.runtime.autotuner")
     _HOST_ONLY["real"] = sim.launch_entry()
-    sim._entry_points = lambda: [metadata.EntryPoint("launch", f"{__name__}:switchable_launch", sim.GROUP)]
+    sim._entry_points = lambda: [
+        metadata.EntryPoint("launch", f"{__name__}:switchable_launch", sim.GROUP)
+    ]
     lowering.sim_launch = lambda: switchable_launch
 
 
@@ -117,10 +119,14 @@ def cuda_rows(iters):
     sync = torch.cuda.synchronize
     stream = torch.cuda.current_stream().cuda_stream
     ck = add_kernel[(1,)](x, y, o, n, BLOCK=1024)
-    rows["triton_jit_launch"] = per_call_us(lambda: add_kernel[(1,)](x, y, o, n, BLOCK=1024), (), iters, sync=sync)
+    rows["triton_jit_launch"] = per_call_us(
+        lambda: add_kernel[(1,)](x, y, o, n, BLOCK=1024), (), iters, sync=sync
+    )
     try:  # CompiledKernel[grid]: Triton's C launcher without the JIT's dispatch
         runner = ck[(1, 1, 1)]
-        rows["triton_compiled_kernel"] = per_call_us(lambda: runner(x, y, o, n, stream=stream), (), iters, sync=sync)
+        rows["triton_compiled_kernel"] = per_call_us(
+            lambda: runner(x, y, o, n, stream=stream), (), iters, sync=sync
+        )
     except Exception as e:
         rows["triton_compiled_kernel_error"] = repr(e)
     try:
@@ -134,12 +140,20 @@ def cuda_rows(iters):
         ck._cubin_path = path
         static = StaticallyLaunchedCudaKernel(ck)
         static.load_kernel(torch.cuda.current_device())
-        rows["inductor_static_launcher"] = per_call_us(static.run, (1, 1, 1, stream, x, y, o, n), iters, sync=sync)
+        rows["inductor_static_launcher"] = per_call_us(
+            static.run, (1, 1, 1, stream, x, y, o, n), iters, sync=sync
+        )
         fast_cls = getattr(torch._C, "_FastCudaLauncher", None)
         if fast_cls is not None:
-            n_scratch = int(getattr(static, "has_global_scratch", False)) + int(getattr(static, "has_profile_scratch", False))
-            fast = fast_cls(static.function, static.num_warps, static.shared, static.arg_tys, n_scratch)
-            rows["inductor_fast_cuda_launcher"] = per_call_us(fast, (1, 1, 1, stream, x, y, o, n), iters, sync=sync)
+            n_scratch = int(getattr(static, "has_global_scratch", False)) + int(
+                getattr(static, "has_profile_scratch", False)
+            )
+            fast = fast_cls(
+                static.function, static.num_warps, static.shared, static.arg_tys, n_scratch
+            )
+            rows["inductor_fast_cuda_launcher"] = per_call_us(
+                fast, (1, 1, 1, stream, x, y, o, n), iters, sync=sync
+            )
     except Exception as e:
         rows["inductor_static_launcher_error"] = repr(e)
     d = descriptor_from_compiled(ck)
@@ -149,13 +163,20 @@ def cuda_rows(iters):
         if mode == "slow":
             _native.disable_tensor_fast_path()
         launch = bind(d, device=torch.cuda.current_device())
-        rows[f"npu_launcher_{mode}_path"] = per_call_us(launch, (1, 1, 1, stream, x, y, o, n), iters, sync=sync)
+        rows[f"npu_launcher_{mode}_path"] = per_call_us(
+            launch, (1, 1, 1, stream, x, y, o, n), iters, sync=sync
+        )
         if mode == "fast":  # what a promoted direct-launch slot calls: the grid bound once
-            rows["npu_launcher_grid_slot"] = per_call_us(launch.at(1, 1, 1), (stream, x, y, o, n), iters, sync=sync)
-            rows["npu_launcher_grid_slot_ignoring_3"] = per_call_us(launch.at(1, 1, 1, 3), (stream, x, y, o, n, 1, 1, 1),
-                                                                    iters, sync=sync)
+            rows["npu_launcher_grid_slot"] = per_call_us(
+                launch.at(1, 1, 1), (stream, x, y, o, n), iters, sync=sync
+            )
+            rows["npu_launcher_grid_slot_ignoring_3"] = per_call_us(
+                launch.at(1, 1, 1, 3), (stream, x, y, o, n, 1, 1, 1), iters, sync=sync
+            )
         # grid (0, 1, 1): every argument validated, cuLaunchKernel skipped: our own share
-        rows[f"npu_launcher_{mode}_path_no_driver_call"] = per_call_us(launch, (0, 1, 1, stream, x, y, o, n), iters)
+        rows[f"npu_launcher_{mode}_path_no_driver_call"] = per_call_us(
+            launch, (0, 1, 1, stream, x, y, o, n), iters
+        )
         o.zero_()
         launch(1, 1, 1, stream, x, y, o, n)
         sync()
@@ -169,7 +190,9 @@ def host_rows(iters):
     """Launcher host cost with a no-op sim entry (any machine, CPU tensors)."""
     rows = {}
     real_entry_points = sim._entry_points
-    sim._entry_points = lambda: [metadata.EntryPoint("launch", f"{__name__}:noop_launch", sim.GROUP)]
+    sim._entry_points = lambda: [
+        metadata.EntryPoint("launch", f"{__name__}:noop_launch", sim.GROUP)
+    ]
     try:
         _host_rows(rows, iters)
     finally:  # later rows (the compiled MLP on npu-sim) need npu-sim's real entry point
@@ -179,8 +202,13 @@ def host_rows(iters):
 
 def _host_rows(rows, iters):
     sys.modules.setdefault(__name__, sys.modules["__main__"])
-    d = sim_descriptor(add_kernel, {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"},
-                       {"BLOCK": 1024}, divisibility={"x": 16, "y": 16, "out": 16}, device_type="cpu")
+    d = sim_descriptor(
+        add_kernel,
+        {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"},
+        {"BLOCK": 1024},
+        divisibility={"x": 16, "y": 16, "out": 16},
+        device_type="cpu",
+    )
     x, y, o = torch.randn(1024), torch.randn(1024), torch.empty(1024)
     for mode in ("fast", "slow"):
         _tensor_abi.calibrate.cache_clear()
@@ -195,12 +223,19 @@ def _host_rows(rows, iters):
             def drop_trailing(slot, n):  # the Python frame a template slot used to pay
                 return lambda stream, *args: slot(stream, *args[:n])
 
-            rows["sim_noop_grid_slot"] = per_call_us(launch.at(1, 1, 1), (None, x, y, o, 1024), iters)
-            rows["sim_noop_partial"] = per_call_us(functools.partial(launch, 1, 1, 1), (None, x, y, o, 1024), iters)
+            rows["sim_noop_grid_slot"] = per_call_us(
+                launch.at(1, 1, 1), (None, x, y, o, 1024), iters
+            )
+            rows["sim_noop_partial"] = per_call_us(
+                functools.partial(launch, 1, 1, 1), (None, x, y, o, 1024), iters
+            )
             trailing = (None, x, y, o, 1024, 1, 1, 1)
-            rows["sim_noop_grid_slot_ignoring_3"] = per_call_us(launch.at(1, 1, 1, 3), trailing, iters)
-            rows["sim_noop_partial_drop_trailing"] = per_call_us(drop_trailing(functools.partial(launch, 1, 1, 1), 4),
-                                                                 trailing, iters)
+            rows["sim_noop_grid_slot_ignoring_3"] = per_call_us(
+                launch.at(1, 1, 1, 3), trailing, iters
+            )
+            rows["sim_noop_partial_drop_trailing"] = per_call_us(
+                drop_trailing(functools.partial(launch, 1, 1, 1), 4), trailing, iters
+            )
     _tensor_abi.calibrate.cache_clear()
     _tensor_abi.calibrate()
     f32 = torch.float32
@@ -219,9 +254,15 @@ def _host_rows(rows, iters):
 class MLP(torch.nn.Module):
     def __init__(self, width=256, blocks=8):
         super().__init__()
-        self.blocks = torch.nn.ModuleList(torch.nn.Sequential(
-            torch.nn.LayerNorm(width), torch.nn.Linear(width, width), torch.nn.GELU(),
-            torch.nn.Linear(width, width)) for _ in range(blocks))
+        self.blocks = torch.nn.ModuleList(
+            torch.nn.Sequential(
+                torch.nn.LayerNorm(width),
+                torch.nn.Linear(width, width),
+                torch.nn.GELU(),
+                torch.nn.Linear(width, width),
+            )
+            for _ in range(blocks)
+        )
 
     def forward(self, x):
         for block in self.blocks:
@@ -245,14 +286,19 @@ def _own_code(fn, name):
     modes stay compiled side by side (no dynamo.reset between them) and can be timed in turns."""
     import types
 
-    return types.FunctionType(fn.__code__.replace(co_name=name), fn.__globals__, name, None, fn.__closure__)
+    return types.FunctionType(
+        fn.__code__.replace(co_name=name), fn.__globals__, name, None, fn.__closure__
+    )
 
 
 # GEMM templates with their epilogues fused: benchmark_epilogue_fusion off, because it times
 # device work only, and for kernels this small fused and unfused time the same while each
 # extra kernel costs a host launch (the thing measured here); upstream's mode gets the same
-GEMM_TEMPLATES = {"max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON",
-                  "benchmark_epilogue_fusion": False}
+GEMM_TEMPLATES = {
+    "max_autotune_gemm": True,
+    "max_autotune_gemm_backends": "TRITON",
+    "benchmark_epilogue_fusion": False,
+}
 
 
 SMALL_GEMM = "_small_gemm"  # a mode key, not an Inductor flag: small_gemm.DEVICES gets "cuda"
@@ -267,13 +313,19 @@ def _cuda_modes():
         "inductor_npu_direct_launch": ({"use_static_cuda_launcher": False}, True, True),
         # ours as npu compiles in default mode: also npu-lowering's small-GEMM policy (the
         # matmuls become one-tile Triton templates with their epilogues; no max-autotune)
-        "inductor_npu_default_small_gemm_templates": ({"use_static_cuda_launcher": False, SMALL_GEMM: True},
-                                                      True, True),
+        "inductor_npu_default_small_gemm_templates": (
+            {"use_static_cuda_launcher": False, SMALL_GEMM: True},
+            True,
+            True,
+        ),
         # the matmuls as Triton GEMM templates (their bias/GELU/residual fused in), so every
         # kernel of the graph is one our launcher can launch; upstream in the same mode too
         "inductor_upstream_gemm_templates": (GEMM_TEMPLATES, False, False),
-        "inductor_npu_direct_launch_gemm_templates": ({**GEMM_TEMPLATES, "use_static_cuda_launcher": False},
-                                                      True, True),
+        "inductor_npu_direct_launch_gemm_templates": (
+            {**GEMM_TEMPLATES, "use_static_cuda_launcher": False},
+            True,
+            True,
+        ),
     }
 
 
@@ -293,8 +345,9 @@ def profile_text(fn, x, calls=200) -> str:
     return buf.getvalue()
 
 
-def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None = None,
-             host: bool = False) -> dict:
+def mlp_rows(
+    device: str, iters: int, rounds: int = 1, profile_dir: str | None = None, host: bool = False
+) -> dict:
     """Per-call microseconds of the compiled MLP under each launcher mode. Every mode is
     compiled first (each in a fresh Inductor cache), then all are timed in ``rounds`` turns
     (eager, mode 1, mode 2, ... again), so slow phases of a shared host hit every mode; each
@@ -321,11 +374,17 @@ def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None =
         PROMOTED = None
         modes = {
             "inductor_npu_sim_entry_point": ({"use_static_triton_launcher": False}, False, False),
-            "inductor_npu_launcher_run": ({"use_static_triton_launcher": True, "use_fast_triton_launcher": False},
-                                          False, False),
+            "inductor_npu_launcher_run": (
+                {"use_static_triton_launcher": True, "use_fast_triton_launcher": False},
+                False,
+                False,
+            ),
             "inductor_npu_launcher": ({"use_static_triton_launcher": True}, False, True),
-            "inductor_npu_launcher_gemm_templates": ({"use_static_triton_launcher": True, **GEMM_TEMPLATES},
-                                                     False, True),
+            "inductor_npu_launcher_gemm_templates": (
+                {"use_static_triton_launcher": True, **GEMM_TEMPLATES},
+                False,
+                True,
+            ),
         }
     with torch.no_grad():
         ref = model(x)
@@ -342,7 +401,9 @@ def mlp_rows(device: str, iters: int, rounds: int = 1, profile_dir: str | None =
             patch = dict(patch)
             small = patch.pop(SMALL_GEMM, False)
             if device == "cuda":
-                cuda_routes.route_cuda_wrapper(direct_launch.cuda_wrapper_class() if direct else None)
+                cuda_routes.route_cuda_wrapper(
+                    direct_launch.cuda_wrapper_class() if direct else None
+                )
                 lowering_compat.small_gemm_lowerings()
                 (small_gemm.DEVICES.add if small else small_gemm.DEVICES.discard)("cuda")
             promoted_before = len(PROMOTED) if PROMOTED is not None else 0
@@ -403,19 +464,29 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iters", type=int, default=20000)
     ap.add_argument("--json", default=None)
-    ap.add_argument("--mlp-iters", type=int, default=200, help="calls timed per compiled-MLP mode and turn")
+    ap.add_argument(
+        "--mlp-iters", type=int, default=200, help="calls timed per compiled-MLP mode and turn"
+    )
     ap.add_argument("--mlp-rounds", type=int, default=5, help="turns over all compiled-MLP modes")
-    ap.add_argument("--mlp-profile", default=None, help="folder for cProfile tables of each MLP mode")
+    ap.add_argument(
+        "--mlp-profile", default=None, help="folder for cProfile tables of each MLP mode"
+    )
     ap.add_argument("--npu-sim", action="store_true", help="also the compiled MLP on npu-sim")
-    ap.add_argument("--npu-sim-host", action="store_true",
-                    help="also the compiled MLP on npu-sim with no-op kernels and matmuls (host code only)")
+    ap.add_argument(
+        "--npu-sim-host",
+        action="store_true",
+        help="also the compiled MLP on npu-sim with no-op kernels and matmuls (host code only)",
+    )
     ap.add_argument("--no-mlp", action="store_true")
     a = ap.parse_args()
     res = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": platform.node(), "python": platform.python_version(),
-        "torch": torch.__version__, "triton": triton.__version__,
-        "npu_launcher": _version("npu-launcher"), "iters": a.iters,
+        "machine": platform.node(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "npu_launcher": _version("npu-launcher"),
+        "iters": a.iters,
         "tensor_fast_path": _tensor_abi.calibrate(),
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         "us_per_launch": {},
@@ -423,14 +494,18 @@ def main():
     if torch.cuda.is_available():
         res["us_per_launch"].update(cuda_rows(a.iters))
     res["us_per_launch"].update(host_rows(a.iters))
-    print(f"launch overhead, tiny kernel, {a.iters} launches  ({res['gpu'] or 'no GPU'}, torch {res['torch']}, triton {res['triton']})")
+    print(
+        f"launch overhead, tiny kernel, {a.iters} launches  ({res['gpu'] or 'no GPU'}, torch {res['torch']}, triton {res['triton']})"
+    )
     print(f"{'variant':40s} {'us/launch':>10s}")
     for k, v in res["us_per_launch"].items():
         print(f"{k:40s} {v:10.2f}" if isinstance(v, float) else f"{k:40s} {v}")
     if not a.no_mlp:
         res["mlp_us_per_call"] = {}
         if torch.cuda.is_available():
-            res["mlp_us_per_call"]["cuda"] = mlp_rows("cuda", a.mlp_iters, a.mlp_rounds, a.mlp_profile)
+            res["mlp_us_per_call"]["cuda"] = mlp_rows(
+                "cuda", a.mlp_iters, a.mlp_rounds, a.mlp_profile
+            )
         if a.npu_sim or a.npu_sim_host:
             import npu_inductor
 
@@ -439,30 +514,49 @@ def main():
             res["mlp_us_per_call"]["npu_sim"] = mlp_rows("npu", max(1, a.mlp_iters // 50), 1)
         if a.npu_sim_host:
             install_switchable_sim_entry()
-            res["mlp_us_per_call"]["npu_sim_host_only"] = mlp_rows("npu", a.mlp_iters, a.mlp_rounds, host=True)
+            res["mlp_us_per_call"]["npu_sim_host_only"] = mlp_rows(
+                "npu", a.mlp_iters, a.mlp_rounds, host=True
+            )
         for dev, rows in res["mlp_us_per_call"].items():
-            print(f"compiled MLP (8 blocks, width 256, batch 4), {dev}: us per call (median of turns)")
+            print(
+                f"compiled MLP (8 blocks, width 256, batch 4), {dev}: us per call (median of turns)"
+            )
             for k, v in rows.items():
                 print(f"  {k:44s} {v:12.1f}" if isinstance(v, float) else f"  {k:44s} {v}")
             base = rows.get("inductor_upstream_default") or rows.get("inductor_npu_sim_entry_point")
-            for ours in ("inductor_npu_launcher", "inductor_npu_direct_launch",
-                         "inductor_npu_default_small_gemm_templates", "inductor_upstream_gemm_templates",
-                         "inductor_npu_direct_launch_gemm_templates"):
+            for ours in (
+                "inductor_npu_launcher",
+                "inductor_npu_direct_launch",
+                "inductor_npu_default_small_gemm_templates",
+                "inductor_upstream_gemm_templates",
+                "inductor_npu_direct_launch_gemm_templates",
+            ):
                 if base and isinstance(rows.get(ours), float):
                     rows[f"ratio_{ours}_to_upstream"] = rows[ours] / base
                     print(f"  {ours} / upstream: {rows[f'ratio_{ours}_to_upstream']:.3f}")
-                    turns, base_turns = rows.get(ours + "_turns"), rows.get("inductor_upstream_default_turns")
-                    if turns and base_turns:  # the same turn of both: the fairest ratio on a shared host
+                    turns, base_turns = (
+                        rows.get(ours + "_turns"),
+                        rows.get("inductor_upstream_default_turns"),
+                    )
+                    if (
+                        turns and base_turns
+                    ):  # the same turn of both: the fairest ratio on a shared host
                         per_turn = sorted(t / b for t, b in zip(turns, base_turns))
-                        rows[f"ratio_{ours}_to_upstream_per_turn_median"] = per_turn[len(per_turn) // 2]
+                        rows[f"ratio_{ours}_to_upstream_per_turn_median"] = per_turn[
+                            len(per_turn) // 2
+                        ]
     u = res["us_per_launch"]
     if "npu_launcher_fast_path" in u and "triton_jit_launch" in u:
         res["ratio_ours_to_triton_jit"] = u["npu_launcher_fast_path"] / u["triton_jit_launch"]
         print(f"ours / Triton JIT launcher: {res['ratio_ours_to_triton_jit']:.3f}")
     if "npu_launcher_fast_path" in u and "inductor_static_launcher" in u:
-        res["ratio_ours_to_inductor_static"] = u["npu_launcher_fast_path"] / u["inductor_static_launcher"]
+        res["ratio_ours_to_inductor_static"] = (
+            u["npu_launcher_fast_path"] / u["inductor_static_launcher"]
+        )
         print(f"ours / Inductor static launcher: {res['ratio_ours_to_inductor_static']:.3f}")
-    out = a.json or (os.path.join(os.environ["OUT"], "launch_overhead.json") if os.environ.get("OUT") else None)
+    out = a.json or (
+        os.path.join(os.environ["OUT"], "launch_overhead.json") if os.environ.get("OUT") else None
+    )
     if out:
         with open(out, "w") as f:
             json.dump(res, f, indent=1)

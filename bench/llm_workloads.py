@@ -75,8 +75,14 @@ def split_qkv_norm_rope(qkv, wq, wk, cos_sin_cache, positions, q_heads: int, kv_
     tokens, width = qkv.shape
     head_dim = width // (q_heads + 2 * kv_heads)
     q, k, v = qkv.split([q_heads * head_dim, kv_heads * head_dim, kv_heads * head_dim], -1)
-    q, k = qk_norm_rope(q.view(tokens, q_heads, head_dim), k.view(tokens, kv_heads, head_dim), wq, wk,
-                        cos_sin_cache, positions)
+    q, k = qk_norm_rope(
+        q.view(tokens, q_heads, head_dim),
+        k.view(tokens, kv_heads, head_dim),
+        wq,
+        wk,
+        cos_sin_cache,
+        positions,
+    )
     return q, k, v.view(tokens, kv_heads, head_dim)
 
 
@@ -89,13 +95,19 @@ def swiglu_quant(gate_up):
 class Workload:
     name: str
     fn: Callable
-    inputs: Callable[[int, torch.dtype, str, Shapes], tuple]  # (tokens, dtype, device, shapes) -> args
-    gather: tuple[int, int] | None = None  # (index of a table, index of the positions it is read at)
+    inputs: Callable[
+        [int, torch.dtype, str, Shapes], tuple
+    ]  # (tokens, dtype, device, shapes) -> args
+    gather: tuple[int, int] | None = (
+        None  # (index of a table, index of the positions it is read at)
+    )
 
 
 def _rows(tokens, dtype, device, s):
     g = torch.Generator().manual_seed(0)
-    x, res = (torch.randn(tokens, s.hidden, generator=g).to(device=device, dtype=dtype) for _ in range(2))
+    x, res = (
+        torch.randn(tokens, s.hidden, generator=g).to(device=device, dtype=dtype) for _ in range(2)
+    )
     return x, res, (1 + 0.1 * torch.randn(s.hidden, generator=g)).to(device=device, dtype=dtype)
 
 
@@ -107,8 +119,13 @@ def _heads(tokens, dtype, device, s):
 
 
 def _norm_and_positions(tokens, dtype, device, s, g):
-    wq, wk = ((1 + 0.1 * torch.randn(s.head_dim, generator=g)).to(device=device, dtype=dtype) for _ in range(2))
-    angles = torch.arange(s.max_positions)[:, None] * (10000.0 ** (-torch.arange(0, s.head_dim, 2) / s.head_dim))
+    wq, wk = (
+        (1 + 0.1 * torch.randn(s.head_dim, generator=g)).to(device=device, dtype=dtype)
+        for _ in range(2)
+    )
+    angles = torch.arange(s.max_positions)[:, None] * (
+        10000.0 ** (-torch.arange(0, s.head_dim, 2) / s.head_dim)
+    )
     cache = torch.cat((angles.cos(), angles.sin()), -1).to(device=device, dtype=dtype)
     positions = torch.randint(0, s.max_positions, (tokens,), generator=g).to(device)
     return wq, wk, cache, positions
@@ -139,7 +156,11 @@ def minimum_gm_bytes(args: tuple, outputs, gather: tuple[int, int] | None = None
     """Each input tensor read once (a table read at positions: those rows only) and each output
     written once (an output that is a view of an input: nothing)."""
     ins = [a for a in args if isinstance(a, torch.Tensor)]
-    outs = [o for o in (outputs if isinstance(outputs, (tuple, list)) else (outputs,)) if isinstance(o, torch.Tensor)]
+    outs = [
+        o
+        for o in (outputs if isinstance(outputs, (tuple, list)) else (outputs,))
+        if isinstance(o, torch.Tensor)
+    ]
 
     def nbytes(t):
         return t.numel() * t.element_size()

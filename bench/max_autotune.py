@@ -40,7 +40,10 @@ from results_io import result_header, time_call, write_json
 def gemm(m, k, n):
     def make(dev, dtype):
         g = torch.Generator().manual_seed(0)
-        return (torch.randn(m, k, generator=g).to(dev, dtype), torch.randn(k, n, generator=g).to(dev, dtype))
+        return (
+            torch.randn(m, k, generator=g).to(dev, dtype),
+            torch.randn(k, n, generator=g).to(dev, dtype),
+        )
 
     return (lambda a, b: a @ b), make
 
@@ -101,8 +104,14 @@ def swap_templates_on(device: str):
 
     class ProxyChoices(InductorChoices):
         def get_template_configs(self, kernel_inputs, templates, op_name, kwarg_overrides=None):
-            extra = [t for t in gemm_swap_ab.extra_templates(kernel_inputs, templates, op_name) if t not in templates]
-            return super().get_template_configs(kernel_inputs, [*templates, *extra], op_name, kwarg_overrides)
+            extra = [
+                t
+                for t in gemm_swap_ab.extra_templates(kernel_inputs, templates, op_name)
+                if t not in templates
+            ]
+            return super().get_template_configs(
+                kernel_inputs, [*templates, *extra], op_name, kwarg_overrides
+            )
 
     if device != "cuda":
         yield
@@ -125,13 +134,22 @@ def record_autotunes(log):
 
     real = AlgorithmSelectorCache.log_results
 
-    def logged(name, input_nodes, timings, elapse, precompile_elapse, prescreening_elapse=None, *a, **k):
+    def logged(
+        name, input_nodes, timings, elapse, precompile_elapse, prescreening_elapse=None, *a, **k
+    ):
         if timings:
             best = min(timings, key=timings.get)
-            log.append({"op": name, "candidates": len(timings),
-                        "wall_s": elapse + precompile_elapse + (prescreening_elapse or 0.0),
-                        "winner": best.name.rsplit("_", 1)[0]})
-        return real(name, input_nodes, timings, elapse, precompile_elapse, prescreening_elapse, *a, **k)
+            log.append(
+                {
+                    "op": name,
+                    "candidates": len(timings),
+                    "wall_s": elapse + precompile_elapse + (prescreening_elapse or 0.0),
+                    "winner": best.name.rsplit("_", 1)[0],
+                }
+            )
+        return real(
+            name, input_nodes, timings, elapse, precompile_elapse, prescreening_elapse, *a, **k
+        )
 
     AlgorithmSelectorCache.log_results = staticmethod(logged)
     try:
@@ -151,12 +169,20 @@ def run_case(name, device, side, dtype):
         fn, make = gemm(*GEMMS[name][0 if device == "cuda" else 1])
         args = make(device, dtype)
     native = (side == "upstream") == (device == "cuda")
-    lists = contextlib.nullcontext() if native else tile_lists("npu" if device == "cuda" else "cuda", device)
+    lists = (
+        contextlib.nullcontext()
+        if native
+        else tile_lists("npu" if device == "cuda" else "cuda", device)
+    )
     swap = swap_templates_on(device) if side == "ours" else contextlib.nullcontext()
     log = []
     torch._dynamo.reset()
-    flags = {"max_autotune_gemm_backends": "TRITON", "compile_threads": 1, "force_disable_caches": True,
-             "triton.cudagraphs": False}
+    flags = {
+        "max_autotune_gemm_backends": "TRITON",
+        "compile_threads": 1,
+        "force_disable_caches": True,
+        "triton.cudagraphs": False,
+    }
     with torch.no_grad(), fresh_cache(), config.patch(flags), lists, swap, record_autotunes(log):
         compiled = torch.compile(fn, mode="max-autotune-no-cudagraphs")
         t0 = time.perf_counter()
@@ -166,14 +192,24 @@ def run_case(name, device, side, dtype):
         ref = fn(*args) if name != "block" else None
     if ref is not None:
         torch.testing.assert_close(out.float(), ref.float(), atol=5e-2, rtol=5e-2)
-    return {"case": name, "side": side, "gemms_tuned": len(log), "candidates": sum(r["candidates"] for r in log),
-            "autotune_s": sum(r["wall_s"] for r in log), "kernel_ms": ms, "first_call_s": first_call_s,
-            "winners": [r["winner"] for r in log], "tuned": log}
+    return {
+        "case": name,
+        "side": side,
+        "gemms_tuned": len(log),
+        "candidates": sum(r["candidates"] for r in log),
+        "autotune_s": sum(r["wall_s"] for r in log),
+        "kernel_ms": ms,
+        "first_call_s": first_call_s,
+        "winners": [r["winner"] for r in log],
+        "tuned": log,
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--device", choices=["cuda", "npu"], default="cuda" if torch.cuda.is_available() else "npu")
+    ap.add_argument(
+        "--device", choices=["cuda", "npu"], default="cuda" if torch.cuda.is_available() else "npu"
+    )
     ap.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "max_autotune.json"))
     ap.add_argument("--cases", default=",".join([*GEMMS, "block"]))
     opts = ap.parse_args()
@@ -194,22 +230,35 @@ def main() -> int:
     for name in opts.cases.split(","):
         for side in ("upstream", "ours"):
             rows.append(run_case(name, opts.device, side, dtype))
-    print(f"{'case':<10} {'side':<9} {'gemms':>5} {'candidates':>10} {'autotune s':>10} {'kernel ms':>10}  winners")
+    print(
+        f"{'case':<10} {'side':<9} {'gemms':>5} {'candidates':>10} {'autotune s':>10} {'kernel ms':>10}  winners"
+    )
     for r in rows:
-        print(f"{r['case']:<10} {r['side']:<9} {r['gemms_tuned']:>5} {r['candidates']:>10} {r['autotune_s']:>10.2f} "
-              f"{r['kernel_ms']:>10.4f}  {','.join(sorted(set(r['winners'])))}")
+        print(
+            f"{r['case']:<10} {r['side']:<9} {r['gemms_tuned']:>5} {r['candidates']:>10} {r['autotune_s']:>10.2f} "
+            f"{r['kernel_ms']:>10.4f}  {','.join(sorted(set(r['winners'])))}"
+        )
     ratios = {}
     for name in opts.cases.split(","):
         up = next(r for r in rows if r["case"] == name and r["side"] == "upstream")
         us = next(r for r in rows if r["case"] == name and r["side"] == "ours")
-        ratios[name] = {"candidates": us["candidates"] / max(up["candidates"], 1),
-                        "autotune_time": us["autotune_s"] / up["autotune_s"] if up["autotune_s"] else None,
-                        "kernel_time": us["kernel_ms"] / max(up["kernel_ms"], 1e-9)}
+        ratios[name] = {
+            "candidates": us["candidates"] / max(up["candidates"], 1),
+            "autotune_time": us["autotune_s"] / up["autotune_s"] if up["autotune_s"] else None,
+            "kernel_time": us["kernel_ms"] / max(up["kernel_ms"], 1e-9),
+        }
         r = ratios[name]
         tune = "n/a" if r["autotune_time"] is None else f"{r['autotune_time']:.2f}x"
-        print(f"{name:<10} ours/upstream: candidates {r['candidates']:.2f}x, autotune time {tune}, "
-              f"kernel time {r['kernel_time']:.2f}x")
-    result = {**result_header("max_autotune", opts.device), "dtype": str(dtype), "rows": rows, "ratios": ratios}
+        print(
+            f"{name:<10} ours/upstream: candidates {r['candidates']:.2f}x, autotune time {tune}, "
+            f"kernel time {r['kernel_time']:.2f}x"
+        )
+    result = {
+        **result_header("max_autotune", opts.device),
+        "dtype": str(dtype),
+        "rows": rows,
+        "ratios": ratios,
+    }
     write_json(opts.json, result)
     return 0
 

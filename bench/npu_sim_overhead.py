@@ -47,15 +47,31 @@ def main() -> None:
     rows = []
     for name, fn in OPS.items():
         cpu = per_op_us(fn, torch.randn(1024), torch.randn(1024), args.iters)
-        npu = per_op_us(fn, torch.randn(1024, device="npu"), torch.randn(1024, device="npu"), args.iters)
-        rows.append({"op": name, "cpu_us": round(cpu, 2), "npu_sim_us": round(npu, 2), "ratio": round(npu / cpu, 2)})
+        npu = per_op_us(
+            fn, torch.randn(1024, device="npu"), torch.randn(1024, device="npu"), args.iters
+        )
+        rows.append(
+            {
+                "op": name,
+                "cpu_us": round(cpu, 2),
+                "npu_sim_us": round(npu, 2),
+                "ratio": round(npu / cpu, 2),
+            }
+        )
     print(f"{'op':28} {'cpu µs':>8} {'npu-sim µs':>11} {'ratio':>6}")
     for r in rows:
         print(f"{r['op']:28} {r['cpu_us']:8.2f} {r['npu_sim_us']:11.2f} {r['ratio']:6.2f}")
-    result = {"benchmark": "npu_sim_overhead", "date": datetime.date.today().isoformat(), "machine": platform.node(),
-              "processor": platform.processor() or platform.machine(), "torch": torch.__version__,
-              "iters": args.iters, "rows": rows}
+    result = {
+        "benchmark": "npu_sim_overhead",
+        "date": datetime.date.today().isoformat(),
+        "machine": platform.node(),
+        "processor": platform.processor() or platform.machine(),
+        "torch": torch.__version__,
+        "iters": args.iters,
+        "rows": rows,
+    }
     import os
+
     os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
     with open(args.json, "w") as f:
         json.dump(result, f, indent=2)

@@ -41,28 +41,47 @@ KILL_GRACE_S = 30.0
 
 # (old import text, replacement, why): names the adapted file imports that torch 2.13 lacks
 SOURCE_FIXES = (
-    ("from torch._inductor.codecache import cpp_prefix_path\n",
-     "import functools as _ft\ncpp_prefix_path = _ft.cache(lambda: None)\n",
-     "cpp_prefix_path left codecache (only patched as a cache in cpu cpp-wrapper tests)"),
-    ("    complex_memory_overlap,\n", "",
-     "compile_fx.complex_memory_overlap was removed; test_complex_memory_overlap fails by NameError"),
-    ("from torch.testing._internal.triton_utils import requires_cuda\n",
-     "from torch.testing._internal.triton_utils import requires_cuda_and_triton as requires_cuda\n",
-     "renamed upstream"),
+    (
+        "from torch._inductor.codecache import cpp_prefix_path\n",
+        "import functools as _ft\ncpp_prefix_path = _ft.cache(lambda: None)\n",
+        "cpp_prefix_path left codecache (only patched as a cache in cpu cpp-wrapper tests)",
+    ),
+    (
+        "    complex_memory_overlap,\n",
+        "",
+        "compile_fx.complex_memory_overlap was removed; test_complex_memory_overlap fails by NameError",
+    ),
+    (
+        "from torch.testing._internal.triton_utils import requires_cuda\n",
+        "from torch.testing._internal.triton_utils import requires_cuda_and_triton as requires_cuda\n",
+        "renamed upstream",
+    ),
 )
 
 # failure classes: (name, regex on the error text), first match wins
 CLASSES = (
     ("timeout", r"^timeout"),
     ("crash", r"^crash"),
-    ("kernel count differs from upstream's", r"generated_kernel_count|kernel_count|Scalars are not equal!\n\nExpected \d+ but got \d+"),
-    ("generated code lacks/has a pattern upstream's has (FileCheck)", r"FileCheck|Expected to find|Expected to not find|CHECK"),
+    (
+        "kernel count differs from upstream's",
+        r"generated_kernel_count|kernel_count|Scalars are not equal!\n\nExpected \d+ but got \d+",
+    ),
+    (
+        "generated code lacks/has a pattern upstream's has (FileCheck)",
+        r"FileCheck|Expected to find|Expected to not find|CHECK",
+    ),
     ("size/stride asserts", r"assert_size_stride|assert_alignment"),
-    ("values differ", r"Tensor-likes are not close|Mismatched elements|not close|AssertionError: False is not true"),
+    (
+        "values differ",
+        r"Tensor-likes are not close|Mismatched elements|not close|AssertionError: False is not true",
+    ),
     ("missing lowering", r"MissingOperator"),
     ("max-autotune choices", r"NoValidChoicesError"),
     ("interpreter", r"InterpreterError|interpreter"),
-    ("unsupported on npu (runtime/NotImplemented)", r"NotImplementedError|not implemented for|Could not run"),
+    (
+        "unsupported on npu (runtime/NotImplemented)",
+        r"NotImplementedError|not implemented for|Could not run",
+    ),
     ("rng functionalization", r"functionalize_rng|Backend not supported"),
     ("other", r""),
 )
@@ -79,7 +98,9 @@ def load_module(tests_dir: Path):
         src = src.replace(old, new)
     pkg = sys.modules.setdefault("inductor", types.ModuleType("inductor"))
     pkg.__path__ = [str(tests_dir / "inductor")]
-    spec = importlib.util.spec_from_loader("inductor.test_torchinductor", loader=None, origin=str(src_path))
+    spec = importlib.util.spec_from_loader(
+        "inductor.test_torchinductor", loader=None, origin=str(src_path)
+    )
     mod = importlib.util.module_from_spec(spec)
     mod.__file__ = str(src_path)
     sys.modules[spec.name] = mod
@@ -93,8 +114,12 @@ def test_class(mod, dynamic: bool):
 
     cls = mod.NPUTests
     if dynamic:
-        cls = make_test_cls_with_patches(cls, "DynamicShapes", "_dynamic_shapes",
-                                         (torch._dynamo.config, "assume_static_by_default", False))
+        cls = make_test_cls_with_patches(
+            cls,
+            "DynamicShapes",
+            "_dynamic_shapes",
+            (torch._dynamo.config, "assume_static_by_default", False),
+        )
     return cls
 
 
@@ -112,9 +137,23 @@ def worker(args):
             ev.flush()
             result = unittest.TestResult()
             t0 = time.time()
-            if not hasattr(cls, names[i]):  # defined under a condition this torch/device does not meet
-                ev.write(json.dumps({"done": i, "result": {"test": names[i], "status": "skip",
-                                                          "error": "not defined on the class here", "s": 0.0}}) + "\n")
+            if not hasattr(
+                cls, names[i]
+            ):  # defined under a condition this torch/device does not meet
+                ev.write(
+                    json.dumps(
+                        {
+                            "done": i,
+                            "result": {
+                                "test": names[i],
+                                "status": "skip",
+                                "error": "not defined on the class here",
+                                "s": 0.0,
+                            },
+                        }
+                    )
+                    + "\n"
+                )
                 ev.flush()
                 continue
             unittest.TestSuite([cls(names[i])]).run(result)  # with the class's setUpClass config
@@ -128,8 +167,20 @@ def worker(args):
                 status, err = "pass", "unexpected success"
             else:
                 status, err = "pass", ""
-            ev.write(json.dumps({"done": i, "result": {"test": names[i], "status": status,
-                                                      "error": err[-3000:], "s": round(time.time() - t0, 1)}}) + "\n")
+            ev.write(
+                json.dumps(
+                    {
+                        "done": i,
+                        "result": {
+                            "test": names[i],
+                            "status": status,
+                            "error": err[-3000:],
+                            "s": round(time.time() - t0, 1),
+                        },
+                    }
+                )
+                + "\n"
+            )
             ev.flush()
 
 
@@ -148,29 +199,51 @@ def upstream_expected_failures(tests_dir: Path) -> set:
     if not path.exists():
         return set()
     text = path.read_text()
-    text = text[: text.find("if TEST_WITH_ROCM")]  # the entries after it hold only on ROCm / debug builds
+    text = text[
+        : text.find("if TEST_WITH_ROCM")
+    ]  # the entries after it hold only on ROCm / debug builds
     found = re.findall(r'"(test_\w+)_dynamic_shapes"\]?\s*[:=]\s*TestFailure\(\s*\(([^)]*)\)', text)
     return {f"{name}_npu_dynamic_shapes" for name, devices in found if '"npu"' in devices}
 
 
 def summarize(results, blacklist, expected=frozenset()):
-    results = [dict(r, status="xfail") if r["test"] in expected and r["status"] != "pass" else r for r in results]
+    results = [
+        dict(r, status="xfail") if r["test"] in expected and r["status"] != "pass" else r
+        for r in results
+    ]
     xfail = sum(r["status"] == "xfail" for r in results)
     run = len(results)
     results = [r for r in results if r["status"] != "xfail"]
-    counted = [r for r in results if r["status"] != "skip" and r["test"].removesuffix("_dynamic_shapes") not in blacklist]
+    counted = [
+        r
+        for r in results
+        if r["status"] != "skip" and r["test"].removesuffix("_dynamic_shapes") not in blacklist
+    ]
     passed = [r for r in counted if r["status"] == "pass"]
     failed = [r for r in counted if r["status"] != "pass"]
     by_class: dict[str, list[str]] = {}
     for r in failed:
-        by_class.setdefault(classify(r["status"] + ": " + r["error"] if r["status"] in ("timeout", "crash")
-                                     else r["error"]), []).append(r["test"])
-    return {"run": run, "expected_failures": xfail, "skipped": sum(r["status"] == "skip" for r in results),
-            "blacklisted": sum(r["status"] != "skip" and r["test"].removesuffix("_dynamic_shapes") in blacklist
-                               for r in results),
-            "counted": len(counted), "passed": len(passed),
-            "pass_pct": round(100.0 * len(passed) / len(counted), 1) if counted else None,
-            "failures_by_class": dict(sorted(by_class.items(), key=lambda kv: -len(kv[1])))}
+        by_class.setdefault(
+            classify(
+                r["status"] + ": " + r["error"]
+                if r["status"] in ("timeout", "crash")
+                else r["error"]
+            ),
+            [],
+        ).append(r["test"])
+    return {
+        "run": run,
+        "expected_failures": xfail,
+        "skipped": sum(r["status"] == "skip" for r in results),
+        "blacklisted": sum(
+            r["status"] != "skip" and r["test"].removesuffix("_dynamic_shapes") in blacklist
+            for r in results
+        ),
+        "counted": len(counted),
+        "passed": len(passed),
+        "pass_pct": round(100.0 * len(passed) / len(counted), 1) if counted else None,
+        "failures_by_class": dict(sorted(by_class.items(), key=lambda kv: -len(kv[1]))),
+    }
 
 
 def sweep(args, names, out_json, blacklist):
@@ -182,8 +255,19 @@ def sweep(args, names, out_json, blacklist):
     start = 0
     while start < len(names):
         events.write_text("")
-        cmd = [sys.executable, __file__, "--worker", "--tests-dir", args.tests_dir, "--cases-file", str(cases_file),
-               "--events", str(events), "--start", str(start)] + (["--dynamic"] if args.dynamic else [])
+        cmd = [
+            sys.executable,
+            __file__,
+            "--worker",
+            "--tests-dir",
+            args.tests_dir,
+            "--cases-file",
+            str(cases_file),
+            "--events",
+            str(events),
+            "--start",
+            str(start),
+        ] + (["--dynamic"] if args.dynamic else [])
         with open(tmp / "worker.stderr", "w") as err:
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
         current, began, seen = None, time.time(), 0
@@ -197,20 +281,31 @@ def sweep(args, names, out_json, blacklist):
                     current, began = e["start"], time.time()
                 else:
                     results[e["done"]] = e["result"]
-                    print(f"[{len(results)}/{len(names)}] {e['result']['status']:7s} {e['result']['s']:6.1f}s "
-                          f"{e['result']['test']}", flush=True)
+                    print(
+                        f"[{len(results)}/{len(names)}] {e['result']['status']:7s} {e['result']['s']:6.1f}s "
+                        f"{e['result']['test']}",
+                        flush=True,
+                    )
                     write(out_json, args, names, results, blacklist)
             seen = len(lines)
             if proc.poll() is not None:
                 break
-            if current is not None and current not in results and time.time() - began > args.timeout + KILL_GRACE_S:
+            if (
+                current is not None
+                and current not in results
+                and time.time() - began > args.timeout + KILL_GRACE_S
+            ):
                 proc.kill()
                 proc.wait()
                 break
         if current is not None and current not in results:
             died = "timeout" if proc.returncode in (-9,) else "crash"
-            results[current] = {"test": names[current], "status": died, "error": f"{died} (exit {proc.returncode})",
-                                "s": round(time.time() - began, 1)}
+            results[current] = {
+                "test": names[current],
+                "status": died,
+                "error": f"{died} (exit {proc.returncode})",
+                "s": round(time.time() - began, 1),
+            }
             print(f"[{len(results)}/{len(names)}] {died:7s} {names[current]}", flush=True)
             write(out_json, args, names, results, blacklist)
         start = (max(results) + 1) if results else len(names)
@@ -218,9 +313,13 @@ def sweep(args, names, out_json, blacklist):
 
 
 def write(out_json, args, names, results, blacklist):
-    data = {"dynamic": args.dynamic, "tests_dir": args.tests_dir, "selected": len(names),
-            "summary": summarize(list(results.values()), blacklist, args.expected),
-            "results": [results[i] for i in sorted(results)]}
+    data = {
+        "dynamic": args.dynamic,
+        "tests_dir": args.tests_dir,
+        "selected": len(names),
+        "summary": summarize(list(results.values()), blacklist, args.expected),
+        "results": [results[i] for i in sorted(results)],
+    }
     out_json.write_text(json.dumps(data, indent=1))
 
 
@@ -230,7 +329,12 @@ def main():
     p.add_argument("--dynamic", action="store_true")
     p.add_argument("--shuffle", type=int)
     p.add_argument("--limit", type=int)
-    p.add_argument("--offset", type=int, default=0, help="skip the first N of the (shuffled) order: the next sample")
+    p.add_argument(
+        "--offset",
+        type=int,
+        default=0,
+        help="skip the first N of the (shuffled) order: the next sample",
+    )
     p.add_argument("-k", default=None)
     p.add_argument("--timeout", type=float, default=300.0)
     p.add_argument("--blacklist")
@@ -255,18 +359,29 @@ def main():
     blacklist = set(bl_path.read_text().split()) if bl_path.exists() else set()
     args.expected = upstream_expected_failures(tests_dir) if args.dynamic else set()
     # the names, from the class itself (parametrized tests included), in a child process
-    listing = subprocess.run([sys.executable, __file__, "--list", "--tests-dir", args.tests_dir]
-                             + (["--dynamic"] if args.dynamic else []), capture_output=True, text=True, check=True)
+    listing = subprocess.run(
+        [sys.executable, __file__, "--list", "--tests-dir", args.tests_dir]
+        + (["--dynamic"] if args.dynamic else []),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     names = json.loads(listing.stdout.strip().splitlines()[-1])
     if args.k:
         names = [n for n in names if re.search(args.k, n)]
     if args.shuffle is not None:
         random.Random(args.shuffle).shuffle(names)
-    names = names[args.offset:]
+    names = names[args.offset :]
     if args.limit:
         names = names[: args.limit]
-    out_json = Path(args.json) if args.json else ROOT / "bench" / "results" / (
-        "npu_tests-dynamic.json" if args.dynamic else "npu_tests.json")
+    out_json = (
+        Path(args.json)
+        if args.json
+        else ROOT
+        / "bench"
+        / "results"
+        / ("npu_tests-dynamic.json" if args.dynamic else "npu_tests.json")
+    )
     out_json.parent.mkdir(parents=True, exist_ok=True)
     results = sweep(args, names, out_json, blacklist)
     s = summarize(list(results.values()), blacklist, args.expected)

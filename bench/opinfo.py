@@ -57,8 +57,12 @@ def worker(args):
         for i in range(args.start, len(cases)):
             ev.write(json.dumps({"start": i}) + "\n")
             ev.flush()
-            res = O.run_case(cases[i], mode="eager" if args.eager else "compile", grad=args.grad,
-                             timeout=args.timeout)
+            res = O.run_case(
+                cases[i],
+                mode="eager" if args.eager else "compile",
+                grad=args.grad,
+                timeout=args.timeout,
+            )
             ev.write(json.dumps({"done": i, "result": res.to_json()}) + "\n")
             ev.flush()
 
@@ -79,9 +83,23 @@ def sweep(args, cases, out_json):
     results: dict[int, O.Result] = {}
     start, t0, seen = 0, time.time(), 0
     while start < len(cases):
-        cmd = [sys.executable, __file__, "--worker", "--cases-file", str(cases_file), "--events", str(events),
-               "--start", str(start), "--timeout", str(args.timeout)] + (["--eager"] if args.eager else []) \
+        cmd = (
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                "--cases-file",
+                str(cases_file),
+                "--events",
+                str(events),
+                "--start",
+                str(start),
+                "--timeout",
+                str(args.timeout),
+            ]
+            + (["--eager"] if args.eager else [])
             + (["--grad"] if args.grad else [])
+        )
         # stderr goes to a file: a pipe nobody reads fills up (64 KiB of warnings) and blocks the worker
         err_path = tmp / "worker-stderr.log"
         with open(err_path, "w") as err_file:
@@ -106,14 +124,20 @@ def sweep(args, cases, out_json):
             start = len(cases) if not results else max(results) + 1
             continue
         if killed:
-            results[last_started] = O.Result(cases[last_started], "timeout",
-                                             error=f"timeout: killed by the sweep after {args.timeout + KILL_GRACE_S:.0f} s",
-                                             seconds=round(time.time() - since, 1))
+            results[last_started] = O.Result(
+                cases[last_started],
+                "timeout",
+                error=f"timeout: killed by the sweep after {args.timeout + KILL_GRACE_S:.0f} s",
+                seconds=round(time.time() - since, 1),
+            )
             print(f"  timeout (killed): {cases[last_started].id}", flush=True)
         else:
             tail = " | ".join(err.strip().splitlines()[-2:])[:300]
-            results[last_started] = O.Result(cases[last_started], "crash",
-                                             error=f"crash: worker exited {proc.returncode}: {tail}")
+            results[last_started] = O.Result(
+                cases[last_started],
+                "crash",
+                error=f"crash: worker exited {proc.returncode}: {tail}",
+            )
             print(f"  crash: {cases[last_started].id} (exit {proc.returncode})", flush=True)
         _write(out_json, args, cases, results, t0)
         start = last_started + 1
@@ -140,7 +164,10 @@ def _read_events(events, seen, results, cases, out_json, args, t0):
             r = _result_from_json(ev["result"])
             results[ev["done"]] = r
             mark = "" if r.status == "pass" else f"  {r.error[:110]}"
-            print(f"[{len(results)}/{len(cases)}] {r.case.id:<48} {r.status:<11} {r.seconds:6.1f}s{mark}", flush=True)
+            print(
+                f"[{len(results)}/{len(cases)}] {r.case.id:<48} {r.status:<11} {r.seconds:6.1f}s{mark}",
+                flush=True,
+            )
             if len(results) % 10 == 0:
                 _write(out_json, args, cases, results, t0)
     return seen
@@ -149,10 +176,16 @@ def _read_events(events, seen, results, cases, out_json, args, t0):
 def _write(out_json, args, cases, results, t0):
     rs = [results[i] for i in sorted(results)]
     data = {
-        "bench": "opinfo", "mode": "eager" if args.eager else "compile", "grad": args.grad,
-        "torch": _torch_version(), "pairs_planned": len(cases), "pairs_run": len(rs),
-        "wall_s": round(time.time() - t0, 1), "args": vars(args),
-        "summary": O.summarize(rs), "top_causes": O.top_causes(rs),
+        "bench": "opinfo",
+        "mode": "eager" if args.eager else "compile",
+        "grad": args.grad,
+        "torch": _torch_version(),
+        "pairs_planned": len(cases),
+        "pairs_run": len(rs),
+        "wall_s": round(time.time() - t0, 1),
+        "args": vars(args),
+        "summary": O.summarize(rs),
+        "top_causes": O.top_causes(rs),
         "results": [r.to_json() for r in rs],
     }
     out_json.parent.mkdir(parents=True, exist_ok=True)
@@ -200,20 +233,30 @@ def main():
     if args.shuffle is not None:
         random.Random(args.shuffle).shuffle(cases)
     if args.limit:
-        cases = cases[:args.limit]
-    out_json = Path(args.json) if args.json else ROOT / "bench" / "results" / (
-        "opinfo-eager.json" if args.eager else "opinfo.json")
-    print(f"opinfo ({'npu eager vs cpu eager' if args.eager else 'compiled on npu vs eager on npu'}): "
-          f"{len(cases)} pairs", flush=True)
+        cases = cases[: args.limit]
+    out_json = (
+        Path(args.json)
+        if args.json
+        else ROOT / "bench" / "results" / ("opinfo-eager.json" if args.eager else "opinfo.json")
+    )
+    print(
+        f"opinfo ({'npu eager vs cpu eager' if args.eager else 'compiled on npu vs eager on npu'}): "
+        f"{len(cases)} pairs",
+        flush=True,
+    )
     t0 = time.time()
     results = sweep(args, cases, out_json)
     data = _write(out_json, args, cases, {i: r for i, r in enumerate(results)}, t0)
 
     print()
     print(O.format_table(data["summary"]))
-    eager_only = [] if args.eager else [r.case.id for r in results if r.status == "pass" and r.graphs == 0]
-    print(f"\npasses with nothing compiled (graph breaks on a data-dependent op, as upstream allows): "
-          f"{len(eager_only)}{': ' + ', '.join(eager_only[:12]) if eager_only else ''}")
+    eager_only = (
+        [] if args.eager else [r.case.id for r in results if r.status == "pass" and r.graphs == 0]
+    )
+    print(
+        f"\npasses with nothing compiled (graph breaks on a data-dependent op, as upstream allows): "
+        f"{len(eager_only)}{': ' + ', '.join(eager_only[:12]) if eager_only else ''}"
+    )
     print("\ntop failure causes:")
     for c in data["top_causes"]:
         print(f"  {c['count']:>5}  {c['reason']}")

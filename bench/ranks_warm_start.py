@@ -120,28 +120,53 @@ print(json.dumps(out))
 """
 
 
-
-
 def run(world: int, mode: str, url: str, work: Path, timeout: float, remote_aot: bool) -> dict:
     """One job of ``world`` ranks, every rank on its own empty "machine"."""
     base = work / f"{mode}-{world}"
     port = free_port()
-    prefix = f"ranks-warm-start-{os.getpid()}-{mode}-{world}"  # an empty Redis namespace: rank 0 is cold
-    env0 = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_CACHE_", "TORCHINDUCTOR_", "TRITON_"))}
+    prefix = (
+        f"ranks-warm-start-{os.getpid()}-{mode}-{world}"  # an empty Redis namespace: rank 0 is cold
+    )
+    env0 = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("NPU_CACHE_", "TORCHINDUCTOR_", "TRITON_"))
+    }
     procs = []
     t = time.perf_counter()
     for rank in range(world):
         home = base / f"rank{rank}"
-        env = dict(env0, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), NPU_SIM_DEVICE_COUNT=str(world), ASCEND_RT_VISIBLE_DEVICES=str(rank),
-                   HOME=str(home / "home"), XDG_CACHE_HOME=str(home / "xdg"), TRITON_CACHE_DIR=str(home / "triton"),
-                   TORCHINDUCTOR_CACHE_DIR=str(home / "inductor"), NPU_CACHE_DIR=str(home / "npu-cache"),
-                   NPU_LAUNCHER_CACHE_DIR=str(home / "launcher"), NPU_CACHE_REDIS_URL=url,
-                   NPU_CACHE_REDIS_PREFIX=prefix, NPU_CACHE_HMAC_KEY="ranks-warm-start-bench-key-0123456789",
-                   NPU_CACHE_RANK_SHARE="1" if mode == "share" else "0", NPU_CACHE_RANK_SHARE_TIMEOUT="600",
-                   RANKS_BENCH_REMOTE_AOT="1" if remote_aot else "0")
-        procs.append(subprocess.Popen([sys.executable, "-c", CHILD], env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True))
+        env = dict(
+            env0,
+            RANK=str(rank),
+            LOCAL_RANK=str(rank),
+            WORLD_SIZE=str(world),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            NPU_SIM_DEVICE_COUNT=str(world),
+            ASCEND_RT_VISIBLE_DEVICES=str(rank),
+            HOME=str(home / "home"),
+            XDG_CACHE_HOME=str(home / "xdg"),
+            TRITON_CACHE_DIR=str(home / "triton"),
+            TORCHINDUCTOR_CACHE_DIR=str(home / "inductor"),
+            NPU_CACHE_DIR=str(home / "npu-cache"),
+            NPU_LAUNCHER_CACHE_DIR=str(home / "launcher"),
+            NPU_CACHE_REDIS_URL=url,
+            NPU_CACHE_REDIS_PREFIX=prefix,
+            NPU_CACHE_HMAC_KEY="ranks-warm-start-bench-key-0123456789",
+            NPU_CACHE_RANK_SHARE="1" if mode == "share" else "0",
+            NPU_CACHE_RANK_SHARE_TIMEOUT="600",
+            RANKS_BENCH_REMOTE_AOT="1" if remote_aot else "0",
+        )
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", CHILD],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     outs = []
     for rank, p in enumerate(procs):
         try:
@@ -155,8 +180,13 @@ def run(world: int, mode: str, url: str, work: Path, timeout: float, remote_aot:
                 q.kill()
             sys.exit(f"{mode} {world} ranks: rank {rank} failed:\n{stderr[-4000:]}")
         outs.append(json.loads(stdout.strip().splitlines()[-1]))
-    return {"world": world, "mode": mode, "job_s": time.perf_counter() - t, "ranks": outs,
-            "first_step_s": max(r["first_step_s"] for r in outs)}
+    return {
+        "world": world,
+        "mode": mode,
+        "job_s": time.perf_counter() - t,
+        "ranks": outs,
+        "first_step_s": max(r["first_step_s"] for r in outs),
+    }
 
 
 def kind(r: dict, name: str) -> dict:
@@ -165,19 +195,28 @@ def kind(r: dict, name: str) -> dict:
 
 def markdown(result: dict) -> str:
     h = result
-    lines = [f"remote AOTAutograd cache: {'on' if h.get('remote_aot') else 'off'}; machine: {h['machine']}, {h['cores']} cores ({h['cpu']}), load avg {h['load_avg_1min_start']:.1f} "
-             f"before / {h['load_avg_1min_end']:.1f} after, {h['date']}, torch {h['torch']}",
-             "", "| ranks | mode | rank | first step (s) | compile (s) | waited (s) | compile less waiting (s) "
-             "| kernels built | FX hit/miss (served) | kernel-binary hit/miss (served) | process (s) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"remote AOTAutograd cache: {'on' if h.get('remote_aot') else 'off'}; machine: {h['machine']}, {h['cores']} cores ({h['cpu']}), load avg {h['load_avg_1min_start']:.1f} "
+        f"before / {h['load_avg_1min_end']:.1f} after, {h['date']}, torch {h['torch']}",
+        "",
+        "| ranks | mode | rank | first step (s) | compile (s) | waited (s) | compile less waiting (s) "
+        "| kernels built | FX hit/miss (served) | kernel-binary hit/miss (served) | process (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for run_ in h["runs"]:
         for r in run_["ranks"]:
             fx, kb = kind(r, "fx-graph"), kind(r, "kernel-binary")
-            lines.append(f"| {run_['world']} | {run_['mode']} | {r['rank']} | {r['first_step_s']:.2f} | "
-                         f"{r['compile_s']:.2f} | {r['waited_s']:.2f} | {r['compile_own_s']:.2f} | {r['kernels_built']} | "
-                         f"{fx.get('hit', 0)}/{fx.get('miss', 0)} ({fx.get('served', 0)}) | "
-                         f"{kb.get('hit', 0)}/{kb.get('miss', 0)} ({kb.get('served', 0)}) | {r['process_s']:.1f} |")
-    lines += ["", "| ranks | mode | time to first step (s, slowest rank) | vs 1 rank |", "|---|---|---|---|"]
+            lines.append(
+                f"| {run_['world']} | {run_['mode']} | {r['rank']} | {r['first_step_s']:.2f} | "
+                f"{r['compile_s']:.2f} | {r['waited_s']:.2f} | {r['compile_own_s']:.2f} | {r['kernels_built']} | "
+                f"{fx.get('hit', 0)}/{fx.get('miss', 0)} ({fx.get('served', 0)}) | "
+                f"{kb.get('hit', 0)}/{kb.get('miss', 0)} ({kb.get('served', 0)}) | {r['process_s']:.1f} |"
+            )
+    lines += [
+        "",
+        "| ranks | mode | time to first step (s, slowest rank) | vs 1 rank |",
+        "|---|---|---|---|",
+    ]
     one = next((r["first_step_s"] for r in h["runs"] if r["world"] == 1), None)
     for run_ in h["runs"]:
         ratio = f"{run_['first_step_s'] / one:.2f}x" if one else "-"
@@ -188,23 +227,39 @@ def markdown(result: dict) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ranks", default="1,2,4", help="comma-separated world sizes")
-    ap.add_argument("--modes", default="share,no-share", help="share (rank sharing on), no-share (off); "
-                    "no-share is run for world sizes > 1 only")
+    ap.add_argument(
+        "--modes",
+        default="share,no-share",
+        help="share (rank sharing on), no-share (off); no-share is run for world sizes > 1 only",
+    )
     ap.add_argument("--redis-url", default=None, help="use this Redis instead of starting one")
-    ap.add_argument("--remote-aot", action="store_true",
-                    help="also upstream's remote AOTAutograd cache (enable_remote_autograd_cache): ranks > 0 "
-                         "then skip AOTAutograd's tracing too")
+    ap.add_argument(
+        "--remote-aot",
+        action="store_true",
+        help="also upstream's remote AOTAutograd cache (enable_remote_autograd_cache): ranks > 0 "
+        "then skip AOTAutograd's tracing too",
+    )
     ap.add_argument("--timeout", type=float, default=1200, help="seconds a job may take")
-    ap.add_argument("--json", default=None, help="default bench/results/ranks_warm_start.json (and .md)")
+    ap.add_argument(
+        "--json", default=None, help="default bench/results/ranks_warm_start.json (and .md)"
+    )
     args = ap.parse_args()
     json_path = Path(args.json or Path(__file__).parent / "results" / "ranks_warm_start.json")
     work = Path(tempfile.mkdtemp(prefix="ranks-warm-start-"))
     server, url = (None, args.redis_url) if args.redis_url else start_redis(work)
     import torch
 
-    head = {"bench": "ranks_warm_start", "remote_aot": args.remote_aot, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
-            "machine": platform.node(), "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-            "python": platform.python_version(), "torch": torch.__version__, "load_avg_1min_start": os.getloadavg()[0]}
+    head = {
+        "bench": "ranks_warm_start",
+        "remote_aot": args.remote_aot,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+        "machine": platform.node(),
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "load_avg_1min_start": os.getloadavg()[0],
+    }
     runs = []
     try:
         for world in (int(w) for w in args.ranks.split(",")):
@@ -213,9 +268,14 @@ def main() -> None:
                     continue  # one rank has nobody to share with: the same run as "share"
                 runs.append(run(world, mode, url, work, args.timeout, args.remote_aot))
                 r = runs[-1]
-                print(f"{world} ranks, {mode}: first step {r['first_step_s']:.2f} s (slowest rank); per rank "
-                      + ", ".join(f"{x['first_step_s']:.2f} s (waited {x['waited_s']:.2f}, built {x['kernels_built']})"
-                                  for x in r["ranks"]), flush=True)
+                print(
+                    f"{world} ranks, {mode}: first step {r['first_step_s']:.2f} s (slowest rank); per rank "
+                    + ", ".join(
+                        f"{x['first_step_s']:.2f} s (waited {x['waited_s']:.2f}, built {x['kernels_built']})"
+                        for x in r["ranks"]
+                    ),
+                    flush=True,
+                )
     finally:
         if server:
             server.terminate()
@@ -232,8 +292,16 @@ def main() -> None:
     md = markdown(out)
     json_path.with_suffix(".md").write_text(md + "\n")
     print(md)
-    bad = [(r["world"], r["mode"], x["rank"]) for r in runs for x in r["ranks"] if not x["matches_eager"]]
-    print(f"first-step losses match eager on every rank: {not bad}" + (f" (not: {bad})" if bad else ""))
+    bad = [
+        (r["world"], r["mode"], x["rank"])
+        for r in runs
+        for x in r["ranks"]
+        if not x["matches_eager"]
+    ]
+    print(
+        f"first-step losses match eager on every rank: {not bad}"
+        + (f" (not: {bad})" if bad else "")
+    )
     out["all_match_eager"] = not bad
     json_path.write_text(json.dumps(out, indent=1))
     if one and four:

@@ -46,8 +46,15 @@ import torch
 def mlp(width=256, blocks=8):
     layers = []
     for _ in range(blocks):
-        layers.append(torch.nn.ModuleList([torch.nn.LayerNorm(width), torch.nn.Linear(width, width),
-                                           torch.nn.Linear(width, width)]))
+        layers.append(
+            torch.nn.ModuleList(
+                [
+                    torch.nn.LayerNorm(width),
+                    torch.nn.Linear(width, width),
+                    torch.nn.Linear(width, width),
+                ]
+            )
+        )
     return torch.nn.ModuleList(layers)
 
 
@@ -78,13 +85,25 @@ def main():
     ap.add_argument("--device", default="npu")
     ap.add_argument("--json", default=None)
     ap.add_argument("--profile", default=None)
-    ap.add_argument("--cases", default=None,
-                    help="comma-separated from mlp8x256,single_op,mm,linear8 (default: the first two on cuda, the "
-                         "last two on npu: on npu-sim the compiled MLP runs interpreted kernels, seconds a call)")
-    ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
-                    help="thread: this thread's CPU time (npu-sim on a shared box: other jobs' load mostly drops "
-                         "out; run with one intra-op thread); wall: perf_counter (cuda: the GPU work counts)")
-    ap.add_argument("--watchdog", type=float, default=0, help="dump every thread's stack and exit after S seconds")
+    ap.add_argument(
+        "--cases",
+        default=None,
+        help="comma-separated from mlp8x256,single_op,mm,linear8 (default: the first two on cuda, the "
+        "last two on npu: on npu-sim the compiled MLP runs interpreted kernels, seconds a call)",
+    )
+    ap.add_argument(
+        "--clock",
+        choices=("wall", "thread"),
+        default="wall",
+        help="thread: this thread's CPU time (npu-sim on a shared box: other jobs' load mostly drops "
+        "out; run with one intra-op thread); wall: perf_counter (cuda: the GPU work counts)",
+    )
+    ap.add_argument(
+        "--watchdog",
+        type=float,
+        default=0,
+        help="dump every thread's stack and exit after S seconds",
+    )
     args = ap.parse_args()
     if args.watchdog:
         import faulthandler
@@ -106,12 +125,17 @@ def main():
             ap.error("--clock thread misses the GPU's time: use wall on cuda")
         torch.set_num_threads(1)  # aten kernels in this thread, so its CPU time covers them
         clock = time.thread_time
+
     def timed(fn, what):
         us = per_call_us(fn, args.calls, sync, args.repeats, clock)
-        print(f"  {what}: {us:.1f} us", file=sys.stderr, flush=True)  # progress (a timeout keeps it)
+        print(
+            f"  {what}: {us:.1f} us", file=sys.stderr, flush=True
+        )  # progress (a timeout keeps it)
         return us
 
-    mark = torch.compiler.cudagraph_mark_step_begin  # one step per call for every tree, ours and upstream's
+    mark = (
+        torch.compiler.cudagraph_mark_step_begin
+    )  # one step per call for every tree, ours and upstream's
     torch.manual_seed(0)
     blocks = mlp().to(dev)
     mm = torch.nn.Linear(256, 256, bias=False).to(dev)
@@ -129,8 +153,11 @@ def main():
         """Inductor config for compiling ``name`` (compiles happen at the first call)."""
         from torch._inductor import config
 
-        return config.patch(max_autotune_gemm_backends="ATEN") if name in ("mm", "linear8") else \
-            contextlib.nullcontext()
+        return (
+            config.patch(max_autotune_gemm_backends="ATEN")
+            if name in ("mm", "linear8")
+            else contextlib.nullcontext()
+        )
 
     def first_call(name, fn, x):
         with compiling(name):
@@ -168,12 +195,16 @@ def main():
         return got["fn"], got["args"]
 
     rows = {}
-    if args.device == "cuda":  # upstream's trees first: choosing ours for cuda stays for the process
+    if (
+        args.device == "cuda"
+    ):  # upstream's trees first: choosing ours for cuda stays for the process
         with torch.no_grad():
             for name, (fn, x) in cases.items():
                 torch._dynamo.reset()
                 upstream = first_call(name, torch.compile(fn, mode="reduce-overhead"), x)
-                rows[name] = {"upstream_ro": timed(lambda: (mark(), upstream(x)), f"{name} upstream_ro")}
+                rows[name] = {
+                    "upstream_ro": timed(lambda: (mark(), upstream(x)), f"{name} upstream_ro")
+                }
         G.register()
         G.policy.use_for_cuda(True)
     for name, (fn, x) in cases.items():
@@ -181,7 +212,9 @@ def main():
         with torch.no_grad():
             row["eager"] = timed(lambda: fn(x), f"{name} eager")
             row["raw_replay"] = timed(capture(fn, x).replay, f"{name} raw_replay")
-            tree_fn = G.graphify(lambda a, fn=fn: [fn(a[0])], [x], name=name, is_inference=True)  # runs under no_grad
+            tree_fn = G.graphify(
+                lambda a, fn=fn: [fn(a[0])], [x], name=name, is_inference=True
+            )  # runs under no_grad
 
             def ours():
                 G.mark_step_begin()
@@ -207,28 +240,59 @@ def main():
         ours_ro_grad = first_call(name, torch.compile(fn, mode="reduce-overhead"), x)
         row["ours_ro_grad"] = timed(lambda: (mark(), ours_ro_grad(x)), f"{name} ours_ro_grad")
         if args.profile:  # the same layers with grad enabled (issue 24 item 2)
-            profile(lambda: (mark(), ours_ro_grad(x)), args.calls * 5, f"{args.profile}.{name}.grad.txt")
+            profile(
+                lambda: (mark(), ours_ro_grad(x)), args.calls * 5, f"{args.profile}.{name}.grad.txt"
+            )
         m = G.manager_for(args.device, 0)
         row["tree_counters"] = dict(m.counters) if m is not None else {}
-    cols = [c for c in ("eager", "compile", "upstream_ro", "raw_replay", "raw_compiled", "ours", "aot_ro", "ours_ro",
-                        "ours_ro_grad") if c in next(iter(rows.values()))]
-    print(f"{'case':<12}" + "".join(f"{c + ' us':>16}" for c in cols) + f"{'ro/raw_cmp':>12}{'ours/raw':>10}"
-          + (f"{'ro/upstream':>13}" if "upstream_ro" in cols else ""))
+    cols = [
+        c
+        for c in (
+            "eager",
+            "compile",
+            "upstream_ro",
+            "raw_replay",
+            "raw_compiled",
+            "ours",
+            "aot_ro",
+            "ours_ro",
+            "ours_ro_grad",
+        )
+        if c in next(iter(rows.values()))
+    ]
+    print(
+        f"{'case':<12}"
+        + "".join(f"{c + ' us':>16}" for c in cols)
+        + f"{'ro/raw_cmp':>12}{'ours/raw':>10}"
+        + (f"{'ro/upstream':>13}" if "upstream_ro" in cols else "")
+    )
     for name, r in rows.items():
-        line = (f"{name:<12}" + "".join(f"{r[c]:>16.1f}" for c in cols) + f"{r['ours_ro'] / r['raw_compiled']:>12.2f}"
-                f"{r['ours'] / r['raw_replay']:>10.2f}")
+        line = (
+            f"{name:<12}"
+            + "".join(f"{r[c]:>16.1f}" for c in cols)
+            + f"{r['ours_ro'] / r['raw_compiled']:>12.2f}"
+            f"{r['ours'] / r['raw_replay']:>10.2f}"
+        )
         if "upstream_ro" in cols:
             line += f"{r['ours_ro'] / r['upstream_ro']:>13.2f}"
         print(line)
     for name, r in rows.items():
-        print(f"{name}: replay {r['raw_compiled']:.1f} us, AOTAutograd + output code + tree "
-              f"{r['aot_ro'] - r['raw_compiled']:.1f} us, Dynamo {r['ours_ro'] - r['aot_ro']:.1f} us; "
-              f"grad enabled {r['ours_ro_grad'] / r['ours_ro']:.2f}x no_grad")
+        print(
+            f"{name}: replay {r['raw_compiled']:.1f} us, AOTAutograd + output code + tree "
+            f"{r['aot_ro'] - r['raw_compiled']:.1f} us, Dynamo {r['ours_ro'] - r['aot_ro']:.1f} us; "
+            f"grad enabled {r['ours_ro_grad'] / r['ours_ro']:.2f}x no_grad"
+        )
     reader = G.upstream_config._reader("cudagraph_trees", True)
-    data = {"device": str(dev), "torch": torch.__version__, "calls": args.calls, "repeats": args.repeats,
-            "clock": args.clock,
-            "direct_config_reads": bool(getattr(reader, "fast", False)), "config_read_note": getattr(reader, "why", ""),
-            "per_call_us": rows}
+    data = {
+        "device": str(dev),
+        "torch": torch.__version__,
+        "calls": args.calls,
+        "repeats": args.repeats,
+        "clock": args.clock,
+        "direct_config_reads": bool(getattr(reader, "fast", False)),
+        "config_read_note": getattr(reader, "why", ""),
+        "per_call_us": rows,
+    }
     print(json.dumps(data))
     if args.json:
         with open(args.json, "w") as f:
@@ -261,10 +325,18 @@ def profile(fn, calls, path):
     prof.disable()
     out = io.StringIO()
     stats = pstats.Stats(prof, stream=out)
-    out.write("layers (cumulative us a call under the profiler; the layer's own = it minus the next)\n")
+    out.write(
+        "layers (cumulative us a call under the profiler; the layer's own = it minus the next)\n"
+    )
     for label, suffix, name in LAYERS:
-        cum = max((v[3] for (file, _, func), v in stats.stats.items() if file.endswith(suffix) and func == name),
-                  default=0.0)
+        cum = max(
+            (
+                v[3]
+                for (file, _, func), v in stats.stats.items()
+                if file.endswith(suffix) and func == name
+            ),
+            default=0.0,
+        )
         out.write(f"  {cum / calls * 1e6:10.1f}  {label}\n")
     stats.sort_stats("tottime").print_stats(30)
     with open(path, "w") as f:

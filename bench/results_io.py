@@ -29,10 +29,14 @@ def time_call(fn, args, device: str, warmup: int = 25, rep: int = 100, sim_calls
 
 
 def result_header(bench: str, device: str) -> dict:
-    return {"bench": bench, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-            "machine": platform.node(), "device": device,
-            "device_name": torch.cuda.get_device_name() if device == "cuda" else "npu-sim",
-            "torch": torch.__version__}
+    return {
+        "bench": bench,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "machine": platform.node(),
+        "device": device,
+        "device_name": torch.cuda.get_device_name() if device == "cuda" else "npu-sim",
+        "torch": torch.__version__,
+    }
 
 
 def out_path(name: str):

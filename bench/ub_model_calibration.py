@@ -58,8 +58,14 @@ def rows(report: dict) -> dict[str, list]:
                             break
                         prof = M.profile(src, M.pointer_dtypes(_signature(src)), name=r["name"])
                     use = M.class_bytes(prof, c["kwargs"], mb)
-                out[fam].append((np.array([[p.get(k, 0) for k in M.CLASSES] for p in (use or [{}])], float), theirs,
-                                 r["name"], c["kwargs"]))
+                out[fam].append(
+                    (
+                        np.array([[p.get(k, 0) for k in M.CLASSES] for p in (use or [{}])], float),
+                        theirs,
+                        r["name"],
+                        c["kwargs"],
+                    )
+                )
     return out
 
 
@@ -73,7 +79,9 @@ def solve(data: list, rounds: int = 4, margin: float = MARGIN):
 
     C = M.CLASSES
     w = np.ones(len(C))
-    bounds = [(1.0 if k in "vlq" else 0.0 if k in "FcR" else 0.25, 64.0) for k in C] + [(512.0, 16384.0)]
+    bounds = [(1.0 if k in "vlq" else 0.0 if k in "FcR" else 0.25, 64.0) for k in C] + [
+        (512.0, 16384.0)
+    ]
     for _ in range(rounds):  # the binding statement of each config moves with the weights
         A, b, obj = [], [], np.zeros(len(C) + 1)
         for P, T, _, _ in data:
@@ -93,18 +101,30 @@ def agreement(data: list, weights: dict, reserve: int) -> dict:
     w = np.array([weights[k] for k in M.CLASSES])
     ratios = [float(max(P @ w) + reserve) / T for P, T, _, _ in data]
     big = sorted(q for q, (_, T, _, _) in zip(ratios, data) if T >= BIG)
-    return {"configs": len(data), "below": sum(1 for q in ratios if q < 1),
-            "big_configs": len(big), "big_median_ratio": round(statistics.median(big), 2) if big else None,
-            "big_p90_ratio": round(big[9 * len(big) // 10], 2) if big else None,
-            "big_max_ratio": round(big[-1], 2) if big else None}
+    return {
+        "configs": len(data),
+        "below": sum(1 for q in ratios if q < 1),
+        "big_configs": len(big),
+        "big_median_ratio": round(statistics.median(big), 2) if big else None,
+        "big_p90_ratio": round(big[9 * len(big) // 10], 2) if big else None,
+        "big_max_ratio": round(big[-1], 2) if big else None,
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("report", type=Path)
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--margin", type=float, default=MARGIN, help="fit every estimate >= margin x bishengir's")
-    ap.add_argument("--more", type=Path, nargs="*", default=[], help="further reports fitted together with the first")
+    ap.add_argument(
+        "--margin", type=float, default=MARGIN, help="fit every estimate >= margin x bishengir's"
+    )
+    ap.add_argument(
+        "--more",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="further reports fitted together with the first",
+    )
     args = ap.parse_args()
     data = rows(json.loads(args.report.read_text()))
     for more in args.more:
@@ -113,8 +133,12 @@ def main() -> None:
     result = {}
     for fam, d in data.items():
         weights, reserve = solve(d, margin=args.margin)
-        result[fam] = {"weights": weights, "reserve": reserve, "now": agreement(d, M.WEIGHTS[fam], M.RESERVE[fam]),
-                       "fitted": agreement(d, weights, reserve)}
+        result[fam] = {
+            "weights": weights,
+            "reserve": reserve,
+            "now": agreement(d, M.WEIGHTS[fam], M.RESERVE[fam]),
+            "fitted": agreement(d, weights, reserve),
+        }
         print(f"{fam}: weights {weights} reserve {reserve}")
         print(f"  with ub_model's current weights: {result[fam]['now']}")
         print(f"  with the fitted weights:         {result[fam]['fitted']}")

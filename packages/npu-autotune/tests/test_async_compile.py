@@ -77,7 +77,9 @@ def eight_cores(monkeypatch):
 
 
 @pytest.mark.feature("Y01")
-def test_kernels_built_in_a_worker_are_tuned_with_this_process_facts(pool, fresh, kernels, eight_cores):
+def test_kernels_built_in_a_worker_are_tuned_with_this_process_facts(
+    pool, fresh, kernels, eight_cores
+):
     # the bug of issue 8: a kernel loaded in a compile worker carried the worker's decisions
     # (device facts, caches); on npu-sim it is now decided here and tuned over its candidates
     with config.patch(compile_threads=1):
@@ -114,8 +116,10 @@ def _compile_error(fresh, n, **flags):
     return str(err.value), time.monotonic() - start
 
 
-@pytest.mark.skipif(not hasattr(torch._inductor.config, "compile_worker_wait_timeout"),
-                    reason=f"torch {torch.__version__} has no Inductor flag compile_worker_wait_timeout")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "compile_worker_wait_timeout"),
+    reason=f"torch {torch.__version__} has no Inductor flag compile_worker_wait_timeout",
+)
 @pytest.mark.feature("Y02")
 def test_a_hung_npu_compile_raises_naming_the_kernel(pool, fresh):
     hang = pool / "hang"
@@ -132,23 +136,41 @@ def test_a_crashed_compile_worker_is_an_error_naming_the_kernel(pool, fresh):
     crash = pool / "crash"
     crash.touch()
     try:
-        wait = {"compile_worker_wait_timeout": 60} if hasattr(torch._inductor.config, "compile_worker_wait_timeout") else {}
+        wait = (
+            {"compile_worker_wait_timeout": 60}
+            if hasattr(torch._inductor.config, "compile_worker_wait_timeout")
+            else {}
+        )
         message, took = _compile_error(fresh, 80, **wait)  # torch 2.11 has no such flag
     finally:
         crash.unlink()
-    assert re.search(r"npu kernel 'triton_poi_\w+': its compile worker exited unexpectedly", message), message
+    assert re.search(
+        r"npu kernel 'triton_poi_\w+': its compile worker exited unexpectedly", message
+    ), message
     assert took < 60
     torch._dynamo.reset()
     fresh.clear()
-    assert len(_compile(fresh, n=72, force_disable_caches=True, max_autotune_pointwise=True)) >= 2  # pool recovers
+    assert (
+        len(_compile(fresh, n=72, force_disable_caches=True, max_autotune_pointwise=True)) >= 2
+    )  # pool recovers
 
 
-@pytest.mark.parametrize("flag, value, allowed", [
-    pytest.param("compile_worker_wait_timeout", -1, "a number >= 0", marks=pytest.mark.skipif(
-        not hasattr(torch._inductor.config, "compile_worker_wait_timeout"),
-        reason=f"torch {torch.__version__} has no Inductor flag compile_worker_wait_timeout")),
-    ("quiesce_async_compile_time", -5, "a number >= 0"),
-    ("precompilation_timeout_seconds", "soon", "a number or None")])
+@pytest.mark.parametrize(
+    "flag, value, allowed",
+    [
+        pytest.param(
+            "compile_worker_wait_timeout",
+            -1,
+            "a number >= 0",
+            marks=pytest.mark.skipif(
+                not hasattr(torch._inductor.config, "compile_worker_wait_timeout"),
+                reason=f"torch {torch.__version__} has no Inductor flag compile_worker_wait_timeout",
+            ),
+        ),
+        ("quiesce_async_compile_time", -5, "a number >= 0"),
+        ("precompilation_timeout_seconds", "soon", "a number or None"),
+    ],
+)
 def test_async_compile_flags_out_of_range_are_rejected(pool, fresh, flag, value, allowed):
     message, _ = _compile_error(fresh, 40, **{flag: value})
     assert f"{flag} must be {allowed}, got {value!r}" in message

@@ -14,8 +14,12 @@ def _autotune_mm(n: int, **flags) -> None:
     torch._dynamo.reset()
     torch.manual_seed(0)
     a, b = torch.randn(32, 32, device="npu"), torch.randn(32, n, device="npu")
-    with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="ATEN,TRITON",
-                      **{"test_configs.max_mm_configs": 3}, **flags):
+    with config.patch(
+        max_autotune_gemm=True,
+        max_autotune_gemm_backends="ATEN,TRITON",
+        **{"test_configs.max_mm_configs": 3},
+        **flags,
+    ):
         out = torch.compile(lambda x, y: x @ y)(a, b)
     torch.testing.assert_close(out.cpu(), a.cpu() @ b.cpu(), rtol=1e-4, atol=1e-4)
 

@@ -54,9 +54,16 @@ def test_max_autotune_pointwise_benchmarks_with_the_real_benchmarker(fresh, kern
     assert counters["npu_autotune"]["bench.calls"] == 0  # default on npu-sim: no benchmarking
     torch._dynamo.reset()
     with config.patch(max_autotune_pointwise=True, force_disable_caches=True):
-        _check(torch.compile(lambda a, b: _pointwise(a, b) - 2)(x, y), lambda a, b: _pointwise(a, b) - 2, x, y)
+        _check(
+            torch.compile(lambda a, b: _pointwise(a, b) - 2)(x, y),
+            lambda a, b: _pointwise(a, b) - 2,
+            x,
+            y,
+        )
     assert len({c[1]["XBLOCK"] for c in fresh}) >= 3  # each candidate launched on npu-sim
-    assert counters["npu_autotune"]["bench.calls"] >= 3 and counters["npu_autotune"]["sim_tuned"] == 1
+    assert (
+        counters["npu_autotune"]["bench.calls"] >= 3 and counters["npu_autotune"]["sim_tuned"] == 1
+    )
 
 
 @pytest.mark.feature("A32")
@@ -70,8 +77,12 @@ def test_max_autotune_tunes_reductions_with_more_candidates(fresh, kernels):
     rblocks = {c[1].get("R0_BLOCK") for c in fresh}
     assert len(rblocks) >= 2  # sub-block sizes tried, not only the program count
     assert counters["npu_autotune"]["sim_tuned"] >= 1
-    default = tiles.reduction({"x": 4, "r0_": 4096}, {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32"}},
-                              tiles.Device(), persistent=False)
+    default = tiles.reduction(
+        {"x": 4, "r0_": 4096},
+        {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32"}},
+        tiles.Device(),
+        persistent=False,
+    )
     assert len({c[1]["R0_BLOCK"] for c in fresh}) > len({c.kwargs["R0_BLOCK"] for c in default})
 
 
@@ -93,7 +104,9 @@ def test_triton_autotune_pointwise(fresh, kernels, on):
         assert counters["npu_autotune"]["bench.calls"] >= 2
         assert len({tuple(c[1].items()) for c in fresh}) >= 2
     else:
-        assert counters["npu_autotune"]["bench.calls"] == 0 and len(fresh) == 0  # nothing benchmarked
+        assert (
+            counters["npu_autotune"]["bench.calls"] == 0 and len(fresh) == 0
+        )  # nothing benchmarked
         assert all(len(k.configs) == 1 for k in ks)
 
 

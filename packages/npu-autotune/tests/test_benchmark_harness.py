@@ -20,7 +20,11 @@ def _compile(**flags):
 def _kernel_modules():
     from torch._inductor.codecache import PyCodeCache
 
-    return [m for m in list(PyCodeCache.modules) if hasattr(m, "benchmark_all_configs") and hasattr(m, "get_args")]
+    return [
+        m
+        for m in list(PyCodeCache.modules)
+        if hasattr(m, "benchmark_all_configs") and hasattr(m, "get_args")
+    ]
 
 
 @pytest.mark.feature("A18")

@@ -57,7 +57,9 @@ def test_warmup_flag_sets_the_warmup_budget():
     cold, warm = [], []
     with config.patch(inductor_default_autotune_warmup=0, inductor_default_autotune_rep=1):
         benchmarker.benchmark(_sleeper(1, cold), device="npu")
-    with config.patch(inductor_default_autotune_warmup=300, inductor_default_autotune_rep=1):  # as above
+    with config.patch(
+        inductor_default_autotune_warmup=300, inductor_default_autotune_rep=1
+    ):  # as above
         benchmarker.benchmark(_sleeper(1, warm), device="npu")
     assert len(warm) > len(cold) + 5
 
@@ -70,7 +72,9 @@ def test_kernel_autotuning_reads_the_flags_not_upstreams_fixed_rep(fresh):
     short = counters["npu_autotune"]["bench.timed_runs"] / counters["npu_autotune"]["bench.calls"]
     torch._dynamo.reset()
     counters.clear()
-    with config.patch(max_autotune_pointwise=True, inductor_default_autotune_rep=200, force_disable_caches=True):
+    with config.patch(
+        max_autotune_pointwise=True, inductor_default_autotune_rep=200, force_disable_caches=True
+    ):
         torch.compile(torch.cos)(x)
     long = counters["npu_autotune"]["bench.timed_runs"] / counters["npu_autotune"]["bench.calls"]
     assert long > 2 * short
@@ -94,8 +98,11 @@ def test_experimental_benchmarker_switch(experimental):
     def fn():
         x.fill_(1)
 
-    with config.patch(use_experimental_benchmarker=experimental, inductor_default_autotune_warmup=0,
-                      inductor_default_autotune_rep=5):
+    with config.patch(
+        use_experimental_benchmarker=experimental,
+        inductor_default_autotune_warmup=0,
+        inductor_default_autotune_rep=5,
+    ):
         benchmarker.benchmark(fn, device="npu")
     strategy = "bench.experimental" if experimental else "bench.default"
     other = "bench.default" if experimental else "bench.experimental"
@@ -122,6 +129,8 @@ def test_graph_based_benchmarking(monkeypatch, graphs):
     runs = int(x[0].item())
     if graphs:
         # Python ran twice (warm + capture); every timed run was a replay of the recording
-        assert len(calls) == 2 and runs > 2 and counters["npu_autotune"]["bench.graph_captures"] == 1
+        assert (
+            len(calls) == 2 and runs > 2 and counters["npu_autotune"]["bench.graph_captures"] == 1
+        )
     else:
         assert len(calls) == runs and counters["npu_autotune"]["bench.graph_captures"] == 0

@@ -14,7 +14,9 @@ def _two(a, b):
 @pytest.mark.parametrize("level", [0, 1])
 def test_combo_kernels_autotune(fresh, kernels, level):
     a, b = torch.randn(1024, device="npu"), torch.randn(512, device="npu")
-    with config.patch(combo_kernels=True, combo_kernels_autotune=level, max_autotune_pointwise=True):
+    with config.patch(
+        combo_kernels=True, combo_kernels_autotune=level, max_autotune_pointwise=True
+    ):
         out = torch.compile(_two)(a, b)
     for o, r in zip(out, _two(a.cpu(), b.cpu())):
         torch.testing.assert_close(o.cpu(), r)

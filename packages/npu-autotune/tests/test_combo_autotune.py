@@ -75,10 +75,14 @@ def _combo_kernel(kernels):
     return k
 
 
-@pytest.mark.skipif(not hasattr(config, "combo_kernel_autotune_grouping"),
-                    reason=f"torch {torch.__version__} has no Inductor flag combo_kernel_autotune_grouping")
+@pytest.mark.skipif(
+    not hasattr(config, "combo_kernel_autotune_grouping"),
+    reason=f"torch {torch.__version__} has no Inductor flag combo_kernel_autotune_grouping",
+)
 @pytest.mark.feature("A21")
-@pytest.mark.parametrize("grouping, groups", [(True, [[0, 1], [2, 3]]), (False, [[0], [1], [2], [3]])])
+@pytest.mark.parametrize(
+    "grouping, groups", [(True, [[0, 1], [2, 3]]), (False, [[0], [1], [2], [3]])]
+)
 def test_combo_kernel_autotune_grouping(fresh, kernels, grouping, groups):
     """Sub-kernels with the same heuristic inputs (a, b: 4096 elements; c, d: 32) are tuned
     as one group; each group's candidates are npu candidates (one warp, blocks in the UB),
@@ -87,10 +91,20 @@ def test_combo_kernel_autotune_grouping(fresh, kernels, grouping, groups):
 
     import npu_inductor_core.tiles as tiles
 
-    args = [torch.randn(4096, device="npu"), torch.randn(4096, device="npu"), torch.randn(32, device="npu"),
-            torch.randn(32, device="npu")]
-    with config.patch(combo_kernels=True, combo_kernel_per_subkernel_blocks=True, combo_kernels_autotune=1,
-                      combo_kernel_autotune_grouping=grouping, max_autotune_pointwise=True, compile_threads=1):
+    args = [
+        torch.randn(4096, device="npu"),
+        torch.randn(4096, device="npu"),
+        torch.randn(32, device="npu"),
+        torch.randn(32, device="npu"),
+    ]
+    with config.patch(
+        combo_kernels=True,
+        combo_kernel_per_subkernel_blocks=True,
+        combo_kernels_autotune=1,
+        combo_kernel_autotune_grouping=grouping,
+        max_autotune_pointwise=True,
+        compile_threads=1,
+    ):
         out = torch.compile(_four)(*args)
     for o, r in zip(out, _four(*[x.cpu() for x in args])):
         torch.testing.assert_close(o.cpu(), r)
@@ -102,13 +116,18 @@ def test_combo_kernel_autotune_grouping(fresh, kernels, grouping, groups):
     assert counters["inductor"]["combo_autotune_bench"] == trials > len(plan)
     budget = tiles.element_budget(k.triton_meta, tiles.device(0))
     for g in plan:
-        assert all(c.num_warps == 1 and tiles.fits_ub(c, k.triton_meta, tiles.device(0)) for c in g["configs"])
+        assert all(
+            c.num_warps == 1 and tiles.fits_ub(c, k.triton_meta, tiles.device(0))
+            for c in g["configs"]
+        )
     assert all(max(v for n, v in kw.items() if "BLOCK" in n) <= budget for _, kw, _ in fresh)
     assert len(k.configs) == 1 and k.configs[0].found_by_combo_autotune
 
 
-@pytest.mark.skipif(not hasattr(triton_heuristics.CachingAutotuner, "_combo_sequential_autotune"),
-                    reason="torch 2.11 has no per-sub-kernel combo autotune (CachingAutotuner._combo_sequential_autotune)")
+@pytest.mark.skipif(
+    not hasattr(triton_heuristics.CachingAutotuner, "_combo_sequential_autotune"),
+    reason="torch 2.11 has no per-sub-kernel combo autotune (CachingAutotuner._combo_sequential_autotune)",
+)
 @pytest.mark.feature("A22")
 @pytest.mark.parametrize("at_compile_time", [True, False])
 def test_combo_kernel_blocks_chosen_at_compile_time(fresh, kernels, monkeypatch, at_compile_time):
@@ -129,11 +148,22 @@ def test_combo_kernel_blocks_chosen_at_compile_time(fresh, kernels, monkeypatch,
         return out
 
     monkeypatch.setattr(graph.GraphLowering, "codegen", spy)
-    args = [torch.randn(4096, device="npu"), torch.randn(4096, device="npu"), torch.randn(32, device="npu"),
-            torch.randn(32, device="npu")]
-    with config.patch({"combo_kernels": True, "combo_kernel_per_subkernel_blocks": True, "combo_kernels_autotune": 1,
-                       "max_autotune_pointwise": True, "compile_threads": 1,
-                       "triton.autotune_at_compile_time": at_compile_time}):
+    args = [
+        torch.randn(4096, device="npu"),
+        torch.randn(4096, device="npu"),
+        torch.randn(32, device="npu"),
+        torch.randn(32, device="npu"),
+    ]
+    with config.patch(
+        {
+            "combo_kernels": True,
+            "combo_kernel_per_subkernel_blocks": True,
+            "combo_kernels_autotune": 1,
+            "max_autotune_pointwise": True,
+            "compile_threads": 1,
+            "triton.autotune_at_compile_time": at_compile_time,
+        }
+    ):
         compiled = torch.compile(_four)
         out = compiled(*args)
         compiled(*args)

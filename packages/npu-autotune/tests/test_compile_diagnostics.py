@@ -137,7 +137,11 @@ def watchdog_events(monkeypatch, caplog):
 
     def record(name, *args, **kw):
         meta = kw.get("metadata_fn")
-        if name == "artifact" and callable(meta) and meta().get("name") == compile_wait.WATCHDOG_ARTIFACT:
+        if (
+            name == "artifact"
+            and callable(meta)
+            and meta().get("name") == compile_wait.WATCHDOG_ARTIFACT
+        ):
             artifacts.append(json.loads(kw["payload_fn"]()))
         return real(name, *args, **kw)
 
@@ -156,7 +160,9 @@ def test_watchdog_reports_long_running_npu_compiles(held_pool, fresh, watchdog_e
     from torch._inductor import config as inductor_config
 
     has_upstream_flag = hasattr(inductor_config, "compile_worker_watchdog_interval_seconds")
-    upstream_flag = {"compile_worker_watchdog_interval_seconds": interval} if has_upstream_flag else {}
+    upstream_flag = (
+        {"compile_worker_watchdog_interval_seconds": interval} if has_upstream_flag else {}
+    )
     npu_config.compile_worker_watchdog_interval_seconds = interval
     try:
         held_pool(1.5)
@@ -172,10 +178,15 @@ def test_watchdog_reports_long_running_npu_compiles(held_pool, fresh, watchdog_e
     # over an interval on a loaded machine) names that stage
     assert reported[0]["stage"] == "compiling in a worker"
     assert {e["stage"] for e in reported} <= {"compiling in a worker", "finishing in this process"}
-    assert all(re.fullmatch(r"triton_poi_\w+", e["kernel"]) and e["elapsed_s"] >= interval for e in reported)
+    assert all(
+        re.fullmatch(r"triton_poi_\w+", e["kernel"]) and e["elapsed_s"] >= interval
+        for e in reported
+    )
     assert reported[-1]["elapsed_s"] > reported[0]["elapsed_s"]
 
 
 def test_watchdog_interval_is_checked_when_set():
-    with pytest.raises(ValueError, match=r"compile_worker_watchdog_interval_seconds must be a number >= 0"):
+    with pytest.raises(
+        ValueError, match=r"compile_worker_watchdog_interval_seconds must be a number >= 0"
+    ):
         npu_config.compile_worker_watchdog_interval_seconds = -1

@@ -34,7 +34,9 @@ def _start(**flags):
 
 def _compile_in_pool(fresh, kernels, n, **flags):
     x = torch.randn(n, device="npu")
-    with config.patch(compile_threads=2, force_disable_caches=True, max_autotune_pointwise=True, **flags):
+    with config.patch(
+        compile_threads=2, force_disable_caches=True, max_autotune_pointwise=True, **flags
+    ):
         out = torch.compile(_f)(x)
     torch.testing.assert_close(out.cpu(), _f(x.cpu()), atol=1e-5, rtol=1e-5)
     (k,) = [k for k in kernels() if not getattr(k, "_seen_by_test", False)]
@@ -67,7 +69,11 @@ def _wait_for(check, seconds):
 
 @pytest.mark.feature("Y04", "Y05")
 def test_pool_quiesces_after_the_idle_delay_not_at_once(fresh, kernels):
-    flags = dict(worker_start_method="subprocess", quiesce_async_compile_pool=True, quiesce_async_compile_time=5)
+    flags = dict(
+        worker_start_method="subprocess",
+        quiesce_async_compile_pool=True,
+        quiesce_async_compile_time=5,
+    )
     pool = _start(**flags)
     assert isinstance(pool, SubprocPool)
     _compile_in_pool(fresh, kernels, 64, **flags)  # the worker's job ended before the tuning here
@@ -81,7 +87,11 @@ def test_pool_quiesces_after_the_idle_delay_not_at_once(fresh, kernels):
 
 @pytest.mark.feature("Y04")
 def test_without_quiesce_the_workers_stay(fresh, kernels):
-    flags = dict(worker_start_method="subprocess", quiesce_async_compile_pool=False, quiesce_async_compile_time=1)
+    flags = dict(
+        worker_start_method="subprocess",
+        quiesce_async_compile_pool=False,
+        quiesce_async_compile_time=1,
+    )
     pool = _start(**flags)
     _compile_in_pool(fresh, kernels, 48, **flags)
     time.sleep(2.5)

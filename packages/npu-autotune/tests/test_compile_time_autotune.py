@@ -21,8 +21,12 @@ def test_autotune_at_compile_time(fresh, monkeypatch, at_compile_time):
 
     monkeypatch.setattr(graph.GraphLowering, "codegen", spy)
     x = torch.randn(256, device="npu")
-    with config.patch({"triton.autotune_at_compile_time": at_compile_time, "max_autotune_pointwise": True}):
+    with config.patch(
+        {"triton.autotune_at_compile_time": at_compile_time, "max_autotune_pointwise": True}
+    ):
         out = torch.compile(torch.sin)(x)
     torch.testing.assert_close(out.cpu(), torch.sin(x.cpu()))
     assert tuned_by_codegen_end == [1 if at_compile_time else 0]
-    assert counters["npu_autotune"]["sim_tuned"] == 1  # tuned once either way (never again at run time)
+    assert (
+        counters["npu_autotune"]["sim_tuned"] == 1
+    )  # tuned once either way (never again at run time)

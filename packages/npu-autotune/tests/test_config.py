@@ -15,22 +15,42 @@ CODE = "import json, npu_autotune.config as c; print(json.dumps(c.get_config_cop
 
 
 def _child(**env):
-    return subprocess.run([sys.executable, "-c", CODE], env=dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0", **env),
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", CODE],
+        env=dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0", **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_environment_defaults_in_a_fresh_process():
     # the GEMM and watchdog keys are config-only since issue 35: their old variables do nothing
-    out = _child(NPU_AUTOTUNE_ON_SIM="1", NPU_AUTOTUNE_MULTIBUFFER="0", NPU_AUTOTUNE_TUNING_DEVICE="1",
-                 NPU_AUTOTUNE_GEMM_SWAP_AB="0", NPU_AUTOTUNE_GEMM_SWAP_AB_RATIO="4")
+    out = _child(
+        NPU_AUTOTUNE_ON_SIM="1",
+        NPU_AUTOTUNE_MULTIBUFFER="0",
+        NPU_AUTOTUNE_TUNING_DEVICE="1",
+        NPU_AUTOTUNE_GEMM_SWAP_AB="0",
+        NPU_AUTOTUNE_GEMM_SWAP_AB_RATIO="4",
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
-        "autotune_on_sim": True, "multibuffer": False, "drop_ub_overflow": True,
-        "compile_worker_watchdog_interval_seconds": 60.0, "gemm_max_profiling_configs": None,
-        "gemm_supplement_configs": True, "gemm_swap_ab": True, "gemm_swap_ab_ratio": 8,
-        "tuning_worker_device": "1", "test_compile_faults": None}
+        "autotune_on_sim": True,
+        "multibuffer": False,
+        "drop_ub_overflow": True,
+        "compile_worker_watchdog_interval_seconds": 60.0,
+        "gemm_max_profiling_configs": None,
+        "gemm_supplement_configs": True,
+        "gemm_swap_ab": True,
+        "gemm_swap_ab_ratio": 8,
+        "tuning_worker_device": "1",
+        "test_compile_faults": None,
+    }
     bad = _child(NPU_AUTOTUNE_ON_SIM="yes")
-    assert bad.returncode != 0 and "$NPU_AUTOTUNE_ON_SIM) must be True or False, got 'yes'" in bad.stderr
+    assert (
+        bad.returncode != 0
+        and "$NPU_AUTOTUNE_ON_SIM) must be True or False, got 'yes'" in bad.stderr
+    )
     with pytest.raises(ValueError, match="gemm_swap_ab_ratio must be an int >= 1, got 0"):
         with npu_config.patch(gemm_swap_ab_ratio=0):
             pass

@@ -24,10 +24,21 @@ def test_conv_backends_pick_the_triton_template_or_aten(fresh, stride, padding, 
     for backends in ("TRITON", "ATEN"):
         torch._dynamo.reset()
         # benchmark_epilogue_fusion off (upstream's default is on): the test asserts which kernels are fused, and with it on that is decided by timing Triton's interpreter, i.e. by this machine's speed and load
-        with config.patch(max_autotune=True, max_autotune_conv_backends=backends, benchmark_epilogue_fusion=False,
-                          **{"test_configs.max_mm_configs": 2}):
-            out, code = run_and_get_code(torch.compile(conv_relu), x.to("npu"), w.to("npu"),
-                                         stride, padding, dilation, groups)
+        with config.patch(
+            max_autotune=True,
+            max_autotune_conv_backends=backends,
+            benchmark_epilogue_fusion=False,
+            **{"test_configs.max_mm_configs": 2},
+        ):
+            out, code = run_and_get_code(
+                torch.compile(conv_relu),
+                x.to("npu"),
+                w.to("npu"),
+                stride,
+                padding,
+                dilation,
+                groups,
+            )
         torch.testing.assert_close(out.cpu(), want, rtol=1e-4, atol=1e-4)
         codes[backends] = "\n".join(code)
     assert "tl.dot(" in codes["TRITON"] and "extern_kernels.convolution(" not in codes["TRITON"]
@@ -40,28 +51,44 @@ def conv_grads(x, w, **flags):
     compiled = torch.compile(lambda a, b: torch.nn.functional.conv2d(a, b, padding=1))
     torch._dynamo.reset()
     # benchmark_epilogue_fusion off: the backward's kernels are compared; timing the interpreter would pick them
-    with config.patch(max_autotune=True, max_autotune_conv_backends="ATEN", benchmark_epilogue_fusion=False,
-                      **{"test_configs.max_mm_configs": 2}, **flags):
+    with config.patch(
+        max_autotune=True,
+        max_autotune_conv_backends="ATEN",
+        benchmark_epilogue_fusion=False,
+        **{"test_configs.max_mm_configs": 2},
+        **flags,
+    ):
         _, code = run_and_get_code(lambda: compiled(x, w).sum().backward())
     return x.grad.cpu(), w.grad.cpu(), code[-1]  # the backward graph compiles last
 
 
-@pytest.mark.skipif(not hasattr(torch._inductor.config, "max_autotune_conv_bwd_input_backends"),
-                    reason=f"torch {torch.__version__} has no Inductor flag max_autotune_conv_bwd_input_backends")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "max_autotune_conv_bwd_input_backends"),
+    reason=f"torch {torch.__version__} has no Inductor flag max_autotune_conv_bwd_input_backends",
+)
 @pytest.mark.feature("A35", "A36")
 def test_conv_backward_backends_pick_triton_templates_or_aten(fresh):
     torch.manual_seed(0)
     x, w = torch.randn(2, 8, 8, 8), torch.randn(16, 8, 3, 3)
     xe, we = x.clone().requires_grad_(), w.clone().requires_grad_()
     torch.nn.functional.conv2d(xe, we, padding=1).sum().backward()
-    both = dict(max_autotune_conv_bwd_input_backends="TRITON", max_autotune_conv_bwd_weight_backends="TRITON")
+    both = dict(
+        max_autotune_conv_bwd_input_backends="TRITON",
+        max_autotune_conv_bwd_weight_backends="TRITON",
+    )
     gx, gw, triton_code = conv_grads(x, w, **both)
     torch.testing.assert_close((gx, gw), (xe.grad, we.grad), rtol=1e-4, atol=1e-4)
-    gx, gw, aten_code = conv_grads(x, w, max_autotune_conv_bwd_input_backends="ATEN",
-                                   max_autotune_conv_bwd_weight_backends="ATEN")
+    gx, gw, aten_code = conv_grads(
+        x,
+        w,
+        max_autotune_conv_bwd_input_backends="ATEN",
+        max_autotune_conv_bwd_weight_backends="ATEN",
+    )
     torch.testing.assert_close((gx, gw), (xe.grad, we.grad), rtol=1e-4, atol=1e-4)
     # grad input and grad weight: two Triton templates, or ATen's kernels and none
-    assert triton_code.count("tl.dot(") == 2 and "extern_kernels.convolution" not in triton_code, triton_code
+    assert triton_code.count("tl.dot(") == 2 and "extern_kernels.convolution" not in triton_code, (
+        triton_code
+    )
     # cudnn.allow_tf32 (on by default) would render allow_tf32=True, which triton-ascend refuses
     assert torch.backends.cudnn.allow_tf32 and "ALLOW_TF32 : tl.constexpr = True" not in triton_code
     assert "tl.dot(" not in aten_code, aten_code

@@ -20,7 +20,9 @@ def _compile_sin(n=2048, **flags):
 
 @pytest.mark.feature("A24", "A27")
 def test_coordinate_descent_tuning_walks_to_the_best_block(fresh, kernels, fake_timings):
-    fake_timings(lambda kw: 1 + abs(math.log2(kw["XBLOCK"]) - 4))  # best: XBLOCK=16, not a candidate
+    fake_timings(
+        lambda kw: 1 + abs(math.log2(kw["XBLOCK"]) - 4)
+    )  # best: XBLOCK=16, not a candidate
     _compile_sin(coordinate_descent_tuning=True)
     (k,) = kernels()
     (best,) = k.configs
@@ -34,7 +36,9 @@ def test_without_coordinate_descent_the_candidates_decide(fresh, kernels, fake_t
     fake_timings(lambda kw: 1 + abs(math.log2(kw["XBLOCK"]) - 4))
     _compile_sin(max_autotune_pointwise=True)
     (k,) = kernels()
-    assert k.configs[0].kwargs["XBLOCK"] != 16 and counters["inductor"]["coordesc_tuning_bench"] == 0
+    assert (
+        k.configs[0].kwargs["XBLOCK"] != 16 and counters["inductor"]["coordesc_tuning_bench"] == 0
+    )
 
 
 def _trap(kw):
@@ -47,8 +51,11 @@ def _trap(kw):
 def test_search_radius(fresh, kernels, fake_timings, radius):
     # upstream applies the radius in the all-directions step (single-axis steps are one apart)
     fake_timings(_trap)
-    _compile_sin(coordinate_descent_tuning=True, coordinate_descent_search_radius=radius,
-                 coordinate_descent_check_all_directions=True)
+    _compile_sin(
+        coordinate_descent_tuning=True,
+        coordinate_descent_search_radius=radius,
+        coordinate_descent_check_all_directions=True,
+    )
     (k,) = kernels()
     assert k.configs[0].kwargs["XBLOCK"] == (64 if radius == 1 else 16)
 
@@ -70,8 +77,11 @@ def test_check_all_directions(fresh, kernels, fake_timings, all_directions):
 
     fake_timings(cost)
     torch._dynamo.reset()
-    with config.patch(coordinate_descent_tuning=True, coordinate_descent_check_all_directions=all_directions,
-                      force_disable_caches=True):
+    with config.patch(
+        coordinate_descent_tuning=True,
+        coordinate_descent_check_all_directions=all_directions,
+        force_disable_caches=True,
+    ):
         torch.testing.assert_close(torch.compile(fn)(x).cpu(), fn(x.cpu()), atol=1e-3, rtol=1e-4)
     (tuned,) = [t for t in kernels() if t.inductor_meta.get("coordinate_descent_tuning")]
     assert tuned.configs[0].kwargs == (diag if all_directions else start)
@@ -88,7 +98,8 @@ def test_descent_never_leaves_the_unified_buffer(fresh, kernels, fake_timings):
 
     def fits(kw):
         return kw["XBLOCK"] * kw["R0_BLOCK"] <= budget and tiles.fits_ub_estimate(
-            kw, False, k.triton_meta, k.inductor_meta, k.filename)
+            kw, False, k.triton_meta, k.inductor_meta, k.filename
+        )
 
     # stopped at the UB (by the tile budget and the kernel's UB estimate), not at Triton's
     # block limits: no larger neighbour fits

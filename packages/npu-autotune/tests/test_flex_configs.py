@@ -19,9 +19,11 @@ def _lists(head_dim=64, dtype=torch.float16):
     c = V.choices
     # torch 2.15 added the sequence length to the forward configs' arguments
     fwd_args = (head_dim, sympy.Integer(128), dtype) if at_least("2.15") else (head_dim, dtype)
-    return (c.get_flex_attention_fwd_configs(*fwd_args, "npu"),
-            c.get_flex_attention_bwd_configs(head_dim, dtype, "npu"),
-            c.get_flex_decode_configs(head_dim, dtype, "npu"))
+    return (
+        c.get_flex_attention_fwd_configs(*fwd_args, "npu"),
+        c.get_flex_attention_bwd_configs(head_dim, dtype, "npu"),
+        c.get_flex_decode_configs(head_dim, dtype, "npu"),
+    )
 
 
 @pytest.mark.feature("A37")
@@ -41,10 +43,19 @@ def test_flex_search_space_changes_the_npu_candidates_and_each_fits_the_cube(hea
     for space in got.values():
         fwd, bwd, dec = space
         assert all(c.num_warps == 1 for c in (*fwd, *bwd, *dec))
-        assert all(flex_configs.fwd_fits(c.block_m, c.block_n, head_dim, c.num_stages, ds, dev) for c in fwd)
-        assert all(flex_configs.bwd_fits(c.block_m1, c.block_n1, c.block_m2, c.block_n2, head_dim,
-                                         c.num_stages, ds, dev) for c in bwd)
-        assert all(flex_configs.decode_fits(c.block_n, head_dim, c.num_stages, ds, dev) for c in dec)
+        assert all(
+            flex_configs.fwd_fits(c.block_m, c.block_n, head_dim, c.num_stages, ds, dev)
+            for c in fwd
+        )
+        assert all(
+            flex_configs.bwd_fits(
+                c.block_m1, c.block_n1, c.block_m2, c.block_n2, head_dim, c.num_stages, ds, dev
+            )
+            for c in bwd
+        )
+        assert all(
+            flex_configs.decode_fits(c.block_n, head_dim, c.num_stages, ds, dev) for c in dec
+        )
     # upstream's GPU lists would have 4-8 warps and tiles the Cube cannot hold: npu's are not those
     from npu_inductor_core.torch_versions import template_heuristics
 
@@ -52,7 +63,8 @@ def test_flex_search_space_changes_the_npu_candidates_and_each_fits_the_cube(hea
 
     with config.patch(max_autotune=True, max_autotune_flex_search_space="EXHAUSTIVE"):
         upstream = BaseConfigHeuristic().get_flex_attn_fwd_configs(
-            *((head_dim, sympy.Integer(128), dtype) if at_least("2.15") else (head_dim, dtype)))
+            *((head_dim, sympy.Integer(128), dtype) if at_least("2.15") else (head_dim, dtype))
+        )
     assert set(map(repr, upstream)) != set(map(repr, got["EXHAUSTIVE"][0]))
 
 

@@ -48,8 +48,15 @@ def _compile_mm(a, b, **flags):
     from torch._inductor.utils import fresh_cache
 
     torch._dynamo.reset()
-    with fresh_cache(), config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="TRITON",
-                      **{"test_configs.max_mm_configs": None}, **flags):
+    with (
+        fresh_cache(),
+        config.patch(
+            max_autotune_gemm=True,
+            max_autotune_gemm_backends="TRITON",
+            **{"test_configs.max_mm_configs": None},
+            **flags,
+        ),
+    ):
         out = torch.compile(lambda x, y: x @ y)(a, b)
     torch.testing.assert_close(out.cpu(), a.cpu() @ b.cpu(), rtol=1e-4, atol=1e-4)
 
@@ -101,16 +108,25 @@ def test_vendor_bias_addmm_is_a_benchmarked_choice(fresh, benchmarked):
     # condition) gives the vendor matmul with the bias inside it (bias_addmm: ATen's addmm on
     # npu-sim, aclnn's through torch_npu on Ascend) as one more benchmarked choice
     torch.manual_seed(0)
-    bias, a, b = (torch.randn(32, device="npu"), torch.randn(16, 64, device="npu"),
-                  torch.randn(64, 32, device="npu"))
+    bias, a, b = (
+        torch.randn(32, device="npu"),
+        torch.randn(16, 64, device="npu"),
+        torch.randn(64, 32, device="npu"),
+    )
     names = {}
     for on in (True, False):
         torch._dynamo.reset()
         # benchmark_epilogue_fusion off: the benchmarked choices are counted; with it on, fused variants are timed too
-        with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="ATEN,TRITON",
-                          benchmark_epilogue_fusion=False, **{"triton.autotune_cublasLt": on}):
+        with config.patch(
+            max_autotune_gemm=True,
+            max_autotune_gemm_backends="ATEN,TRITON",
+            benchmark_epilogue_fusion=False,
+            **{"triton.autotune_cublasLt": on},
+        ):
             out = torch.compile(lambda c, x, y: torch.addmm(c.expand(16, 32), x, y))(bias, a, b)
-        torch.testing.assert_close(out.cpu(), torch.addmm(bias.cpu(), a.cpu(), b.cpu()), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(
+            out.cpu(), torch.addmm(bias.cpu(), a.cpu(), b.cpu()), rtol=1e-4, atol=1e-4
+        )
         names[on] = {n for n, _ in benchmarked[-1]}
     vendor = {on: {n for n in names[on] if not n.startswith("triton_")} for on in names}
     assert vendor == {True: {"addmm", "bias_addmm"}, False: {"addmm"}}
@@ -161,11 +177,17 @@ def test_inductor_choices_class_steers_npu_gemm_candidates(fresh, benchmarked):
     a, b = _mm(64, 64, 64)
     counts = {}
     for cls in (None, _FirstTwoChoicesOnly.make()):
+
         def compile_once():
             # config patches are per thread: the fixture's short benchmark budget too
             before = len(benchmarked)
-            _compile_mm(a, b, inductor_choices_class=cls, inductor_default_autotune_warmup=0,
-                        inductor_default_autotune_rep=1)
+            _compile_mm(
+                a,
+                b,
+                inductor_choices_class=cls,
+                inductor_default_autotune_warmup=0,
+                inductor_default_autotune_rep=1,
+            )
             assert len(benchmarked) == before + 1
             return len(benchmarked[-1])
 
@@ -216,7 +238,9 @@ def test_a_swap_ab_candidate_wins_when_it_times_fastest(fresh, monkeypatch, swap
     fn = lambda x, w, c: torch.relu(torch.nn.functional.linear(x, w, c))
     torch._dynamo.reset()
     # benchmark_epilogue_fusion off: the code is read for the chosen template and its fused ReLU
-    with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="TRITON", benchmark_epilogue_fusion=False):
+    with config.patch(
+        max_autotune_gemm=True, max_autotune_gemm_backends="TRITON", benchmark_epilogue_fusion=False
+    ):
         out, code = run_and_get_code(torch.compile(fn), *(t.to("npu") for t in (x, w, bias)))
     torch.testing.assert_close(out.cpu(), fn(x, w, bias), rtol=1e-4, atol=1e-4)
     code = "\n".join(code)

@@ -14,7 +14,11 @@ def addmm_gelu(bias, a, b):
 
 def inputs(device, m=16, k=32, n=16):
     torch.manual_seed(0)
-    return torch.randn(n, device=device), torch.randn(m, k, device=device), torch.randn(k, n, device=device)
+    return (
+        torch.randn(n, device=device),
+        torch.randn(m, k, device=device),
+        torch.randn(k, n, device=device),
+    )
 
 
 @pytest.fixture
@@ -40,9 +44,13 @@ def test_max_autotune_gemm_turns_the_matmul_into_an_npu_template(fresh, choices)
     args = inputs("npu")
     # the epilogue fusion decided by rule, not by timing interpreted kernels (which a busy
     # machine can flip: benchmark_epilogue_fusion is on under max-autotune)
-    with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="TRITON", benchmark_epilogue_fusion=False):
+    with config.patch(
+        max_autotune_gemm=True, max_autotune_gemm_backends="TRITON", benchmark_epilogue_fusion=False
+    ):
         out, code = compiled_code(addmm_gelu, *args)
-    torch.testing.assert_close(out.cpu(), addmm_gelu(*(t.cpu() for t in args)), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        out.cpu(), addmm_gelu(*(t.cpu() for t in args)), rtol=1e-4, atol=1e-4
+    )
     assert "tl.dot(" in code and "extern_kernels.mm(" not in code
     assert "from npu_lowering.runtime import heuristics as triton_heuristics" in code
     # the GELU (and the bias) fused into the template: one kernel
@@ -56,7 +64,9 @@ def test_without_max_autotune_gemm_nothing_is_tuned(fresh, choices):
     # template); with that policy off too, the matmul is ATen's, as upstream's default
     args = inputs("npu")
     out, code = compiled_code(addmm_gelu, *args)
-    torch.testing.assert_close(out.cpu(), addmm_gelu(*(t.cpu() for t in args)), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        out.cpu(), addmm_gelu(*(t.cpu() for t in args)), rtol=1e-4, atol=1e-4
+    )
     assert choices == []
     import npu_lowering.config as npu_config
 
@@ -71,9 +81,13 @@ def test_gemm_backends_aten_and_triton_are_both_benchmarked(fresh, choices):
     args = inputs("npu")
     with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="ATEN,TRITON"):
         out, _ = compiled_code(addmm_gelu, *args)
-    torch.testing.assert_close(out.cpu(), addmm_gelu(*(t.cpu() for t in args)), rtol=1e-4, atol=1e-4)
-    (name, names), = choices  # addmm with a broadcast bias: mm + a fused bias epilogue
-    assert any(n.startswith("triton_") for n in names) and any(not n.startswith("triton_") for n in names)
+    torch.testing.assert_close(
+        out.cpu(), addmm_gelu(*(t.cpu() for t in args)), rtol=1e-4, atol=1e-4
+    )
+    ((name, names),) = choices  # addmm with a broadcast bias: mm + a fused bias epilogue
+    assert any(n.startswith("triton_") for n in names) and any(
+        not n.startswith("triton_") for n in names
+    )
 
 
 @pytest.mark.feature("A41")
@@ -85,8 +99,12 @@ def test_exhaustive_search_space_tries_more_npu_tiles(fresh, choices):
     for space in ("DEFAULT", "EXHAUSTIVE"):
         choices.clear()
         torch._dynamo.reset()
-        with config.patch(max_autotune_gemm=True, max_autotune_gemm_backends="TRITON",
-                          max_autotune_gemm_search_space=space, **{"test_configs.max_mm_configs": None}):
+        with config.patch(
+            max_autotune_gemm=True,
+            max_autotune_gemm_backends="TRITON",
+            max_autotune_gemm_search_space=space,
+            **{"test_configs.max_mm_configs": None},
+        ):
             out, _ = compiled_code(lambda a, b: a @ b, args[1], args[2])
         torch.testing.assert_close(out.cpu(), args[1].cpu() @ args[2].cpu(), rtol=1e-4, atol=1e-4)
         counts[space] = len(choices[0][1])
@@ -136,11 +154,20 @@ def test_pruning_by_the_cubes_buffers_drops_tiles_over_l1_and_l0(fresh):
 
     def tiles(prune: bool, dtype_size: int) -> set:
         # what tuned_mm asks for a 4096^3 GEMM (large enough that no tile is scaled down)
-        with config.patch(max_autotune_prune_choices_based_on_shared_mem=prune,
-                          max_autotune_gemm_search_space="EXHAUSTIVE"), \
-                V.set_graph_handler(SimpleNamespace(sizevars=SizeVarAllocator())):
-            out = h.preprocess_mm_configs(4096, 4096, 4096, h.exhaustive_configs, dtype_size=dtype_size)
-            return {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_stages) for c in out}
+        with (
+            config.patch(
+                max_autotune_prune_choices_based_on_shared_mem=prune,
+                max_autotune_gemm_search_space="EXHAUSTIVE",
+            ),
+            V.set_graph_handler(SimpleNamespace(sizevars=SizeVarAllocator())),
+        ):
+            out = h.preprocess_mm_configs(
+                4096, 4096, 4096, h.exhaustive_configs, dtype_size=dtype_size
+            )
+            return {
+                (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_stages)
+                for c in out
+            }
 
     everything, pruned = tiles(False, 4), tiles(True, 4)
     over = {t for t in everything if g.exceeds_cube(*t, 4, dev)}
@@ -153,5 +180,10 @@ def test_cube_buffers_are_the_compilers_figures():
     from npu_inductor_core.device import Device, L0C_BYTES
 
     dev = Device()
-    assert (dev.l1_bytes, dev.l0a_bytes, dev.l0b_bytes, dev.l0c_bytes) == (512 << 10, 64 << 10, 64 << 10, 128 << 10)
+    assert (dev.l1_bytes, dev.l0a_bytes, dev.l0b_bytes, dev.l0c_bytes) == (
+        512 << 10,
+        64 << 10,
+        64 << 10,
+        128 << 10,
+    )
     assert L0C_BYTES["950"] == 256 << 10 and Device(soc_version=260).family == "950"

@@ -26,7 +26,9 @@ def test_lookup_table_presets_the_config(fresh, kernels):
     key, x = _key(kernels)
     torch._dynamo.reset()
     table = {key: {"XBLOCK": 16, "num_warps": 1, "num_stages": 1}}
-    with config.patch(autotune_lookup_table=table, max_autotune_pointwise=True, force_disable_caches=True):
+    with config.patch(
+        autotune_lookup_table=table, max_autotune_pointwise=True, force_disable_caches=True
+    ):
         out = torch.compile(_fn)(x)
     torch.testing.assert_close(out.cpu(), _fn(x.cpu()))
     assert not fresh and counters["npu_autotune"]["bench.calls"] == 0  # no benchmarking
@@ -37,8 +39,11 @@ def test_lookup_table_presets_the_config(fresh, kernels):
 def test_without_a_table_entry_the_kernel_is_tuned(fresh, kernels):
     key, x = _key(kernels)
     torch._dynamo.reset()
-    with config.patch(autotune_lookup_table={"0" * 64: {"XBLOCK": 16, "num_warps": 1, "num_stages": 1}},
-                      max_autotune_pointwise=True, force_disable_caches=True):
+    with config.patch(
+        autotune_lookup_table={"0" * 64: {"XBLOCK": 16, "num_warps": 1, "num_stages": 1}},
+        max_autotune_pointwise=True,
+        force_disable_caches=True,
+    ):
         torch.compile(_fn)(x)
     assert counters["npu_autotune"]["bench.calls"] >= 2
 
@@ -46,7 +51,9 @@ def test_without_a_table_entry_the_kernel_is_tuned(fresh, kernels):
 def test_a_preset_over_the_unified_buffer_is_refused(fresh, kernels):
     key, x = _key(kernels)
     torch._dynamo.reset()
-    with config.patch(autotune_lookup_table={key: {"XBLOCK": 1 << 20, "num_warps": 1, "num_stages": 1}},
-                      force_disable_caches=True):
+    with config.patch(
+        autotune_lookup_table={key: {"XBLOCK": 1 << 20, "num_warps": 1, "num_stages": 1}},
+        force_disable_caches=True,
+    ):
         with pytest.raises(Exception, match="no config fits the unified buffer"):
             torch.compile(_fn)(x)

@@ -33,8 +33,14 @@ def _compile_with(table, x, **flags):
     from npu_lowering.runtime.autotuner import LAUNCHES
 
     LAUNCHES.clear()
-    with config.patch({"lookup_table.table": table, "max_autotune_pointwise": True, "force_disable_caches": True,
-                       **flags}):
+    with config.patch(
+        {
+            "lookup_table.table": table,
+            "max_autotune_pointwise": True,
+            "force_disable_caches": True,
+            **flags,
+        }
+    ):
         out = torch.compile(_fn)(x)
     torch.testing.assert_close(out.cpu(), _fn(x.cpu()))
     return LAUNCHES[-1][2], counters["npu_autotune"]["bench.calls"]
@@ -44,7 +50,12 @@ def test_key_format(tuned):
     k, _ = tuned
     key, value = lookup_table.entry(k, PRESET)
     assert key == f"{torch.npu.get_device_properties(0).name}+x=2048+triton_poi_fused_cos_mul"
-    assert value == {"XBLOCK": 16, "num_warps": 1, "num_stages": 1, "src_hash": lookup_table.src_hash(k)}
+    assert value == {
+        "XBLOCK": 16,
+        "num_warps": 1,
+        "num_stages": 1,
+        "src_hash": lookup_table.src_hash(k),
+    }
     assert lookup_table.keys(k) == [key, "x=2048+triton_poi_fused_cos_mul"]
 
 
@@ -118,7 +129,9 @@ def test_a_fresh_entry_is_used_with_the_check(tuned):
 def test_bad_entries_are_rejected_naming_what_is_allowed(tuned):
     k, x = tuned
     key, value = lookup_table.entry(k, PRESET)
-    with pytest.raises(Exception, match=r"not arguments of triton_poi_fused_cos_mul; allowed: \['XBLOCK'\]"):
+    with pytest.raises(
+        Exception, match=r"not arguments of triton_poi_fused_cos_mul; allowed: \['XBLOCK'\]"
+    ):
         _compile_with({key: [{**value, "YBLOCK": 4}]}, x)
     torch._dynamo.reset()
     with pytest.raises(Exception, match="must be a list of config dicts"):

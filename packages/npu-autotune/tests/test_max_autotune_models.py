@@ -13,9 +13,13 @@ from torch._inductor.utils import run_and_get_code
 from npu_inductor.reference_models import TransformerBlock
 
 # benchmark_epilogue_fusion off (upstream's default is on): the test asserts which kernels are fused, and with it on that is decided by timing Triton's interpreter, i.e. by this machine's speed and load
-FLAGS = {"max_autotune_gemm_backends": "TRITON", "max_autotune_conv_backends": "TRITON",
-         "benchmark_epilogue_fusion": False, "test_configs.max_mm_configs": 2,
-         "triton.cudagraphs": False}
+FLAGS = {
+    "max_autotune_gemm_backends": "TRITON",
+    "max_autotune_conv_backends": "TRITON",
+    "benchmark_epilogue_fusion": False,
+    "test_configs.max_mm_configs": 2,
+    "triton.cudagraphs": False,
+}
 
 
 @pytest.fixture
@@ -37,7 +41,9 @@ def chosen():
 def _compile(model, x):
     torch._dynamo.reset()
     with torch.no_grad(), config.patch(FLAGS):
-        out, code = run_and_get_code(torch.compile(model.to("npu"), mode="max-autotune"), x.to("npu"))
+        out, code = run_and_get_code(
+            torch.compile(model.to("npu"), mode="max-autotune"), x.to("npu")
+        )
     return out.cpu(), "\n".join(code)
 
 
@@ -57,15 +63,24 @@ def test_max_autotune_transformer_block_uses_fused_npu_gemm_templates(fresh, cho
     # every GEMM of the block (qkv and output projections, the MLP's two linears) was tuned over
     # several npu template candidates and a template chosen
     gemms = [c for c in chosen if c[0] in ("mm", "addmm", "bmm", "baddbmm")]
-    assert len(gemms) >= 4 and all(n > 1 and best.startswith("triton_") for _, best, n in gemms), chosen
+    assert len(gemms) >= 4 and all(n > 1 and best.startswith("triton_") for _, best, n in gemms), (
+        chosen
+    )
     assert "extern_kernels.mm(" not in code and "extern_kernels.addmm(" not in code
     templates = [k for k in _kernels(code) if "tl.dot(" in k]
     assert len(templates) >= 4
     # epilogues fused: the MLP's GELU (erf) and the residual adds land in GEMM templates
     assert any("erf" in k for k in templates), "GELU not fused into the first MLP GEMM"
-    fused = [line.split("Original ATen: [")[1] for line in code.splitlines() if "Original ATen: [" in line]
-    assert any(("aten.addmm" in ops or "aten.mm" in ops) and ("aten.add," in ops or ops.endswith("aten.add]"))
-               for ops in fused), "no residual add fused into a GEMM"
+    fused = [
+        line.split("Original ATen: [")[1]
+        for line in code.splitlines()
+        if "Original ATen: [" in line
+    ]
+    assert any(
+        ("aten.addmm" in ops or "aten.mm" in ops)
+        and ("aten.add," in ops or ops.endswith("aten.add]"))
+        for ops in fused
+    ), "no residual add fused into a GEMM"
 
 
 class SmallCNN(torch.nn.Module):
@@ -97,5 +112,8 @@ def test_max_autotune_small_cnn_uses_fused_npu_conv_and_gemm_templates(fresh, ch
     conv_kernels = [k for k in _kernels(code) if "tl.dot(" in k and "aten.convolution" in code]
     assert conv_kernels
     # the eval-mode batch norm and the ReLU run in the conv template's epilogue
-    assert any("aten.convolution, aten._native_batch_norm_legit_no_training, aten.relu" in line
-               or ("aten.convolution" in line and "aten.relu" in line) for line in code.splitlines()), code
+    assert any(
+        "aten.convolution, aten._native_batch_norm_legit_no_training, aten.relu" in line
+        or ("aten.convolution" in line and "aten.relu" in line)
+        for line in code.splitlines()
+    ), code

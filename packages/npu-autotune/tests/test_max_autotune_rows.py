@@ -9,8 +9,12 @@ import torch._inductor.config
 from torch._inductor import config
 from torch._inductor.utils import run_and_get_code
 
-TEMPLATES = dict(max_autotune_gemm=True, max_autotune_gemm_backends="TRITON",
-                 benchmark_epilogue_fusion=False, **{"test_configs.max_mm_configs": 2})
+TEMPLATES = dict(
+    max_autotune_gemm=True,
+    max_autotune_gemm_backends="TRITON",
+    benchmark_epilogue_fusion=False,
+    **{"test_configs.max_mm_configs": 2},
+)
 
 
 def compiled(fn, *args, **flags):
@@ -19,8 +23,12 @@ def compiled(fn, *args, **flags):
     with config.patch({**TEMPLATES, **flags}):
         out, code = run_and_get_code(torch.compile(fn), *args)
     want = fn(*(a.cpu() for a in args))
-    torch.testing.assert_close([o.cpu() for o in out] if isinstance(out, (tuple, list)) else out.cpu(),
-                               list(want) if isinstance(want, tuple) else want, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        [o.cpu() for o in out] if isinstance(out, (tuple, list)) else out.cpu(),
+        list(want) if isinstance(want, tuple) else want,
+        rtol=1e-4,
+        atol=1e-4,
+    )
     return out, "\n".join(code)
 
 
@@ -126,14 +134,19 @@ def test_max_epilogue_benchmarked_choices_caps_the_fused_candidates(fresh, bench
     # no fused candidate may be tried: the epilogue stays a kernel of its own
     assert ("compile", 2) not in benchmarked and n_kernels(code) == 2
     benchmarked.clear()
-    compiled(mm_relu, torch.randn(32, 48, device="npu"), torch.randn(48, 32, device="npu"),
-             max_epilogue_benchmarked_choices=1, **flags)
+    compiled(
+        mm_relu,
+        torch.randn(32, 48, device="npu"),
+        torch.randn(48, 32, device="npu"),
+        max_epilogue_benchmarked_choices=1,
+        **flags,
+    )
     assert benchmarked.count(("compile", 2)) == 1
 
 
 @pytest.mark.feature("A16")
 def test_benchmark_fusion_times_fusions_of_npu_kernels(fresh, benchmarked):
-    x, = rand((64, 64))
+    (x,) = rand((64, 64))
     fn = lambda t: (t.sin() + 1).sum(0) + t.cos().sum(1)
     compiled(fn, x, benchmark_fusion=False)
     assert benchmarked == []
@@ -189,8 +202,16 @@ def test_max_autotune_mode_compiles_an_mlp_block_to_fused_npu_templates(fresh, t
     want = block(x)
     block, x = block.to("npu"), x.to("npu")
     # benchmark_epilogue_fusion off: the test asserts fused templates (see the module's docstring)
-    with torch.no_grad(), config.patch({"test_configs.max_mm_configs": 2, "benchmark_epilogue_fusion": False,
-                                        "max_autotune_gemm_backends": "TRITON"}):
+    with (
+        torch.no_grad(),
+        config.patch(
+            {
+                "test_configs.max_mm_configs": 2,
+                "benchmark_epilogue_fusion": False,
+                "max_autotune_gemm_backends": "TRITON",
+            }
+        ),
+    ):
         torch._dynamo.reset()
         out, code = run_and_get_code(torch.compile(block, mode="max-autotune"), x)
         torch.testing.assert_close(out.cpu(), want, rtol=1e-4, atol=1e-4)
@@ -198,7 +219,9 @@ def test_max_autotune_mode_compiles_an_mlp_block_to_fused_npu_templates(fresh, t
         # both GEMMs benchmarked over several candidates and npu templates chosen, with the
         # bias + GELU and the bias + residual fused into them: two kernels
         assert len(tuned) == 2 and all(n > 1 for _, n in tuned), tuned
-        assert code.count("tl.dot(") == 2 and "extern_kernels.mm(" not in code and n_kernels(code) == 2
+        assert (
+            code.count("tl.dot(") == 2 and "extern_kernels.mm(" not in code and n_kernels(code) == 2
+        )
         tuned.clear()
         torch._dynamo.reset()
         torch.compile(block)(x)
@@ -209,8 +232,10 @@ def mm_index_add(x, y, i):
     return torch.zeros(8, 32, device=x.device).index_add(0, i, x @ y)
 
 
-@pytest.mark.skipif(not hasattr(torch._inductor.config, "epilogue_fusion_with_atomic_add"),
-                    reason=f"torch {torch.__version__} has no Inductor flag epilogue_fusion_with_atomic_add")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "epilogue_fusion_with_atomic_add"),
+    reason=f"torch {torch.__version__} has no Inductor flag epilogue_fusion_with_atomic_add",
+)
 @pytest.mark.feature("T04")
 def test_a_scatter_add_consumer_fuses_into_the_gemm_only_when_asked(fresh):
     a, b = rand((32, 32), (32, 32))
@@ -221,8 +246,10 @@ def test_a_scatter_add_consumer_fuses_into_the_gemm_only_when_asked(fresh):
     assert "Original ATen: [aten.mm]" in apart and n_kernels(apart) == 3
 
 
-@pytest.mark.skipif(not hasattr(torch._inductor.config, "epilogue_fusion_with_atomic_add"),
-                    reason=f"torch {torch.__version__} has no Inductor flag epilogue_fusion_with_atomic_add")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "epilogue_fusion_with_atomic_add"),
+    reason=f"torch {torch.__version__} has no Inductor flag epilogue_fusion_with_atomic_add",
+)
 @pytest.mark.feature("T04")
 def test_no_atomic_add_epilogue_when_determinism_is_requested(fresh):
     a, b = rand((32, 32), (32, 32))
@@ -240,7 +267,7 @@ def test_no_atomic_add_epilogue_when_determinism_is_requested(fresh):
 @pytest.mark.feature("A39")
 def test_max_autotune_pointwise_tries_more_npu_tiles(fresh):
     launched = fresh  # (kernel name, config kwargs, num_stages) of npu-sim launches when tuning
-    x, = rand((64, 128))
+    (x,) = rand((64, 128))
     fn = lambda t: t.sin() * 2
 
     def configs_tried(**flags):
@@ -300,8 +327,13 @@ def test_flexible_layouts_stay_flexible_when_only_aten_gemms_are_tuned(fresh, mo
     monkeypatch.setattr(AlgorithmSelectorCache, "__call__", spy)
     a, b = rand((32, 32), (32, 32))
     for flexible in (False, True):
-        compiled(lambda x, y: x @ y, a, b, max_autotune_gemm_backends="ATEN",
-                 max_autotune_allow_flexible_layouts=flexible)
+        compiled(
+            lambda x, y: x @ y,
+            a,
+            b,
+            max_autotune_gemm_backends="ATEN",
+            max_autotune_allow_flexible_layouts=flexible,
+        )
     # the ATen choices' output layout: fixed, or left for the consumers to decide
     assert layouts == [{ir.FixedLayout}, {ir.FlexibleLayout}], layouts
 

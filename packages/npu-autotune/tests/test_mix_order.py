@@ -48,9 +48,14 @@ def split_times():
 def _compile(tune: bool):
     x = torch.randn(512, 32, device="npu")
     metrics.reset()
-    with config.patch({"compile_threads": 1, "triton.mix_order_reduction": True,
-                       "triton.mix_order_reduction_non_strict_mode": True,  # small shapes too
-                       "triton.mix_order_reduction_autotune_split_size": tune}):
+    with config.patch(
+        {
+            "compile_threads": 1,
+            "triton.mix_order_reduction": True,
+            "triton.mix_order_reduction_non_strict_mode": True,  # small shapes too
+            "triton.mix_order_reduction_autotune_split_size": tune,
+        }
+    ):
         out, (code,) = run_and_get_code(torch.compile(_sums), x)
     for o, r in zip(out, _sums(x.cpu())):
         torch.testing.assert_close(o.cpu(), r, rtol=1e-4, atol=1e-4)
@@ -64,8 +69,10 @@ def _upstream_first_split(rows: int) -> int:
     return min(max(1 << (max(rows // (cores * 8), 1).bit_length() - 1), 16), 128)
 
 
-@pytest.mark.skipif(not hasattr(scheduler, "_is_gpu_triton_backend"),
-                    reason="torch 2.11's MixOrderReduction.can_fuse admits only cuda/xpu, checked inline (no hook)")
+@pytest.mark.skipif(
+    not hasattr(scheduler, "_is_gpu_triton_backend"),
+    reason="torch 2.11's MixOrderReduction.can_fuse admits only cuda/xpu, checked inline (no hook)",
+)
 @pytest.mark.feature("A55")
 def test_mix_order_split_size_is_autotuned(fresh, split_times):
     assert _upstream_first_split(512) != BEST_SPLIT
@@ -73,8 +80,10 @@ def test_mix_order_split_size_is_autotuned(fresh, split_times):
     assert {16, 32, BEST_SPLIT, 2 * BEST_SPLIT} <= set(split_times)  # walked there by timing
 
 
-@pytest.mark.skipif(not hasattr(scheduler, "_is_gpu_triton_backend"),
-                    reason="torch 2.11's MixOrderReduction.can_fuse admits only cuda/xpu, checked inline (no hook)")
+@pytest.mark.skipif(
+    not hasattr(scheduler, "_is_gpu_triton_backend"),
+    reason="torch 2.11's MixOrderReduction.can_fuse admits only cuda/xpu, checked inline (no hook)",
+)
 @pytest.mark.feature("A55")
 def test_without_split_size_autotune_upstreams_pick_stays(fresh, split_times):
     assert _compile(tune=False) == _upstream_first_split(512)
@@ -86,12 +95,21 @@ def test_mix_order_configs_fit_the_unified_buffer():
     """Upstream sets XBLOCK from the split size alone (up to 16 rows); with 16K columns
     that block overflows the UB, so on npu XBLOCK is halved until it fits."""
     size_hints = {"x": 8192, "r0_": 16384}
-    triton_meta = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "ws_ptr": "*fp32",
-                                 "xnumel": "i32", "r0_numel": "i32"},
-                   "device": DeviceProperties.create(torch.device("npu")), "constants": {}}
+    triton_meta = {
+        "signature": {
+            "in_ptr0": "*fp32",
+            "out_ptr0": "*fp32",
+            "ws_ptr": "*fp32",
+            "xnumel": "i32",
+            "r0_numel": "i32",
+        },
+        "device": DeviceProperties.create(torch.device("npu")),
+        "constants": {},
+    }
     meta = {"RSPLIT_SIZE": 128, "kernel_name": "mix", "npu_flavour": "interpreter"}
-    kernel = npu_heuristics.persistent_reduction(size_hints, triton_meta=triton_meta, inductor_meta=meta,
-                                                 filename=__file__)(_mix_kernel())
+    kernel = npu_heuristics.persistent_reduction(
+        size_hints, triton_meta=triton_meta, inductor_meta=meta, filename=__file__
+    )(_mix_kernel())
     dev = tiles.device(0)
     assert kernel.configs and all(c.kwargs["RSPLIT_SIZE"] == 128 for c in kernel.configs)
     assert all(tiles.fits_ub(c, triton_meta, dev, 16384) for c in kernel.configs)
@@ -103,8 +121,16 @@ def _mix_kernel():
     import triton.language as tl
 
     @triton.jit
-    def mix(in_ptr0, out_ptr0, ws_ptr, xnumel, r0_numel, XBLOCK: tl.constexpr, RSPLIT_SIZE: tl.constexpr,
-            NUM_STAGES: tl.constexpr):
+    def mix(
+        in_ptr0,
+        out_ptr0,
+        ws_ptr,
+        xnumel,
+        r0_numel,
+        XBLOCK: tl.constexpr,
+        RSPLIT_SIZE: tl.constexpr,
+        NUM_STAGES: tl.constexpr,
+    ):
         pass
 
     return mix

@@ -40,8 +40,12 @@ def _blocks_per_call(sizes, hints, dynamic=True):
 def test_each_call_runs_the_variant_of_the_nearest_hint(fresh):
     from npu_autotune import hints
 
-    small, large = (tiles.pointwise({"x": h}, {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32"}},
-                                    tiles.device(0))[0].kwargs["XBLOCK"] for h in HINTS)
+    small, large = (
+        tiles.pointwise(
+            {"x": h}, {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32"}}, tiles.device(0)
+        )[0].kwargs["XBLOCK"]
+        for h in HINTS
+    )
     assert small != large
     # 3000 elements are nearest the 4096 hint, 48 and 50 the 64 hint
     assert _blocks_per_call([3000, 48, 3000, 50], HINTS) == [large, small, large, small]
@@ -49,8 +53,11 @@ def test_each_call_runs_the_variant_of_the_nearest_hint(fresh):
 
     from npu_lowering.runtime import heuristics
 
-    (k,) = [o for o in gc.get_objects()
-            if type(o) is heuristics.NpuCachingAutotuner and o.__dict__.get("_npu_hint_variants")]
+    (k,) = [
+        o
+        for o in gc.get_objects()
+        if type(o) is heuristics.NpuCachingAutotuner and o.__dict__.get("_npu_hint_variants")
+    ]
     assert sorted(k.inductor_meta[hints.KEY]) == HINTS and len(k._npu_hint_variants) == len(HINTS)
 
 

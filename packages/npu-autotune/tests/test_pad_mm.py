@@ -14,7 +14,8 @@ from npu_autotune import _compat, pad_mm
 needs_autoheuristic = pytest.mark.skipif(
     not _compat.autoheuristic_builds(),
     reason="this torch (2.11) builds upstream's AutoHeuristic only with a CUDA device "
-           "(test_without_an_autoheuristic_the_padding_is_timed covers it)")
+    "(test_without_an_autoheuristic_the_padding_is_timed covers it)",
+)
 
 
 def _compile_mm(**flags):
@@ -77,7 +78,9 @@ def test_collect_writes_the_pad_mm_log_from_npu_timings(fresh, tmp_path, timings
 def test_use_lets_a_learned_heuristic_decide_npu_padding(fresh, monkeypatch, timings, decision):
     # upstream ships learned pad_mm heuristics only for an A100 and an H100; one learned from
     # npu data (collected as above) decides in their place: here a stand-in for it
-    from torch._inductor.autoheuristic.learned_heuristic_controller import LearnedHeuristicController
+    from torch._inductor.autoheuristic.learned_heuristic_controller import (
+        LearnedHeuristicController,
+    )
 
     class Learned:
         def check_precondition(self, metadata, context):
@@ -86,7 +89,11 @@ def test_use_lets_a_learned_heuristic_decide_npu_padding(fresh, monkeypatch, tim
         def get_decision(self, context, choices):
             return decision
 
-    monkeypatch.setattr(LearnedHeuristicController, "existing_heuristics", defaultdict(list, {"pad_mm": [Learned()]}))
+    monkeypatch.setattr(
+        LearnedHeuristicController,
+        "existing_heuristics",
+        defaultdict(list, {"pad_mm": [Learned()]}),
+    )
     monkeypatch.setattr(LearnedHeuristicController, "heuristics_initialized", True)
     padded = _compile_mm(**_pad_mm_flag("use", True))
     assert padded == (decision == "pad") and timings == []  # decided without timing
@@ -94,7 +101,9 @@ def test_use_lets_a_learned_heuristic_decide_npu_padding(fresh, monkeypatch, tim
     assert not _compile_mm(**_pad_mm_flag("use", False)) and len(timings) == 2
 
 
-@pytest.mark.skipif(_compat.autoheuristic_builds(), reason="this torch builds upstream's AutoHeuristic")
+@pytest.mark.skipif(
+    _compat.autoheuristic_builds(), reason="this torch builds upstream's AutoHeuristic"
+)
 def test_without_an_autoheuristic_the_padding_is_timed(fresh, monkeypatch, tmp_path, timings):
     # torch 2.11 only, without a CUDA device: collect/use "pad_mm" warn once, the timings decide
     monkeypatch.delattr(pad_mm._autoheuristic_usable, "warned", raising=False)

@@ -32,9 +32,13 @@ def slow_largest_block(monkeypatch):
 
 @pytest.mark.feature("Y07")
 @pytest.mark.parametrize("timeout", [1, 0])
-def test_candidates_over_the_budget_are_dropped_and_the_kernel_runs(fresh, kernels, slow_largest_block, timeout):
+def test_candidates_over_the_budget_are_dropped_and_the_kernel_runs(
+    fresh, kernels, slow_largest_block, timeout
+):
     x = torch.randn(512, device="npu")
-    with config.patch(compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=timeout):
+    with config.patch(
+        compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=timeout
+    ):
         out = torch.compile(_f)(x)
     torch.testing.assert_close(out.cpu(), _f(x.cpu()), atol=1e-5, rtol=1e-5)
     (k,) = kernels()
@@ -59,9 +63,16 @@ def test_nothing_compiled_in_time_is_an_error_naming_the_kernel(fresh, monkeypat
 
     monkeypatch.setattr(heuristics.NpuCachingAutotuner, "_precompile_config", every_config_slow)
     x = torch.randn(384, device="npu")
-    with config.patch(compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=1), \
-            pytest.raises(Exception, match=r"npu kernel triton_poi_\w+: none of \d+ configs compiled "
-                                           r"\(precompilation_timeout_seconds=1"):
+    with (
+        config.patch(
+            compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=1
+        ),
+        pytest.raises(
+            Exception,
+            match=r"npu kernel triton_poi_\w+: none of \d+ configs compiled "
+            r"\(precompilation_timeout_seconds=1",
+        ),
+    ):
         torch.compile(_f)(x)
 
 
@@ -80,6 +91,8 @@ def test_configs_compile_with_the_callers_inductor_config(fresh, monkeypatch):
 
     monkeypatch.setattr(heuristics.NpuCachingAutotuner, "_precompile_config", precompile_config)
     x = torch.randn(640, device="npu")
-    with config.patch(compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=77):
+    with config.patch(
+        compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=77
+    ):
         torch.compile(_f)(x)
     assert len(seen) >= 2 and set(seen) == {(True, 77)}, seen

@@ -34,6 +34,7 @@ def pool_per_module():
 @pytest.fixture
 def tuning(fresh, kernels):
     """tuning(faults, **flags) -> (kernel object after tuning, HISTORY rows, STOPS rows of this call)."""
+
     def run(faults=None, **flags):
         torch._dynamo.reset()  # a second call in one test compiles and tunes again
         seen = {id(k) for k in kernels()}
@@ -41,7 +42,10 @@ def tuning(fresh, kernels):
         history, stops = len(subproc.HISTORY), len(subproc.STOPS)
         x = torch.randn(256, device="npu")
         try:
-            with fresh_cache(), config.patch(max_autotune_pointwise=True, autotune_in_subproc=True, **flags):
+            with (
+                fresh_cache(),
+                config.patch(max_autotune_pointwise=True, autotune_in_subproc=True, **flags),
+            ):
                 out = torch.compile(lambda t: t.cos() * 3 - 1)(x)
         finally:
             subproc.test_faults = None
@@ -60,7 +64,9 @@ def chosen(kernel, history, index):
 def test_candidates_are_benchmarked_in_a_tuning_worker(tuning, fresh):
     kernel, history, _ = tuning()
     assert len(history) >= 2 and all(row[4] not in (None, os.getpid()) for row in history)
-    assert all(0 < row[3] < float("inf") for row in history)  # measured there, through the npu benchmarker
+    assert all(
+        0 < row[3] < float("inf") for row in history
+    )  # measured there, through the npu benchmarker
     assert not fresh, "no candidate ran in the compiling process"  # (its launches of candidates)
     best = min(history, key=lambda row: row[3])
     assert kernel.configs[0].kwargs == best[2]
@@ -88,13 +94,22 @@ def test_result_timeout_decides_whether_a_slow_candidate_counts(tuning):
 @pytest.mark.feature("A45")
 def test_graceful_timeout_lets_a_late_worker_exit_before_sigterm(tuning):
     faults = WorkerFaults(hang_s={FAST: 2.0}, timings_ms=TIMINGS)
-    flags = dict(max_autotune_subproc_result_timeout_seconds=0.5, max_autotune_subproc_terminate_timeout_seconds=5.0)
+    flags = dict(
+        max_autotune_subproc_result_timeout_seconds=0.5,
+        max_autotune_subproc_terminate_timeout_seconds=5.0,
+    )
     with pytest.warns(UserWarning, match="no result"):
-        kernel, history, stops = tuning(faults, max_autotune_subproc_graceful_timeout_seconds=20.0, **flags)
+        kernel, history, stops = tuning(
+            faults, max_autotune_subproc_graceful_timeout_seconds=20.0, **flags
+        )
     assert chosen(kernel, history, NEXT)
-    assert [(how, rc) for _, how, rc in stops] == [("graceful", 0)]  # finished its job, then read the sentinel
+    assert [(how, rc) for _, how, rc in stops] == [
+        ("graceful", 0)
+    ]  # finished its job, then read the sentinel
     with pytest.warns(UserWarning, match="no result"):
-        kernel, history, stops = tuning(faults, max_autotune_subproc_graceful_timeout_seconds=0.2, **flags)
+        kernel, history, stops = tuning(
+            faults, max_autotune_subproc_graceful_timeout_seconds=0.2, **flags
+        )
     assert chosen(kernel, history, NEXT)
     assert [(how, rc) for _, how, rc in stops] == [("terminated", -15)]
 
@@ -103,13 +118,20 @@ def test_graceful_timeout_lets_a_late_worker_exit_before_sigterm(tuning):
 def test_terminate_timeout_bounds_the_wait_after_sigterm_before_sigkill(tuning):
     # the hung worker takes 1 s to act on SIGTERM
     faults = WorkerFaults(hang_s={FAST: 60.0}, timings_ms=TIMINGS, sigterm_exit_after_s=1.0)
-    flags = dict(max_autotune_subproc_result_timeout_seconds=0.5, max_autotune_subproc_graceful_timeout_seconds=0.1)
+    flags = dict(
+        max_autotune_subproc_result_timeout_seconds=0.5,
+        max_autotune_subproc_graceful_timeout_seconds=0.1,
+    )
     with pytest.warns(UserWarning, match="no result"):
-        kernel, history, stops = tuning(faults, max_autotune_subproc_terminate_timeout_seconds=6.0, **flags)
+        kernel, history, stops = tuning(
+            faults, max_autotune_subproc_terminate_timeout_seconds=6.0, **flags
+        )
     assert chosen(kernel, history, NEXT)
     assert [(how, rc) for _, how, rc in stops] == [("terminated", WorkerFaults.SIGTERM_EXIT)]
     with pytest.warns(UserWarning, match="no result"):
-        kernel, history, stops = tuning(faults, max_autotune_subproc_terminate_timeout_seconds=0.2, **flags)
+        kernel, history, stops = tuning(
+            faults, max_autotune_subproc_terminate_timeout_seconds=0.2, **flags
+        )
     assert chosen(kernel, history, NEXT)
     assert [(how, rc) for _, how, rc in stops] == [("killed", -9)]
 
@@ -156,13 +178,20 @@ def test_a_crashing_worker_costs_its_candidate_only(tuning):
     assert [(how, rc) for _, how, rc in stops] == [("crashed", 3)]
     crashed_pid = stops[0][0]
     later = [row for row in history if row[1] > FAST]
-    assert later and all(row[3] < float("inf") and row[4] != crashed_pid for row in later)  # a new worker
+    assert later and all(
+        row[3] < float("inf") and row[4] != crashed_pid for row in later
+    )  # a new worker
 
 
-@pytest.mark.parametrize("flag, value", [("max_autotune_subproc_result_timeout_seconds", 0),
-                                         ("max_autotune_subproc_result_timeout_seconds", "1"),
-                                         ("max_autotune_subproc_graceful_timeout_seconds", -1.0),
-                                         ("max_autotune_subproc_terminate_timeout_seconds", float("nan"))])
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("max_autotune_subproc_result_timeout_seconds", 0),
+        ("max_autotune_subproc_result_timeout_seconds", "1"),
+        ("max_autotune_subproc_graceful_timeout_seconds", -1.0),
+        ("max_autotune_subproc_terminate_timeout_seconds", float("nan")),
+    ],
+)
 def test_bad_timeouts_are_rejected_naming_the_range(fresh, flag, value):
     x = torch.randn(64, device="npu")
     with config.patch(max_autotune_pointwise=True, autotune_in_subproc=True, **{flag: value}):
@@ -174,11 +203,16 @@ def test_multi_device_workers_follow_the_visible_devices(monkeypatch):
     from torch._dynamo.device_interface import get_interface_for_device
 
     monkeypatch.setenv("ASCEND_RT_VISIBLE_DEVICES", "0,1")
-    with config.patch(autotune_multi_device=True), pytest.raises(RuntimeError, match="names 2 devices"):
+    with (
+        config.patch(autotune_multi_device=True),
+        pytest.raises(RuntimeError, match="names 2 devices"),
+    ):
         subproc.NpuTuningProcessPool.get_device_list()  # this process sees one
     monkeypatch.setattr(get_interface_for_device("npu"), "device_count", staticmethod(lambda: 2))
     monkeypatch.setenv("ASCEND_RT_VISIBLE_DEVICES", "3,1")
-    with config.patch(autotune_multi_device=True):  # one worker per listed id, as upstream's CUDA_VISIBLE_DEVICES
+    with config.patch(
+        autotune_multi_device=True
+    ):  # one worker per listed id, as upstream's CUDA_VISIBLE_DEVICES
         assert subproc.NpuTuningProcessPool.get_device_list() == [3, 1]
     monkeypatch.delenv("ASCEND_RT_VISIBLE_DEVICES")
     with config.patch(autotune_multi_device=True):
@@ -208,10 +242,19 @@ MULTI_DEVICE = """
 def test_multi_device_runs_one_worker_per_device_and_spreads_the_work():
     env = {**os.environ, "NPU_SIM_DEVICE_COUNT": "2"}
     env.pop("ASCEND_RT_VISIBLE_DEVICES", None)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(MULTI_DEVICE)], capture_output=True, text=True,
-                          env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(MULTI_DEVICE)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if line.startswith(("WORKERS", "SPREAD")))
+    lines = dict(
+        line.split(" ", 1)
+        for line in proc.stdout.splitlines()
+        if line.startswith(("WORKERS", "SPREAD"))
+    )
     # one worker per device, each seeing only its own (as npu:0)
     assert lines["WORKERS"] == "[('0', 1), ('1', 1)]"
     assert lines["SPREAD"].startswith("['0', '1']")  # both devices benchmarked candidates

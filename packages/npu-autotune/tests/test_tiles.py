@@ -25,12 +25,19 @@ def test_candidates_fit_the_ub_and_spread_over_the_cores():
     programs = sorted(-(-numel // c.kwargs["XBLOCK"]) for c in configs)
     assert 48 in programs or any(p >= 48 for p in programs)  # one candidate covers every core
     small = tiles.Device(ub_bytes=16 * 1024, vector_cores=48)
-    assert all(c.kwargs["XBLOCK"] <= 16 * 1024 // 3 // 4 for c in tiles.pointwise({"x": numel}, SIG3, small))
+    assert all(
+        c.kwargs["XBLOCK"] <= 16 * 1024 // 3 // 4
+        for c in tiles.pointwise({"x": numel}, SIG3, small)
+    )
     # fewer cores -> the spread candidates use fewer programs
     n = 1 << 16
     many = tiles.pointwise({"x": n}, SIG3, tiles.Device(vector_cores=48))
     few = tiles.pointwise({"x": n}, SIG3, tiles.Device(vector_cores=8))
-    assert max(-(-n // c.kwargs["XBLOCK"]) for c in few) == 8 < max(-(-n // c.kwargs["XBLOCK"]) for c in many)
+    assert (
+        max(-(-n // c.kwargs["XBLOCK"]) for c in few)
+        == 8
+        < max(-(-n // c.kwargs["XBLOCK"]) for c in many)
+    )
 
 
 def test_innermost_block_is_32_bytes_and_reductions_fit():
@@ -39,7 +46,9 @@ def test_innermost_block_is_32_bytes_and_reductions_fit():
     half = {"signature": {"in_ptr0": "*fp16", "out_ptr0": "*fp16"}}
     assert min(c.kwargs["XBLOCK"] for c in tiles.pointwise({"x": 3}, half, dev)) == 16
     for persistent in (True, False):
-        for c in tiles.reduction({"x": 4096, "r0_": 1024}, SIG2, dev, persistent=persistent, exhaustive=True):
+        for c in tiles.reduction(
+            {"x": 4096, "r0_": 1024}, SIG2, dev, persistent=persistent, exhaustive=True
+        ):
             assert tiles.fits_ub(c, SIG2, dev, 1024 if persistent else None)
             assert ("R0_BLOCK" in c.kwargs) is (not persistent)
 
@@ -65,7 +74,9 @@ def test_multibuffer_setting_reaches_kernels(fresh, kernels):
             torch.testing.assert_close(torch.compile(torch.cos)(x).cpu(), torch.cos(x.cpu()))
     finally:
         npu_config.multibuffer = old
-    assert any(stages == 2 for _, _, stages in fresh), fresh  # a multibuffer variant was benchmarked
+    assert any(stages == 2 for _, _, stages in fresh), (
+        fresh
+    )  # a multibuffer variant was benchmarked
 
 
 def test_overflowing_configs_are_never_launched(fresh, kernels, caplog):
@@ -100,12 +111,16 @@ def test_compile_error_reporting_ub_overflow_drops_the_config(fresh, kernels, mo
     (k,) = kernels()
 
     def compile_fails(self, cfg):
-        raise RuntimeError("MLIRCompilationError: ub overflow, requires 1703936 bits while 1572864 bits available")
+        raise RuntimeError(
+            "MLIRCompilationError: ub overflow, requires 1703936 bits while 1572864 bits available"
+        )
 
     monkeypatch.setattr(CachingAutotuner, "_precompile_config", compile_fails)
     from npu_autotune import autotuner
 
-    monkeypatch.setattr(autotuner, "simulated", lambda kernel: False)  # the tuning compiles as on Ascend
+    monkeypatch.setattr(
+        autotuner, "simulated", lambda kernel: False
+    )  # the tuning compiles as on Ascend
     with caplog.at_level(logging.WARNING, logger="npu_autotune.autotuner"):
         with pytest.raises(OutOfResources):
             k._precompile_config(k.configs[0])
@@ -121,15 +136,20 @@ def test_compile_error_reporting_ub_overflow_drops_the_config(fresh, kernels, mo
 
 
 def test_ub_overflow_message_parsing():
-    assert tiles.ub_overflow(RuntimeError("ub overflow, requires 1703936 bits while 1572864 bits available")) == (
-        1703936, 1572864)
+    assert tiles.ub_overflow(
+        RuntimeError("ub overflow, requires 1703936 bits while 1572864 bits available")
+    ) == (1703936, 1572864)
     assert tiles.ub_overflow(RuntimeError("UB overflow requires 99 bits")) == (99, None)
     assert tiles.ub_overflow(RuntimeError("out of memory")) is None
     # triton-ascend's linalg_to_bin: subprocess.run(check=True) of bishengir, the words in stderr
     import subprocess
 
-    failed = subprocess.CalledProcessError(1, ["bishengir-compile"], stderr=b"error: ub overflow, requires 2097152 "
-                                           b"bits while 1572864 bits available! (possible reason: ...)")
+    failed = subprocess.CalledProcessError(
+        1,
+        ["bishengir-compile"],
+        stderr=b"error: ub overflow, requires 2097152 "
+        b"bits while 1572864 bits available! (possible reason: ...)",
+    )
     assert tiles.ub_overflow(failed) == (2097152, 1572864)
 
 
@@ -149,14 +169,16 @@ def test_kernels_carry_the_device_facts_a_compile_worker_tiles_for(fresh, kernel
     for k in ran:
         assert k.inductor_meta[tiles.FACTS_KEY] == {"ub_bytes": 8 * 1024, "vector_cores": 4}
         assert kernel_facts.device_of(k) == tiles.Device(8 * 1024, 4)
-        assert all(tiles.fits_ub(c, k.triton_meta, tiles.Device(8 * 1024, 4), None) for c in k.configs)
+        assert all(
+            tiles.fits_ub(c, k.triton_meta, tiles.Device(8 * 1024, 4), None) for c in k.configs
+        )
 
 
 # --- multi-buffer variants against Ascend's compiler (bishengir, in the Ascend check's venv) ---
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[3]
 ASCEND_CHECK = REPO / "packages" / "npu-lowering" / "ascend_check"
-X_PLUS_Y = '''
+X_PLUS_Y = """
 import triton
 import triton.language as tl
 from npu_lowering.runtime import heuristics as triton_heuristics
@@ -184,7 +206,7 @@ def NAME(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK : tl.constexpr):
         tmp0 = tl.load(in_ptr0 + xindex, xmask)
         tmp1 = tl.load(in_ptr1 + xindex, xmask)
         tl.store(out_ptr0 + xindex, tmp0 + tmp1, xmask)
-'''
+"""
 
 
 def test_a_block_that_fits_only_single_buffered_is_emitted_single_buffered(tmp_path):
@@ -202,19 +224,42 @@ def test_a_block_that_fits_only_single_buffered_is_emitted_single_buffered(tmp_p
     single = max(c.kwargs["XBLOCK"] for c in both if not tiles.is_multibuffer(c))
     double = max(c.kwargs["XBLOCK"] for c in both if tiles.is_multibuffer(c))
     assert (single, double) == (16384, 8192)
-    assert not any(tiles.is_multibuffer(c) and c.kwargs["XBLOCK"] == single for c in both)  # never the reverse
+    assert not any(
+        tiles.is_multibuffer(c) and c.kwargs["XBLOCK"] == single for c in both
+    )  # never the reverse
 
-    setup = subprocess.run([sys.executable, str(ASCEND_CHECK / "setup.py"), "--quiet"], capture_output=True,
-                           text=True, timeout=900)
+    setup = subprocess.run(
+        [sys.executable, str(ASCEND_CHECK / "setup.py"), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert setup.returncode == 0, setup.stderr
     python = setup.stdout.strip().splitlines()[-1]
-    cases = {"npu_kernel_sb_single": (single, 1), "npu_kernel_mb_double": (double, 2),
-             "npu_kernel_reverse": (single, 2)}
+    cases = {
+        "npu_kernel_sb_single": (single, 1),
+        "npu_kernel_mb_double": (double, 2),
+        "npu_kernel_reverse": (single, 2),
+    }
     for name, (xblock, stages) in cases.items():
-        src = X_PLUS_Y.replace("NAME", name).replace("CONFIG", f"{{'XBLOCK': {xblock}, 'num_stages': {stages}}}")
+        src = X_PLUS_Y.replace("NAME", name).replace(
+            "CONFIG", f"{{'XBLOCK': {xblock}, 'num_stages': {stages}}}"
+        )
         (tmp_path / f"{name}.py").write_text(src)
-    proc = subprocess.run([python, str(ASCEND_CHECK / "check.py"), str(tmp_path), "--targets", "910B2",
-                           "--json", str(tmp_path / "r.json")], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            python,
+            str(ASCEND_CHECK / "check.py"),
+            str(tmp_path),
+            "--targets",
+            "910B2",
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     report = json.loads((tmp_path / "r.json").read_text())
     got = {r["name"]: r["configs"][0]["targets"]["910B2"] for r in report["results"]}
     for name, (_xblock, stages) in cases.items():
@@ -223,5 +268,7 @@ def test_a_block_that_fits_only_single_buffered_is_emitted_single_buffered(tmp_p
         assert f"--enable-auto-multi-buffer={stages == 2}" in t["command"], t["command"]
     assert not got["npu_kernel_sb_single"]["retried_without_multibuffer"]
     assert not got["npu_kernel_mb_double"]["retried_without_multibuffer"]
-    assert got["npu_kernel_mb_double"]["ub_bytes"] <= got["npu_kernel_mb_double"]["ub_available_bytes"]
+    assert (
+        got["npu_kernel_mb_double"]["ub_bytes"] <= got["npu_kernel_mb_double"]["ub_available_bytes"]
+    )
     assert got["npu_kernel_reverse"]["retried_without_multibuffer"]  # did not fit double-buffered

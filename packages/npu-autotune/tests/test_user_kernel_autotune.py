@@ -43,7 +43,12 @@ def seen(monkeypatch):
     call = at.SimLauncher.__call__
 
     def spy(self, *args, **kwargs):
-        calls.append((dict(self.config.kwargs), [a.cpu().clone() for a in args if isinstance(a, torch.Tensor)]))
+        calls.append(
+            (
+                dict(self.config.kwargs),
+                [a.cpu().clone() for a in args if isinstance(a, torch.Tensor)],
+            )
+        )
         return call(self, *args, **kwargs)
 
     monkeypatch.setattr(at.SimLauncher, "__call__", spy)
@@ -51,8 +56,12 @@ def seen(monkeypatch):
 
 
 def _sample_input_flags(on: bool) -> dict:
-    return {"triton.autotune_at_compile_time": True, "triton.autotune_with_sample_inputs": on,
-            "max_autotune": True, "force_disable_caches": True}
+    return {
+        "triton.autotune_at_compile_time": True,
+        "triton.autotune_with_sample_inputs": on,
+        "max_autotune": True,
+        "force_disable_caches": True,
+    }
 
 
 @pytest.mark.feature("A54")
@@ -82,7 +91,9 @@ def test_the_chosen_config_follows_the_real_inputs(fresh, seen, with_sample_inpu
     def fake(self, fn, *, warmup, rep, **kwargs):
         fn()
         cfg, args = seen[-1]
-        return abs(cfg["BLOCK"] - float(args[1][0])) if "BLOCK" in cfg else 1.0  # 1.0: the generated kernel
+        return (
+            abs(cfg["BLOCK"] - float(args[1][0])) if "BLOCK" in cfg else 1.0
+        )  # 1.0: the generated kernel
 
     _compat.register_npu_benchmarker("npu", fake)
     try:
@@ -93,11 +104,16 @@ def test_the_chosen_config_follows_the_real_inputs(fresh, seen, with_sample_inpu
         _compat.register_npu_benchmarker("npu", benchmarker.benchmark_npu)
     torch.testing.assert_close(out.cpu(), (x.cpu() + 1) * 2)
     (name,) = {e[0] for e in LAUNCHES if e[0].startswith("add_one")}
-    assert [e for e in LAUNCHES if e[0] == name][-1][2]["BLOCK"] == (64 if with_sample_inputs else 16)
+    assert [e for e in LAUNCHES if e[0] == name][-1][2]["BLOCK"] == (
+        64 if with_sample_inputs else 16
+    )
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"],
-                 restore_value=["x"])
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})],
+    key=["n"],
+    restore_value=["x"],
+)
 @triton.jit
 def increment(x, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -123,7 +139,9 @@ def test_tuning_on_a_mutated_sample_input_leaves_the_users_tensor_alone(fresh, s
     first = {}  # the first launch of each config: the sample input as the user passed it
     for cfg, args in seen:
         first.setdefault(cfg.get("BLOCK"), args[0])
-    assert set(first) >= {16, 32} and all(torch.equal(first[b], torch.arange(64.0)) for b in (16, 32))
+    assert set(first) >= {16, 32} and all(
+        torch.equal(first[b], torch.arange(64.0)) for b in (16, 32)
+    )
 
 
 # ---- A56: triton.autotune arguments Inductor does not support ---------------------------
@@ -138,7 +156,9 @@ def _hook(*args, **kwargs):
 
 
 def _scale_kernel(**autotune_args):
-    configs = autotune_args.pop("configs", [triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})])
+    configs = autotune_args.pop(
+        "configs", [triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})]
+    )
 
     @triton.autotune(configs=configs, key=["n"], **autotune_args)
     @triton.jit
@@ -160,7 +180,9 @@ UNSUPPORTED = {
     "use_cuda_graph": dict(use_cuda_graph=True),
     "pre_hook": dict(pre_hook=_hook),
     "post_hook": dict(post_hook=_hook),
-    "config_pre_hook": dict(configs=[triton.Config({"BLOCK": 16}, pre_hook=_hook), triton.Config({"BLOCK": 64})]),
+    "config_pre_hook": dict(
+        configs=[triton.Config({"BLOCK": 16}, pre_hook=_hook), triton.Config({"BLOCK": 64})]
+    ),
     "warmup_rep": dict(warmup=3, rep=7),
 }
 
@@ -172,15 +194,19 @@ def test_unsupported_autotune_args_are_refused_by_default(fresh, arg):
 
     model = _scale_kernel(**UNSUPPORTED[arg])
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # Triton's, for warmup/rep/use_cuda_graph
+        warnings.simplefilter(
+            "ignore", DeprecationWarning
+        )  # Triton's, for warmup/rep/use_cuda_graph
         with config.patch(force_disable_caches=True), pytest.raises(Exception, match="supported"):
             torch.compile(model, fullgraph=True)(torch.randn(100, device="npu"))
 
 
 @pytest.mark.feature("A56")
-@pytest.mark.skipif(not lowering_compat.lazy_triton_compile_available(),
-                    reason="this torch (2.11) has no torch._inductor.runtime.triton_lazy_compile: npu's cpp_wrapper "
-                           "is refused before codegen (npu-lowering's test_cpp_wrapper_without_lazy_compile_is_a_clear_error)")
+@pytest.mark.skipif(
+    not lowering_compat.lazy_triton_compile_available(),
+    reason="this torch (2.11) has no torch._inductor.runtime.triton_lazy_compile: npu's cpp_wrapper "
+    "is refused before codegen (npu-lowering's test_cpp_wrapper_without_lazy_compile_is_a_clear_error)",
+)
 def test_refused_under_the_cpp_wrapper_too(fresh):
     # npu-autotune's own refusal (warmup/rep) runs from the npu wrapper codegen's
     # before_wrapper_codegen hook, which the C++ wrapper (JIT and AOTInductor) runs as the
@@ -190,7 +216,10 @@ def test_refused_under_the_cpp_wrapper_too(fresh):
     model = _scale_kernel(**UNSUPPORTED["warmup_rep"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        with config.patch(force_disable_caches=True, cpp_wrapper=True), pytest.raises(Exception, match="supported"):
+        with (
+            config.patch(force_disable_caches=True, cpp_wrapper=True),
+            pytest.raises(Exception, match="supported"),
+        ):
             torch.compile(model, fullgraph=True)(torch.randn(100, device="npu"))
 
 
@@ -215,8 +244,11 @@ def test_with_the_flag_unsupported_args_are_ignored(fresh, arg):
     x = torch.randn(100, device="npu")
     _compat.register_npu_benchmarker("npu", fake)
     try:
-        with config.patch(unsafe_ignore_unsupported_triton_autotune_args=True, max_autotune=True,
-                          force_disable_caches=True):
+        with config.patch(
+            unsafe_ignore_unsupported_triton_autotune_args=True,
+            max_autotune=True,
+            force_disable_caches=True,
+        ):
             out = torch.compile(model, fullgraph=True)(x)
     finally:
         _compat.register_npu_benchmarker("npu", benchmarker.benchmark_npu)
@@ -224,4 +256,6 @@ def test_with_the_flag_unsupported_args_are_ignored(fresh, arg):
     assert not HOOK_CALLS  # the hooks are ignored, never run
     user = [e for e in LAUNCHES if e[0].startswith("scale")]
     assert user and user[-1][2] == {"BLOCK": 16}  # tuned by Inductor's autotuner
-    assert budgets and all(budgets)  # benchmarked on Inductor's budgets, never with the user's warmup/rep
+    assert budgets and all(
+        budgets
+    )  # benchmarked on Inductor's budgets, never with the user's warmup/rep

@@ -31,8 +31,10 @@ def add_relu(x, y):
     return out.relu()
 
 
-@pytest.mark.skipif(not hasattr(torch._inductor.config, "epilogue_fusion_user_defined_triton_kernel"),
-                    reason=f"torch {torch.__version__} has no Inductor flag epilogue_fusion_user_defined_triton_kernel")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "epilogue_fusion_user_defined_triton_kernel"),
+    reason=f"torch {torch.__version__} has no Inductor flag epilogue_fusion_user_defined_triton_kernel",
+)
 @pytest.mark.feature("T03")
 def test_a_relu_after_a_user_kernel_is_written_by_the_user_kernel(fresh):
     torch.manual_seed(0)

@@ -36,7 +36,9 @@ def free_port() -> int:
 class RedisServer:
     """One redis-server process; ``conf`` lines go into its config file."""
 
-    def __init__(self, workdir: Path, conf: list[str] = (), tls: bool = False, port: int | None = None):
+    def __init__(
+        self, workdir: Path, conf: list[str] = (), tls: bool = False, port: int | None = None
+    ):
         self.workdir, self.conf, self.tls = workdir, list(conf), tls
         self.port = port or free_port()
         self.proc: subprocess.Popen | None = None
@@ -52,9 +54,23 @@ class RedisServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         ports = ["port 0", f"tls-port {self.port}"] if self.tls else [f"port {self.port}"]
         conf = self.workdir / "redis.conf"
-        conf.write_text("\n".join(["bind 127.0.0.1", 'save ""', "appendonly no", f"dir {self.workdir}",
-                                   f"logfile {self.workdir / 'redis.log'}", *ports, *self.conf]) + "\n")
-        self.proc = subprocess.Popen([exe, str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        conf.write_text(
+            "\n".join(
+                [
+                    "bind 127.0.0.1",
+                    'save ""',
+                    "appendonly no",
+                    f"dir {self.workdir}",
+                    f"logfile {self.workdir / 'redis.log'}",
+                    *ports,
+                    *self.conf,
+                ]
+            )
+            + "\n"
+        )
+        self.proc = subprocess.Popen(
+            [exe, str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + 20
         while True:
             try:
@@ -62,8 +78,10 @@ class RedisServer:
                     break
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    log = (self.workdir / "redis.log")
-                    raise RuntimeError(f"redis-server failed: {log.read_text() if log.exists() else ''}") from None
+                    log = self.workdir / "redis.log"
+                    raise RuntimeError(
+                        f"redis-server failed: {log.read_text() if log.exists() else ''}"
+                    ) from None
                 time.sleep(0.02)
         return self
 
@@ -117,6 +135,7 @@ def cache_env(monkeypatch):
     from npu_cache.settings import KEYS
 
     with contextlib.ExitStack() as stack:
+
         def set_(name, value):
             if value is None:
                 monkeypatch.delenv(name, raising=False)
@@ -133,9 +152,14 @@ def make_settings(tmp_path):
     prefix = f"npu-cache-test-{uuid.uuid4().hex[:12]}"
 
     def make(redis_url=None, cache_dir="default", **overrides):
-        values = dict(redis_url=redis_url, redis_prefix=prefix, hmac_key=KEY, redis_timeout=1.0,
-                      redis_cooldown=0.5,
-                      cache_dir=(tmp_path / "cache") if cache_dir == "default" else cache_dir)
+        values = dict(
+            redis_url=redis_url,
+            redis_prefix=prefix,
+            hmac_key=KEY,
+            redis_timeout=1.0,
+            redis_cooldown=0.5,
+            cache_dir=(tmp_path / "cache") if cache_dir == "default" else cache_dir,
+        )
         values.update(overrides)
         return Settings(**values)
 
@@ -160,15 +184,66 @@ def tls_certs(tmp_path_factory):
         subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
 
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    ssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=npu-cache test CA")
-    for name, ext in (("server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth"),
-                      ("client", "extendedKeyUsage=clientAuth")):
-        ssl("req", "-new", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN=npu-cache {name}")
+    ssl(
+        "req",
+        "-x509",
+        *ec,
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=npu-cache test CA",
+    )
+    for name, ext in (
+        ("server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth"),
+        ("client", "extendedKeyUsage=clientAuth"),
+    ):
+        ssl(
+            "req",
+            "-new",
+            *ec,
+            "-keyout",
+            f"{name}.key",
+            "-out",
+            f"{name}.csr",
+            "-subj",
+            f"/CN=npu-cache {name}",
+        )
         (d / f"{name}.ext").write_text(ext + "\n")
-        ssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", f"{name}.crt", "-days", "2", "-extfile", f"{name}.ext")
+        ssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            f"{name}.crt",
+            "-days",
+            "2",
+            "-extfile",
+            f"{name}.ext",
+        )
     # a second CA that signed nothing the server presents
-    ssl("req", "-x509", *ec, "-keyout", "other.key", "-out", "other-ca.crt", "-days", "2", "-subj", "/CN=other CA")
+    ssl(
+        "req",
+        "-x509",
+        *ec,
+        "-keyout",
+        "other.key",
+        "-out",
+        "other-ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=other CA",
+    )
     return d
 
 
@@ -280,21 +355,39 @@ class NpuJobs:
         self.prefix = f"npu-cache-test-{uuid.uuid4().hex[:12]}"
         self.hmac_key = KEY
 
-    def __call__(self, spec, local="a", redis="shared", env=None, script="npu_compile.py", timeout=300,
-                 machine=None):
+    def __call__(
+        self,
+        spec,
+        local="a",
+        redis="shared",
+        env=None,
+        script="npu_compile.py",
+        timeout=300,
+        machine=None,
+    ):
         import json
         import sys
 
-        environ = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("NPU_CACHE_", "TORCHINDUCTOR_", "TORCH_COMPILE"))}
+        environ = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("NPU_CACHE_", "TORCHINDUCTOR_", "TORCH_COMPILE"))
+        }
         environ.update(
-            TORCHINDUCTOR_CACHE_DIR=str(self.base / f"inductor-{local}"), NPU_CACHE_DIR="off",
-            NPU_CACHE_REDIS_PREFIX=self.prefix, NPU_CACHE_HMAC_KEY=KEY, NPU_CACHE_REDIS_TIMEOUT="0.5",
-            NPU_CACHE_REDIS_COOLDOWN="0.5")
+            TORCHINDUCTOR_CACHE_DIR=str(self.base / f"inductor-{local}"),
+            NPU_CACHE_DIR="off",
+            NPU_CACHE_REDIS_PREFIX=self.prefix,
+            NPU_CACHE_HMAC_KEY=KEY,
+            NPU_CACHE_REDIS_TIMEOUT="0.5",
+            NPU_CACHE_REDIS_COOLDOWN="0.5",
+        )
         if machine is not None:
             home = self.base / f"machine-{machine}"
-            environ.update(HOME=str(home / "home"), TRITON_CACHE_DIR=str(home / "triton"),
-                           NPU_CACHE_DIR=str(home / "npu-cache"))
+            environ.update(
+                HOME=str(home / "home"),
+                TRITON_CACHE_DIR=str(home / "triton"),
+                NPU_CACHE_DIR=str(home / "npu-cache"),
+            )
             environ.pop("XDG_CONFIG_HOME", None), environ.pop("XDG_CACHE_HOME", None)
             environ.pop("NPU_LAUNCHER_CACHE_DIR", None), environ.pop("TRITON_HOME", None)
         if redis == "shared":
@@ -302,8 +395,13 @@ class NpuJobs:
         elif redis:
             environ["NPU_CACHE_REDIS_URL"] = redis
         environ.update(env or {})
-        proc = subprocess.run([sys.executable, str(JOBS / script), json.dumps(spec)], env=environ,
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, str(JOBS / script), json.dumps(spec)],
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         assert proc.returncode == 0, proc.stderr[-6000:]
         return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -34,10 +34,19 @@ def test_settings_defaults_do_not_touch_the_environment(monkeypatch, tmp_path):
     before = dict(os.environ)
     s = Settings.from_env({})
     assert s.cache_dir.name == "npu-cache" and s.cache_dir.parent.name.startswith("torchinductor_")
-    assert dict(os.environ) == before  # upstream's cache_dir() would have set TORCHINDUCTOR_CACHE_DIR
+    assert (
+        dict(os.environ) == before
+    )  # upstream's cache_dir() would have set TORCHINDUCTOR_CACHE_DIR
     assert s.redis_url is None and s.write_queue == 64 and s.redis_timeout == 1.0
-    assert Settings.from_env({"TORCHINDUCTOR_CACHE_DIR": str(tmp_path)}).cache_dir == tmp_path / "npu-cache"
+    assert (
+        Settings.from_env({"TORCHINDUCTOR_CACHE_DIR": str(tmp_path)}).cache_dir
+        == tmp_path / "npu-cache"
+    )
     assert Settings.from_env({"NPU_CACHE_DIR": "off"}).cache_dir is None
-    e = {"NPU_CACHE_WRITE_QUEUE": "3", "NPU_CACHE_REDIS_COOLDOWN": "0", "NPU_CACHE_EXIT_FLUSH_TIMEOUT": "1.5"}
+    e = {
+        "NPU_CACHE_WRITE_QUEUE": "3",
+        "NPU_CACHE_REDIS_COOLDOWN": "0",
+        "NPU_CACHE_EXIT_FLUSH_TIMEOUT": "1.5",
+    }
     s = Settings.from_env(e)
     assert (s.write_queue, s.redis_cooldown, s.exit_flush_timeout) == (3, 0.0, 1.5)

@@ -51,12 +51,18 @@ def test_stats(populated, capsys):
     for where in ("local", "remote"):
         st = data["stores"][where]
         assert st["reachable"] and st["entries"] == 4
-        assert st["kinds"]["fx-graph"]["entries"] == 3 and st["kinds"]["kernel-binary"]["entries"] == 1
+        assert (
+            st["kinds"]["fx-graph"]["entries"] == 3 and st["kinds"]["kernel-binary"]["entries"] == 1
+        )
         assert st["kinds"]["kernel-binary"]["bytes"] > len(b"binary")
     assert data["stores"]["remote"]["server"]["redis_version"]
     assert data["fingerprint"] == fingerprint.current()
     code, text = run(capsys, "stats", "--kind", "kernel-binary", "--where", "local")
-    assert code == 0 and "local       1 entries" in text and "remote" not in text.split("fingerprint")[1]
+    assert (
+        code == 0
+        and "local       1 entries" in text
+        and "remote" not in text.split("fingerprint")[1]
+    )
 
 
 @pytest.mark.feature("X01")
@@ -70,17 +76,32 @@ def test_verify_reports_every_bad_entry_without_unpickling(populated, capsys, tm
     blob = bytearray(client.get(fx.remote.key(loc1)))
     blob[40] ^= 0xFF
     client.set(fx.remote.key(loc1), bytes(blob))
-    foreign = entry.encode(b"x", location=loc2, secret=fx.key.secret,
-                           fingerprint=fingerprint.canonical({**fingerprint.current(), "cann": "7.0"}))
+    foreign = entry.encode(
+        b"x",
+        location=loc2,
+        secret=fx.key.secret,
+        fingerprint=fingerprint.canonical({**fingerprint.current(), "cann": "7.0"}),
+    )
     client.set(fx.remote.key(loc2), foreign)
-    client.set(fx.remote.key("fx-graph/" + "e" * 64), pickle.dumps(SideEffect(tmp_path / "unpickled-bare")))
+    client.set(
+        fx.remote.key("fx-graph/" + "e" * 64), pickle.dumps(SideEffect(tmp_path / "unpickled-bare"))
+    )
 
     code, data = run(capsys, "verify", "--json")
     assert code == 1 and data["status"] == "bad entries"
     local, remote = data["stores"]["local"], data["stores"]["remote"]
-    assert local["checked"] == 4 and [(b["location"], b["reason"]) for b in local["bad"]] == [(loc0, "truncated")]
-    assert remote["checked"] == 5 and sorted((b["location"], b["reason"]) for b in remote["bad"]) == sorted(
-        [(loc1, "bad-signature"), (loc2, "foreign-fingerprint"), ("fx-graph/" + "e" * 64, "not-an-entry")])
+    assert local["checked"] == 4 and [(b["location"], b["reason"]) for b in local["bad"]] == [
+        (loc0, "truncated")
+    ]
+    assert remote["checked"] == 5 and sorted(
+        (b["location"], b["reason"]) for b in remote["bad"]
+    ) == sorted(
+        [
+            (loc1, "bad-signature"),
+            (loc2, "foreign-fingerprint"),
+            ("fx-graph/" + "e" * 64, "not-an-entry"),
+        ]
+    )
     assert "cann='7.0'" in next(b["detail"] for b in remote["bad"] if b["location"] == loc2)
     assert not list(tmp_path.glob("unpickled-*"))  # verify never unpickles
 
@@ -88,9 +109,15 @@ def test_verify_reports_every_bad_entry_without_unpickling(populated, capsys, tm
     assert code == 1 and text.count("BAD ") == 4 and "bad-signature" in text
 
     code, data = run(capsys, "verify", "--delete-bad", "--json")
-    assert code == 1 and all(b["deleted"] for w in ("local", "remote") for b in data["stores"][w]["bad"])
+    assert code == 1 and all(
+        b["deleted"] for w in ("local", "remote") for b in data["stores"][w]["bad"]
+    )
     code, data = run(capsys, "verify", "--json")
-    assert code == 0 and data["stores"]["local"]["checked"] == 3 and data["stores"]["remote"]["checked"] == 2
+    assert (
+        code == 0
+        and data["stores"]["local"]["checked"] == 3
+        and data["stores"]["remote"]["checked"] == 2
+    )
 
 
 def test_verify_with_another_key_flags_everything(populated, capsys, monkeypatch):
@@ -102,7 +129,11 @@ def test_verify_with_another_key_flags_everything(populated, capsys, monkeypatch
 
 def test_clear(populated, capsys):
     code, data = run(capsys, "clear", "--kind", "fx-graph", "--json")
-    assert code == 0 and data["stores"]["local"]["deleted"] == 3 and data["stores"]["remote"]["deleted"] == 3
+    assert (
+        code == 0
+        and data["stores"]["local"]["deleted"] == 3
+        and data["stores"]["remote"]["deleted"] == 3
+    )
     code, data = run(capsys, "stats", "--json")
     assert data["stores"]["local"]["entries"] == 1 and data["stores"]["remote"]["entries"] == 1
     assert run(capsys, "clear", "--json")[1]["stores"]["remote"]["deleted"] == 1

@@ -19,8 +19,11 @@ def timed(fn, *args):
 
 def remote_cache(make_settings, writer, url):
     policy.caches_disabled(), fingerprint.current()  # loaded in any compiling process
-    return SignedCache("fx-graph", make_settings(url, cache_dir=None, redis_timeout=TIMEOUT,
-                                                 redis_cooldown=COOLDOWN), writer=writer)
+    return SignedCache(
+        "fx-graph",
+        make_settings(url, cache_dir=None, redis_timeout=TIMEOUT, redis_cooldown=COOLDOWN),
+        writer=writer,
+    )
 
 
 def wait_cooldown():
@@ -76,7 +79,9 @@ def test_redis_killed_mid_run_and_restarted(make_settings, writer, redis_server)
     assert s["circuit"] == "closed" and s["circuit_recovered"] >= 1
 
 
-def test_slow_redis_times_out_within_the_bound(make_settings, writer, redis_url, port_of, delay_proxy):
+def test_slow_redis_times_out_within_the_bound(
+    make_settings, writer, redis_url, port_of, delay_proxy
+):
     proxy = delay_proxy(port_of(redis_url), delay=0.0)
     cache = remote_cache(make_settings, writer, proxy.url)
     cache.put("k", b"v")
@@ -102,8 +107,13 @@ def test_slow_redis_times_out_within_the_bound(make_settings, writer, redis_url,
 
 def test_a_dead_redis_does_not_slow_the_local_cache(make_settings, writer, free_port):
     policy.caches_disabled(), fingerprint.current()
-    cache = SignedCache("autotune", make_settings(f"redis://127.0.0.1:{free_port()}/0", redis_timeout=TIMEOUT,
-                                                  redis_cooldown=60), writer=writer)
+    cache = SignedCache(
+        "autotune",
+        make_settings(
+            f"redis://127.0.0.1:{free_port()}/0", redis_timeout=TIMEOUT, redis_cooldown=60
+        ),
+        writer=writer,
+    )
     cache.put("k", b"v")
     assert cache.get("k") == b"v"  # local hit: Redis not consulted
     assert cache.get("missing") is None

@@ -31,7 +31,7 @@ def test_roundtrip_and_layout():
     assert dec(blob) == PAYLOAD
     assert blob[:4] == b"NPUC" and blob[4] == 1
     assert len(blob) == entry.HEADER_SIZE + len(FP) + len(PAYLOAD) + entry.MAC_SIZE
-    assert blob[entry.HEADER_SIZE:entry.HEADER_SIZE + len(FP)] == FP
+    assert blob[entry.HEADER_SIZE : entry.HEADER_SIZE + len(FP)] == FP
     assert dec(enc(b"")) == b""
 
 
@@ -42,8 +42,13 @@ def test_every_single_byte_change_is_refused():
         bad = bytearray(blob)
         bad[i] ^= 0x01
         # header changes read as another format or length; all else fails the HMAC
-        assert refused(bytes(bad)) in {entry.BAD_SIGNATURE, entry.NOT_AN_ENTRY, entry.UNSUPPORTED_VERSION,
-                                       entry.TRUNCATED, entry.MALFORMED}, i
+        assert refused(bytes(bad)) in {
+            entry.BAD_SIGNATURE,
+            entry.NOT_AN_ENTRY,
+            entry.UNSUPPORTED_VERSION,
+            entry.TRUNCATED,
+            entry.MALFORMED,
+        }, i
 
 
 @pytest.mark.feature("X01")
@@ -69,7 +74,9 @@ def test_wrong_key_moved_entry_and_foreign_fingerprint():
 
 
 def test_not_an_entry_and_future_version():
-    assert refused(b"\x80\x04K\x01.") == entry.NOT_AN_ENTRY  # a bare pickle, as upstream would store
+    assert (
+        refused(b"\x80\x04K\x01.") == entry.NOT_AN_ENTRY
+    )  # a bare pickle, as upstream would store
     blob = bytearray(enc())
     blob[4] = 2
     assert refused(bytes(blob)) == entry.UNSUPPORTED_VERSION

@@ -17,8 +17,13 @@ CHILD = Path(__file__).parent / "jobs" / "failed_compile_child.py"
 def _child(phase: str, cache: Path, tmp: Path) -> dict:
     out = tmp / f"{phase}.json"
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache))
-    proc = subprocess.run([sys.executable, str(CHILD), phase, str(out)], env=env, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(CHILD), phase, str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(out.read_text())
 

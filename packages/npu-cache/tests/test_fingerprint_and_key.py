@@ -34,7 +34,9 @@ def test_ascend_stack_is_detected_without_importing_torch_npu(tmp_path):
     """A fake torch_npu distribution whose import would fail, and a fake CANN toolkit."""
     site = tmp_path / "site"
     (site / "torch_npu").mkdir(parents=True)
-    (site / "torch_npu" / "__init__.py").write_text("raise ImportError('torch_npu must not be imported')\n")
+    (site / "torch_npu" / "__init__.py").write_text(
+        "raise ImportError('torch_npu must not be imported')\n"
+    )
     dist = site / "torch_npu-2.13.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch_npu\nVersion: 2.13.0\n")
@@ -48,8 +50,15 @@ def test_ascend_stack_is_detected_without_importing_torch_npu(tmp_path):
     """)
     # keep the caller's PYTHONPATH (where npu_cache may be installed) behind the fake site
     path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
-    env = dict(os.environ, PYTHONPATH=path, ASCEND_TOOLKIT_HOME=str(cann), TORCH_DEVICE_BACKEND_AUTOLOAD="0")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    env = dict(
+        os.environ,
+        PYTHONPATH=path,
+        ASCEND_TOOLKIT_HOME=str(cann),
+        TORCH_DEVICE_BACKEND_AUTOLOAD="0",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["imported"] is False
@@ -57,12 +66,15 @@ def test_ascend_stack_is_detected_without_importing_torch_npu(tmp_path):
 
 
 @pytest.mark.feature("X01")
-def test_soc_comes_from_a_loaded_device_module_and_changes_the_fingerprint(monkeypatch, make_settings, writer):
+def test_soc_comes_from_a_loaded_device_module_and_changes_the_fingerprint(
+    monkeypatch, make_settings, writer
+):
     cache = SignedCache("autotune", make_settings(), writer=writer)
     fingerprint.reset()
     cache.put("k", b"tuned on a 910B")
-    fake_npu = types.SimpleNamespace(is_available=lambda: True, device_count=lambda: 1,
-                                     get_device_name=lambda i: "Ascend910B3")
+    fake_npu = types.SimpleNamespace(
+        is_available=lambda: True, device_count=lambda: 1, get_device_name=lambda i: "Ascend910B3"
+    )
     monkeypatch.setattr(torch, "npu", fake_npu, raising=False)
     try:
         fingerprint.reset()
@@ -97,7 +109,9 @@ def test_key_sources(tmp_path, monkeypatch):
 
 def test_entries_signed_with_another_key_are_refused(make_settings, writer):
     a = SignedCache("fx-graph", make_settings(), writer=writer)
-    b = SignedCache("fx-graph", make_settings(hmac_key="another key, same directory"), writer=writer)
+    b = SignedCache(
+        "fx-graph", make_settings(hmac_key="another key, same directory"), writer=writer
+    )
     a.put("k", b"v")
     assert a.get("k") == b"v"
     assert b.get("k") is None and b.counters["refused_bad-signature"] == 1

@@ -15,14 +15,25 @@ ON = {"remote_gemm_autotune_cache": True}
 @pytest.fixture
 def machines(make_settings, writer, redis_url, tmp_path):
     def machine(name):
-        return GemmAutotuneCache(SignedCache("gemm-autotune", make_settings(redis_url, cache_dir=tmp_path / name),
-                                             writer=writer))
+        return GemmAutotuneCache(
+            SignedCache(
+                "gemm-autotune", make_settings(redis_url, cache_dir=tmp_path / name), writer=writer
+            )
+        )
+
     return machine("a"), machine("b"), writer, machine
 
 
 def key(**kw):
-    base = dict(device="Ascend910B2/cube24/vector48", m=300, n=1024, k=4096,
-                dtype_a="float16", dtype_b="float16", dtype_out="float16")
+    base = dict(
+        device="Ascend910B2/cube24/vector48",
+        m=300,
+        n=1024,
+        k=4096,
+        dtype_a="float16",
+        dtype_b="float16",
+        dtype_out="float16",
+    )
     return GemmKey(**{**base, **kw})
 
 
@@ -47,7 +58,9 @@ def test_shared_best_config_for_a_shape_never_profiled_here(machines):
         return lambda: tuned.append(cfg) or (cfg, us)
 
     with config.patch(ON):
-        best = a.best_config(key(m=300), tune({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, 41.0))
+        best = a.best_config(
+            key(m=300), tune({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, 41.0)
+        )
         assert tuned and a.counters["tuned_locally"] == 1
         assert writer.flush(5)
         # machine b, empty local dir, a different M in the same bucket: no tuning
@@ -55,8 +68,14 @@ def test_shared_best_config_for_a_shape_never_profiled_here(machines):
         assert got == best and len(tuned) == 1 and b.cache.counters["hit_remote"] == 1
         assert b.query(key(m=500))["tuned_shape"] == [1, 300, 1024, 4096]
         # every other key field separates entries: each is a miss that tunes locally
-        for other in (key(m=600), key(dtype_a="bfloat16"), key(layout_b="col"), key(dtype_out="float32"),
-                      key(device="Ascend910_9392/cube24/vector48"), key(op="addmm")):
+        for other in (
+            key(m=600),
+            key(dtype_a="bfloat16"),
+            key(layout_b="col"),
+            key(dtype_out="float32"),
+            key(device="Ascend910_9392/cube24/vector48"),
+            key(op="addmm"),
+        ):
             assert b.query(other) is None
         # a slower result never replaces a faster one; a faster one does
         assert not b.publish(key(m=400), {"BLOCK_M": 64}, 50.0) and b.counters["kept_faster"] == 1
@@ -82,4 +101,7 @@ def test_other_components_find_these_caches_by_entry_point():
     eps = {ep.name: ep.load() for ep in entry_points(group="npu_inductor.caches")}
     assert eps["gemm_autotune"] is gemm_autotune.open_gemm_autotune_cache
     assert eps["kernel_binary"] is kernel_binary.open_kernel_binary_cache
-    assert eps["caches_disabled"] is policy.caches_disabled and eps["lock_timeout"] is policy.lock_timeout
+    assert (
+        eps["caches_disabled"] is policy.caches_disabled
+        and eps["lock_timeout"] is policy.lock_timeout
+    )

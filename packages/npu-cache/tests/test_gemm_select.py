@@ -10,7 +10,11 @@ GEMM = {"max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON"}
 
 
 def spec(shape, **flags):
-    return {"fn": "matmul", "calls": [shape], "inductor": {**GEMM, "remote_gemm_autotune_cache": True, **flags}}
+    return {
+        "fn": "matmul",
+        "calls": [shape],
+        "inductor": {**GEMM, "remote_gemm_autotune_cache": True, **flags},
+    }
 
 
 @pytest.mark.feature("R07")
@@ -31,26 +35,43 @@ def test_a_shape_never_profiled_here_uses_the_shared_config(npu_job):
     # the flag off: the shared config is neither asked for nor published
     d = npu_job(spec([20, 32], remote_gemm_autotune_cache=False), local="d", machine="d")
     assert d["ok"] == [True] and d["inductor"]["select_algorithm_autotune"] == 1
-    assert "served" not in d["npu_cache"]["gemm_autotune"] and "published" not in d["npu_cache"]["gemm_autotune"]
+    assert (
+        "served" not in d["npu_cache"]["gemm_autotune"]
+        and "published" not in d["npu_cache"]["gemm_autotune"]
+    )
 
 
 @pytest.mark.feature("R07")
 def test_a_max_autotune_compile_feeds_the_shared_cache_and_a_fresh_compile_reads_it(npu_job):
     # machine a: torch.compile(mode="max-autotune") of an MLP block (two addmm over npu's
     # templates, swap-A/B candidates among them: M=4 << N) tunes both GEMMs and publishes them
-    run = {"fn": "mlp", "mode": "max-autotune", "calls": [[4, 32]],
-           "inductor": {"remote_gemm_autotune_cache": True, "max_autotune_gemm_backends": "TRITON",
-                        "test_configs.max_mm_configs": 2, "triton.cudagraphs": False}}
+    run = {
+        "fn": "mlp",
+        "mode": "max-autotune",
+        "calls": [[4, 32]],
+        "inductor": {
+            "remote_gemm_autotune_cache": True,
+            "max_autotune_gemm_backends": "TRITON",
+            "test_configs.max_mm_configs": 2,
+            "triton.cudagraphs": False,
+        },
+    }
     a = npu_job(run, local="a", machine="a")
     assert a["ok"] == [True] and a["flushed"], a["error"]
     assert a["inductor"]["select_algorithm_autotune"] == 2
-    assert a["npu_cache"]["gemm_autotune"]["tuned_locally"] == 2 and a["npu_cache"]["gemm_autotune"]["published"] == 2
+    assert (
+        a["npu_cache"]["gemm_autotune"]["tuned_locally"] == 2
+        and a["npu_cache"]["gemm_autotune"]["published"] == 2
+    )
     # machine b: a fresh process with empty local caches, same model: both GEMMs served from
     # the shared cache, nothing benchmarked, the result still eager's
     b = npu_job(run, local="b", machine="b")
     assert b["ok"] == [True], b["error"]
     assert b["npu_cache"]["gemm_autotune"]["served"] == 2
-    assert "select_algorithm_autotune" not in b["inductor"] and "tuned_locally" not in b["npu_cache"]["gemm_autotune"]
+    assert (
+        "select_algorithm_autotune" not in b["inductor"]
+        and "tuned_locally" not in b["npu_cache"]["gemm_autotune"]
+    )
     # (the flag off: neither asked nor published, test_a_shape_never_profiled_here_uses_the_shared_config)
 
 
@@ -63,18 +84,44 @@ def test_gemm_keys_only_for_npu_gemms(npu):
 
     out = FixedLayout(torch.device("npu"), torch.float16, [300, 1024], [1024, 1])
     key = gemm_select.gemm_key([buf([300, 4096], [4096, 1]), buf([4096, 1024], [1, 4096])], out)
-    assert (key.op, key.m, key.n, key.k, key.layout_a, key.layout_b) == ("mm", 300, 1024, 4096, "row", "col")
+    assert (key.op, key.m, key.n, key.k, key.layout_a, key.layout_b) == (
+        "mm",
+        300,
+        1024,
+        4096,
+        "row",
+        "col",
+    )
     bias = buf([1024], [1])
-    assert gemm_select.gemm_key([bias, buf([300, 4096], [4096, 1]), buf([4096, 1024], [1024, 1])], out).op == "addmm"
+    assert (
+        gemm_select.gemm_key(
+            [bias, buf([300, 4096], [4096, 1]), buf([4096, 1024], [1024, 1])], out
+        ).op
+        == "addmm"
+    )
     bmm_out = FixedLayout(torch.device("npu"), torch.float16, [8, 300, 1024], [300 * 1024, 1024, 1])
-    key = gemm_select.gemm_key([buf([8, 300, 64], [19200, 64, 1]), buf([8, 64, 1024], [65536, 1024, 1])], bmm_out)
+    key = gemm_select.gemm_key(
+        [buf([8, 300, 64], [19200, 64, 1]), buf([8, 64, 1024], [65536, 1024, 1])], bmm_out
+    )
     assert (key.op, key.batch) == ("bmm", 8)
     # not a GEMM on npu: no key, so the choices pass through untouched
     cpu_out = FixedLayout(torch.device("cpu"), torch.float16, [300, 1024], [1024, 1])
-    assert gemm_select.gemm_key([buf([300, 4096], [4096, 1], "cpu"), buf([4096, 1024], [1024, 1], "cpu")], cpu_out) is None
-    assert gemm_select.gemm_key([buf([300, 64], [64, 1]), buf([32, 1024], [1024, 1])], out) is None  # K mismatch
+    assert (
+        gemm_select.gemm_key(
+            [buf([300, 4096], [4096, 1], "cpu"), buf([4096, 1024], [1024, 1], "cpu")], cpu_out
+        )
+        is None
+    )
+    assert (
+        gemm_select.gemm_key([buf([300, 64], [64, 1]), buf([32, 1024], [1024, 1])], out) is None
+    )  # K mismatch
     conv = FixedLayout(torch.device("npu"), torch.float16, [1, 8, 4, 4], [128, 16, 4, 1])
-    assert gemm_select.gemm_key([buf([1, 3, 6, 6], [108, 36, 6, 1]), buf([8, 3, 3, 3], [27, 9, 3, 1])], conv) is None
+    assert (
+        gemm_select.gemm_key(
+            [buf([1, 3, 6, 6], [108, 36, 6, 1]), buf([8, 3, 3, 3], [27, 9, 3, 1])], conv
+        )
+        is None
+    )
 
 
 @pytest.mark.feature("K01")

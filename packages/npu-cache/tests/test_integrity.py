@@ -23,17 +23,27 @@ class SideEffect:
 
 
 def bad_blobs(cache, location, payload):
-    good = entry.encode(payload, location=location, secret=cache.key.secret,
-                        fingerprint=fingerprint.canonical(fingerprint.current()))
+    good = entry.encode(
+        payload,
+        location=location,
+        secret=cache.key.secret,
+        fingerprint=fingerprint.canonical(fingerprint.current()),
+    )
     tampered = bytearray(good)
     tampered[-entry.MAC_SIZE - 3] ^= 0xFF  # a byte inside the payload
     foreign_fp = fingerprint.canonical({**fingerprint.current(), "torch": "2.11.0"})
     return {
         entry.BAD_SIGNATURE: bytes(tampered),
         entry.TRUNCATED: good[:-10],
-        entry.FOREIGN: entry.encode(payload, location=location, secret=cache.key.secret, fingerprint=foreign_fp),
-        "other-key": entry.encode(payload, location=location, secret=b"k" * 32,
-                                  fingerprint=fingerprint.canonical(fingerprint.current())),
+        entry.FOREIGN: entry.encode(
+            payload, location=location, secret=cache.key.secret, fingerprint=foreign_fp
+        ),
+        "other-key": entry.encode(
+            payload,
+            location=location,
+            secret=b"k" * 32,
+            fingerprint=fingerprint.canonical(fingerprint.current()),
+        ),
         entry.NOT_AN_ENTRY: payload,  # a bare pickle, as upstream's caches store them
     }
 
@@ -49,7 +59,13 @@ def _check(cache, store_write, tmp_path, caplog, where):
     assert cache.get_object("valid") is None  # os.mkdir returns None...
     assert ok_marker.is_dir()  # ...but it ran: the verified payload was unpickled
 
-    for name in (entry.BAD_SIGNATURE, entry.TRUNCATED, entry.FOREIGN, "other-key", entry.NOT_AN_ENTRY):
+    for name in (
+        entry.BAD_SIGNATURE,
+        entry.TRUNCATED,
+        entry.FOREIGN,
+        "other-key",
+        entry.NOT_AN_ENTRY,
+    ):
         marker = tmp_path / f"unpickled-{where}-{name}"
         key = f"bad-{name}"
         loc = location_of(cache.kind, key)
@@ -62,20 +78,28 @@ def _check(cache, store_write, tmp_path, caplog, where):
             assert cache.get_object(key) is None
         assert not marker.exists(), f"{where}: a {name} entry was unpickled"
         assert cache.counters[f"refused_{reason}"] == before + 1
-        assert any(reason in r.getMessage() and loc in r.getMessage() for r in caplog.records), caplog.text
+        assert any(reason in r.getMessage() and loc in r.getMessage() for r in caplog.records), (
+            caplog.text
+        )
 
 
 @pytest.mark.feature("X01")
-def test_local_directory_entries_are_verified_before_unpickling(make_settings, writer, tmp_path, caplog):
+def test_local_directory_entries_are_verified_before_unpickling(
+    make_settings, writer, tmp_path, caplog
+):
     cache = SignedCache("fx-graph", make_settings(), writer=writer, remote=False)
     _check(cache, cache.local.write, tmp_path, caplog, "local")
 
 
 @pytest.mark.feature("X01")
-def test_redis_entries_are_verified_before_unpickling(make_settings, writer, redis_url, tmp_path, caplog):
+def test_redis_entries_are_verified_before_unpickling(
+    make_settings, writer, redis_url, tmp_path, caplog
+):
     cache = SignedCache("fx-graph", make_settings(redis_url), writer=writer, local=False)
     client = redis.Redis.from_url(redis_url)
-    _check(cache, lambda loc, blob: client.set(cache.remote.key(loc), blob), tmp_path, caplog, "redis")
+    _check(
+        cache, lambda loc, blob: client.set(cache.remote.key(loc), blob), tmp_path, caplog, "redis"
+    )
 
 
 @pytest.mark.feature("X01")
@@ -87,4 +111,6 @@ def test_a_bad_local_entry_falls_through_to_a_good_remote_one(make_settings, wri
     cache.local.write(loc, cache.local.read(loc)[:-1])  # truncated locally
     assert cache.get("k") == b"good"
     assert cache.counters["refused_truncated"] == 1 and cache.counters["hit_remote"] == 1
-    assert cache.get("k") == b"good" and cache.counters["hit_local"] == 1  # the remote hit repaired it
+    assert (
+        cache.get("k") == b"good" and cache.counters["hit_local"] == 1
+    )  # the remote hit repaired it

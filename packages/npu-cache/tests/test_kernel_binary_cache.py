@@ -43,9 +43,11 @@ def launcher(npu):
 @pytest.fixture
 def caches(make_settings, writer, redis_url, tmp_path):
     """Two machines sharing one Redis: each its own local directory."""
+
     def machine(name):
         settings = make_settings(redis_url, cache_dir=tmp_path / name)
         return KernelBinaryCache(SignedCache("kernel-binary", settings, writer=writer))
+
     return machine("a"), machine("b"), writer
 
 
@@ -130,8 +132,10 @@ def test_the_codec_loads_once_for_threads_compiling_at_once(monkeypatch):
     def slow_entry_points(group):  # a slow lookup of a codec (stand-ins: no npu-launcher needed)
         slow_calls.append(group)
         time.sleep(0.2)
-        return [EntryPoint("descriptor_to_bytes", "json:dumps", group),
-                EntryPoint("descriptor_from_bytes", "json:loads", group)]
+        return [
+            EntryPoint("descriptor_to_bytes", "json:dumps", group),
+            EntryPoint("descriptor_from_bytes", "json:loads", group),
+        ]
 
     monkeypatch.setattr("npu_cache.kernel_binary.entry_points", slow_entry_points)
     codec, answers = _Codec(), []
@@ -149,11 +153,17 @@ def test_triton_kernel_key_separates_what_changes_the_binary(caches):
     meta = {"signature": SIGNATURE, "device": 0, "constants": {}}
     cfg = triton.Config({"BLOCK": 64}, num_warps=1)
     key = a.triton_kernel_key(add_kernel, meta, cfg, "npu/interpreter")
-    assert key == a.triton_kernel_key(add_kernel, {**meta, "device": 3}, cfg, "npu/interpreter")  # index: no
-    for other in (a.triton_kernel_key(sub_kernel, meta, cfg, "npu/interpreter"),
-                  a.triton_kernel_key(add_kernel, {**meta, "constants": {"n": 1}}, cfg, "npu/interpreter"),
-                  a.triton_kernel_key(add_kernel, meta, triton.Config({"BLOCK": 32}, num_warps=1), "npu/interpreter"),
-                  a.triton_kernel_key(add_kernel, meta, cfg, "npu/ascend910b")):
+    assert key == a.triton_kernel_key(
+        add_kernel, {**meta, "device": 3}, cfg, "npu/interpreter"
+    )  # index: no
+    for other in (
+        a.triton_kernel_key(sub_kernel, meta, cfg, "npu/interpreter"),
+        a.triton_kernel_key(add_kernel, {**meta, "constants": {"n": 1}}, cfg, "npu/interpreter"),
+        a.triton_kernel_key(
+            add_kernel, meta, triton.Config({"BLOCK": 32}, num_warps=1), "npu/interpreter"
+        ),
+        a.triton_kernel_key(add_kernel, meta, cfg, "npu/ascend910b"),
+    ):
         assert other != key
 
 

@@ -41,13 +41,35 @@ SCRIPT = textwrap.dedent("""
 
 def test_processes_sharing_one_redis_and_one_directory(make_settings, redis_url, tmp_path, writer):
     s = make_settings(redis_url)
-    env = dict(os.environ, NPU_CACHE_REDIS_URL=redis_url, NPU_CACHE_REDIS_PREFIX=s.redis_prefix,
-               NPU_CACHE_DIR=str(s.cache_dir), NPU_CACHE_HMAC_KEY=s.hmac_key, NPU_CACHE_REDIS_TIMEOUT="10")
+    env = dict(
+        os.environ,
+        NPU_CACHE_REDIS_URL=redis_url,
+        NPU_CACHE_REDIS_PREFIX=s.redis_prefix,
+        NPU_CACHE_DIR=str(s.cache_dir),
+        NPU_CACHE_HMAC_KEY=s.hmac_key,
+        NPU_CACHE_REDIS_TIMEOUT="10",
+    )
     barrier = tmp_path / "barrier"
     barrier.mkdir()
-    procs = [subprocess.Popen([sys.executable, "-c", SCRIPT, str(i), str(barrier), str(KEYS), str(ROUNDS), str(PROCS)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for i in range(PROCS)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                SCRIPT,
+                str(i),
+                str(barrier),
+                str(KEYS),
+                str(ROUNDS),
+                str(PROCS),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(PROCS)
+    ]
     results = []
     for p in procs:
         out, err = p.communicate(timeout=180)
@@ -57,7 +79,9 @@ def test_processes_sharing_one_redis_and_one_directory(make_settings, redis_url,
     for r in results:
         assert r["bad"] == 0
         (c,) = r["caches"]
-        assert not [k for k in c if k.startswith("refused_")], c  # no process ever read a broken entry
+        assert not [k for k in c if k.startswith("refused_")], (
+            c
+        )  # no process ever read a broken entry
         assert c["remote"]["circuit"] == "closed" and c["remote"]["put_ok"] == KEYS * ROUNDS
         assert r["writer"]["written"] == KEYS * ROUNDS and r["writer"].get("dropped", 0) == 0
     assert sum(r["seen"] for r in results) > 0
@@ -71,16 +95,21 @@ def test_processes_sharing_one_redis_and_one_directory(make_settings, redis_url,
         locations = list(store.locations("fx-graph"))
         assert len(locations) == KEYS, store
         for loc in locations:
-            payload = entry.decode(store.read(loc), location=loc, secret=cache.key.secret, fingerprint=fp)
+            payload = entry.decode(
+                store.read(loc), location=loc, secret=cache.key.secret, fingerprint=fp
+            )
             who, k, rest = payload.split(b":", 2)
-            assert int(who) in range(PROCS) and loc.endswith(hashlib.sha256(f"key-{int(k)}".encode()).hexdigest())
+            assert int(who) in range(PROCS) and loc.endswith(
+                hashlib.sha256(f"key-{int(k)}".encode()).hexdigest()
+            )
             assert hashlib.sha256(rest[32:]).digest() == rest[:32]
     leftovers = [p for p in s.cache_dir.rglob("*") if p.name.endswith(".tmp")]
     assert not leftovers
 
 
-def test_eight_processes_compiling_one_model_on_one_directory_and_one_redis(npu_job, tmp_path, monkeypatch,
-                                                                              capsys, npu):
+def test_eight_processes_compiling_one_model_on_one_directory_and_one_redis(
+    npu_job, tmp_path, monkeypatch, capsys, npu
+):
     # issue 7 item 8: eight fresh processes compile the same npu model at the same time on one
     # Inductor directory, one npu-cache directory and one Redis: every compile succeeds with
     # eager's result, and afterwards every stored entry (local and Redis) verifies
@@ -90,21 +119,36 @@ def test_eight_processes_compiling_one_model_on_one_directory_and_one_redis(npu_
 
     shared = tmp_path / "npu-cache"
     env = {"NPU_CACHE_DIR": str(shared)}
-    spec = {"fn": "two_kernels", "inductor": {"fx_graph_remote_cache": True, "autotune_remote_cache": True}}
+    spec = {
+        "fn": "two_kernels",
+        "inductor": {"fx_graph_remote_cache": True, "autotune_remote_cache": True},
+    }
     with ThreadPoolExecutor(8) as pool:
-        outs = list(pool.map(lambda _: npu_job(spec, local="shared", env=env, timeout=600), range(8)))
+        outs = list(
+            pool.map(lambda _: npu_job(spec, local="shared", env=env, timeout=600), range(8))
+        )
     assert all(o["ok"] == [True] and o["error"] is None and o["flushed"] for o in outs)
-    assert not [k for o in outs for c in o["npu_cache"]["caches"] for k in c if k.startswith("refused_")]
-    for name, value in {"NPU_CACHE_REDIS_URL": npu_job.redis_url, "NPU_CACHE_REDIS_PREFIX": npu_job.prefix,
-                        "NPU_CACHE_DIR": str(shared), "NPU_CACHE_HMAC_KEY": npu_job.hmac_key}.items():
+    assert not [
+        k for o in outs for c in o["npu_cache"]["caches"] for k in c if k.startswith("refused_")
+    ]
+    for name, value in {
+        "NPU_CACHE_REDIS_URL": npu_job.redis_url,
+        "NPU_CACHE_REDIS_PREFIX": npu_job.prefix,
+        "NPU_CACHE_DIR": str(shared),
+        "NPU_CACHE_HMAC_KEY": npu_job.hmac_key,
+    }.items():
         monkeypatch.setenv(name, value)
     code = cli.main(["cache", "verify", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0, data
-    assert data["stores"]["remote"]["checked"] >= 1  # the routed FX/autotune entries are remote-only
+    assert (
+        data["stores"]["remote"]["checked"] >= 1
+    )  # the routed FX/autotune entries are remote-only
     # what they left is usable: from the shared Inductor directory, and from Redis alone
     again = npu_job(spec, local="shared", env=env)
     remote_only = npu_job(spec, local="empty", env=env)
     for out in (again, remote_only):
-        assert out["ok"] == [True] and out["inductor"].get("fxgraph_cache_hit") == 1, out["inductor"]
+        assert out["ok"] == [True] and out["inductor"].get("fxgraph_cache_hit") == 1, out[
+            "inductor"
+        ]
         assert "fxgraph_cache_miss" not in out["inductor"]

@@ -29,7 +29,9 @@ def step(npu, monkeypatch, cache_env, tmp_path, redis_url):
     from torch._inductor.utils import clear_caches
 
     cache_env("NPU_CACHE_HMAC_KEY", "u01-test-key-" + "0" * 16)
-    cache_env("NPU_CACHE_REDIS_PREFIX", f"npu-cache-u01-{uuid.uuid4().hex[:12]}")  # unique per run: a reused server keeps old entries
+    cache_env(
+        "NPU_CACHE_REDIS_PREFIX", f"npu-cache-u01-{uuid.uuid4().hex[:12]}"
+    )  # unique per run: a reused server keeps old entries
     cache_env("NPU_CACHE_REDIS_URL", redis_url)
     routing.reset()
 
@@ -39,16 +41,29 @@ def step(npu, monkeypatch, cache_env, tmp_path, redis_url):
     def run(local, **flags):
         before = {k: vars(v).copy() for k, v in cache_stats._stats.items()}
         torch._dynamo.reset()
-        PyCodeCache.cache_clear(purge=False)  # the next load of a kernel module builds its kernel object
+        PyCodeCache.cache_clear(
+            purge=False
+        )  # the next load of a kernel module builds its kernel object
         counters.clear()
         x = torch.randn(4, 16)
         clear_caches()
         inductor_dir = str(tmp_path / local)  # a named, reusable Inductor cache directory
-        with mock.patch.dict(os.environ, {"TORCHINDUCTOR_CACHE_DIR": inductor_dir,
-                                          "TRITON_CACHE_DIR": os.path.join(inductor_dir, "triton")}), \
-                config.patch(fx_graph_cache=False, max_autotune_pointwise=True, autotune_local_cache=True,
-                             **flags), \
-                torch._functorch.config.patch(enable_autograd_cache=False):
+        with (
+            mock.patch.dict(
+                os.environ,
+                {
+                    "TORCHINDUCTOR_CACHE_DIR": inductor_dir,
+                    "TRITON_CACHE_DIR": os.path.join(inductor_dir, "triton"),
+                },
+            ),
+            config.patch(
+                fx_graph_cache=False,
+                max_autotune_pointwise=True,
+                autotune_local_cache=True,
+                **flags,
+            ),
+            torch._functorch.config.patch(enable_autograd_cache=False),
+        ):
             out = torch.compile(fn)(x.to(npu))
         torch.testing.assert_close(out.cpu(), fn(x), atol=1e-5, rtol=1e-5)
         assert flush(5)
@@ -56,8 +71,13 @@ def step(npu, monkeypatch, cache_env, tmp_path, redis_url):
         for name, stat in cache_stats._stats.items():
             old = before.get(name, {})
             delta[name] = {k: v - old.get(k, 0) for k, v in vars(stat).items()}
-        return {"tuned": counters["npu_autotune"]["sim_tuned"], "stats": delta,
-                "best_configs": glob.glob(str(tmp_path / local / "**" / "*.best_config"), recursive=True)}
+        return {
+            "tuned": counters["npu_autotune"]["sim_tuned"],
+            "stats": delta,
+            "best_configs": glob.glob(
+                str(tmp_path / local / "**" / "*.best_config"), recursive=True
+            ),
+        }
 
     yield run
     routing.reset()
@@ -84,7 +104,8 @@ def test_best_configs_local_then_remote_written_to_both(step):
     # the flag off: no remote autotune cache at all, so an empty directory tunes again
     fourth = step("d", autotune_remote_cache=False)
     assert fourth["tuned"] == first["tuned"] and "NpuRemoteAutotuneCache" not in {
-        k for k, v in fourth["stats"].items() if any(v.values())}
+        k for k, v in fourth["stats"].items() if any(v.values())
+    }
 
 
 @pytest.mark.feature("R02")
@@ -98,6 +119,11 @@ def test_bundled_best_configs_fill_an_empty_local_cache(step):
     # an empty directory, no per-kernel remote cache: one bundled hit fills the local cache
     fresh = step("e", bundled_autotune_remote_cache=True)
     assert fresh["tuned"] == 0
-    assert fresh["stats"]["NpuRemoteBundledAutotuneCache"] == {"hit": 1, "miss": 0, "put": 0, "exception": 0}
+    assert fresh["stats"]["NpuRemoteBundledAutotuneCache"] == {
+        "hit": 1,
+        "miss": 0,
+        "put": 0,
+        "exception": 0,
+    }
     assert fresh["stats"]["LocalAutotuneCache"]["hit"] == first["tuned"]
     assert len(fresh["best_configs"]) == len(first["best_configs"])

@@ -13,7 +13,10 @@ def test_marked_cacheable_function_version_enters_the_key(npu_job):
     assert out["v1_first"]["aot"].get("autograd_cache_saved") == 1
     assert out["v1_again"]["aot"].get("autograd_cache_hit") == 1
     # its self-reported version is part of the key: "v2" misses
-    assert out["v2"]["aot"].get("autograd_cache_miss") == 1 and "autograd_cache_hit" not in out["v2"]["aot"]
+    assert (
+        out["v2"]["aot"].get("autograd_cache_miss") == 1
+        and "autograd_cache_hit" not in out["v2"]["aot"]
+    )
 
 
 @pytest.mark.feature("K03")

@@ -38,8 +38,11 @@ def compile_on_npu(npu, monkeypatch, cache_env, tmp_path):
 
         x = torch.randn(3, 8)
         torch._dynamo.reset()
-        with fresh_cache(), config.patch(fx_graph_remote_cache=True, fx_graph_cache=False), \
-                torch._functorch.config.patch(enable_autograd_cache=False):
+        with (
+            fresh_cache(),
+            config.patch(fx_graph_remote_cache=True, fx_graph_cache=False),
+            torch._functorch.config.patch(enable_autograd_cache=False),
+        ):
             out = torch.compile(fn)(x.to(npu))
         assert out.device.type == "npu"
         torch.testing.assert_close(out.cpu(), fn(x), atol=1e-5, rtol=1e-5)
@@ -62,7 +65,9 @@ def test_redis_absent_at_start_then_started(compile_on_npu, redis_server, free_p
     flush(5)
     s = compile_on_npu.stats()
     assert s["get_connection"] == 1 and s["circuit"] == "open" and s["miss"] == 1
-    assert s.get("put_skipped", 0) + s.get("put_connection", 0) == 1  # the put was not lost silently
+    assert (
+        s.get("put_skipped", 0) + s.get("put_connection", 0) == 1
+    )  # the put was not lost silently
 
     redis_server(port=port)  # Redis comes up later at the configured address
     time.sleep(COOLDOWN + 0.05)
@@ -101,7 +106,9 @@ def test_redis_killed_mid_run_and_restarted(compile_on_npu, redis_server):
 
 
 @pytest.mark.feature("X03")
-def test_redis_slowed_by_injected_latency(compile_on_npu, redis_url, port_of, delay_proxy, monkeypatch):
+def test_redis_slowed_by_injected_latency(
+    compile_on_npu, redis_url, port_of, delay_proxy, monkeypatch
+):
     # which Redis calls reached the server: the breaker lets a call through to _connect, an
     # open circuit answers without it (counts, not times: a compile's time varies with load)
     from npu_cache.redis_store import RedisStore
@@ -130,4 +137,6 @@ def test_redis_slowed_by_injected_latency(compile_on_npu, redis_url, port_of, de
     proxy.delay = 0.0
     time.sleep(COOLDOWN + 0.05)
     compile_on_npu(4)
-    assert compile_on_npu.stats()["hit_remote"] == 1 and compile_on_npu.stats()["circuit"] == "closed"
+    assert (
+        compile_on_npu.stats()["hit_remote"] == 1 and compile_on_npu.stats()["circuit"] == "closed"
+    )

@@ -17,13 +17,19 @@ import torch._inductor.config
 from npu_cache import entry
 
 # every test here turns keep_static_cubin_raw on (torch 2.11 lacks that flag)
-pytestmark = pytest.mark.skipif(not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
-                                reason=f"torch {torch.__version__} has no Inductor flag keep_static_cubin_raw")
+pytestmark = pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
+    reason=f"torch {torch.__version__} has no Inductor flag keep_static_cubin_raw",
+)
 NO_AOT_CACHE = {"enable_autograd_cache": False}
 # keep_static_cubin_raw: the entry carries each kernel's launch descriptor, so a machine
 # without A's local Triton directory restores kernels from it (upstream's flag for this)
 BOTH = {"fx_graph_remote_cache": True, "fx_graph_cache": True, "keep_static_cubin_raw": True}
-REMOTE_ONLY = {"fx_graph_remote_cache": True, "fx_graph_cache": False, "keep_static_cubin_raw": True}
+REMOTE_ONLY = {
+    "fx_graph_remote_cache": True,
+    "fx_graph_cache": False,
+    "keep_static_cubin_raw": True,
+}
 
 
 def our_keys(url, prefix, kind):
@@ -33,10 +39,20 @@ def our_keys(url, prefix, kind):
 @pytest.fixture(scope="module")
 def runs(module_npu_job):
     job = module_npu_job
-    a = job({"fn": "with_constant", "inductor": BOTH, "functorch": NO_AOT_CACHE, "cpu": True}, local="a", machine="a")
-    b = job({"fn": "with_constant", "inductor": BOTH, "functorch": NO_AOT_CACHE}, local="a", machine="a")
+    a = job(
+        {"fn": "with_constant", "inductor": BOTH, "functorch": NO_AOT_CACHE, "cpu": True},
+        local="a",
+        machine="a",
+    )
+    b = job(
+        {"fn": "with_constant", "inductor": BOTH, "functorch": NO_AOT_CACHE}, local="a", machine="a"
+    )
     # another machine: own HOME, Inductor, Triton and npu-cache directories; only Redis shared
-    c = job({"fn": "with_constant", "inductor": REMOTE_ONLY, "functorch": NO_AOT_CACHE}, local="c", machine="c")
+    c = job(
+        {"fn": "with_constant", "inductor": REMOTE_ONLY, "functorch": NO_AOT_CACHE},
+        local="c",
+        machine="c",
+    )
     return job, a, b, c
 
 
@@ -66,7 +82,9 @@ def test_fx_graph_remote_cache_shared_between_processes(runs):
 @pytest.mark.feature("P03")
 def test_graph_with_tensor_constant_hits_in_a_new_process(runs):
     _, a, b, _ = runs
-    assert a["graph_constants"] and a["graph_constants"][0] >= 1  # the graph holds a tensor constant
+    assert (
+        a["graph_constants"] and a["graph_constants"][0] >= 1
+    )  # the graph holds a tensor constant
     assert b["ok"] == [True]
     assert b["inductor"].get("fxgraph_cache_hit") == 1 and "fxgraph_cache_miss" not in b["inductor"]
     assert b["cache_stats"]["LocalFxGraphCache"]["hit"] == 1
@@ -76,7 +94,9 @@ def test_graph_with_tensor_constant_hits_in_a_new_process(runs):
 def test_hit_restores_bundled_kernels_without_rebuilding(runs):
     _, a, b, c = runs
     # A built its npu kernels (one counted miss each) and bundled them into the entry
-    built = a["inductor"]["async_compile_cache_miss"]  # the cpu compile's C++ kernel is not counted here
+    built = a["inductor"][
+        "async_compile_cache_miss"
+    ]  # the cpu compile's C++ kernel is not counted here
     assert built >= 2 and a["inductor"]["triton_bundler_save_static_autotuner"] == 1
     assert a["compiled_kernels"]["described"] == built
     for hit in (b, c):  # local and remote (other machine) hits
@@ -92,12 +112,18 @@ def test_hit_restores_bundled_kernels_without_rebuilding(runs):
 def test_aot_autograd_entries_travel_through_redis_too(npu_job):
     # upstream's remote AOTAutograd cache (enable_remote_autograd_cache): for npu compiles our
     # signed backend; another machine then skips AOTAutograd as well as Inductor
-    spec = {"fn": "two_kernels", "inductor": REMOTE_ONLY, "functorch": {"enable_remote_autograd_cache": True}}
+    spec = {
+        "fn": "two_kernels",
+        "inductor": REMOTE_ONLY,
+        "functorch": {"enable_remote_autograd_cache": True},
+    }
     p = npu_job({**spec, "cpu": True}, local="p", machine="p")
     assert all(p["ok"]) and p["flushed"]
     assert p["dynamo"]["aot_autograd"].get("autograd_cache_saved", 0) >= 1
     keys = our_keys(npu_job.redis_url, npu_job.prefix, "aot-autograd")
-    assert len(keys) == 1 and redis.Redis.from_url(npu_job.redis_url).get(keys[0])[:4] == entry.MAGIC
+    assert (
+        len(keys) == 1 and redis.Redis.from_url(npu_job.redis_url).get(keys[0])[:4] == entry.MAGIC
+    )
     q = npu_job(spec, local="q", machine="q")
     assert q["ok"] == [True]
     assert q["dynamo"]["aot_autograd"].get("autograd_cache_hit") == 1

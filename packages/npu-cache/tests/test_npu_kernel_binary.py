@@ -19,7 +19,11 @@ from npu_cache import entry
 FRESH = {"fx_graph_cache": False, "fx_graph_remote_cache": False, "compile_threads": 1}
 NO_AOT_CACHE = {"enable_autograd_cache": False}
 UPLOAD = {"cutlass.upload_to_binary_remote_cache": True}
-REPUBLISH = {**UPLOAD, "cutlass.use_binary_remote_cache": False, "cutlass.binary_remote_cache_force_write": True}
+REPUBLISH = {
+    **UPLOAD,
+    "cutlass.use_binary_remote_cache": False,
+    "cutlass.binary_remote_cache_force_write": True,
+}
 
 
 def entries(job):
@@ -32,8 +36,17 @@ def runs(module_npu_job):
     job = module_npu_job
 
     def run(name, flags, **spec):
-        return job({"fn": "two_kernels", "calls": [[8, 32]], "inductor": {**FRESH, **flags},
-                    "functorch": NO_AOT_CACHE, **spec}, local=name, machine=name)
+        return job(
+            {
+                "fn": "two_kernels",
+                "calls": [[8, 32]],
+                "inductor": {**FRESH, **flags},
+                "functorch": NO_AOT_CACHE,
+                **spec,
+            },
+            local=name,
+            machine=name,
+        )
 
     p = run("p", UPLOAD, miscompile=True)
     after_p = entries(job)
@@ -87,15 +100,29 @@ def test_gemm_template_kernels_travel_too(npu_job):
     gemm = {**FRESH, "max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON"}
 
     def run(name, flags):
-        return npu_job({"fn": "matmul", "calls": [[24, 32]], "inductor": {**gemm, **flags},
-                        "functorch": NO_AOT_CACHE, "fixed_timings": True}, local=name, machine=name)
+        return npu_job(
+            {
+                "fn": "matmul",
+                "calls": [[24, 32]],
+                "inductor": {**gemm, **flags},
+                "functorch": NO_AOT_CACHE,
+                "fixed_timings": True,
+            },
+            local=name,
+            machine=name,
+        )
 
     t = run("t", UPLOAD)
     built = t["compiled_kernels"]["described"]
-    assert t["ok"] == [True] and built >= 2 and kernel_binary(t)["uploaded"] == built, kernel_binary(t)
+    assert t["ok"] == [True] and built >= 2 and kernel_binary(t)["uploaded"] == built, (
+        kernel_binary(t)
+    )
     u = run("u", {})
     assert u["ok"] == [True] and u["inductor"]["select_algorithm_autotune"] == 1
-    assert u["compiled_kernels"] == {"described": 0, "triton_compile": 0}, (t["described_names"], u["described_names"])
+    assert u["compiled_kernels"] == {"described": 0, "triton_compile": 0}, (
+        t["described_names"],
+        u["described_names"],
+    )
     assert kernel_binary(u)["hit"] == built
 
 
@@ -114,16 +141,30 @@ def test_triton_ascend_binaries_travel_too(npu_job, tmp_path):
 
     def run(name, flags):
         log = tmp_path / f"{name}.log"
-        out = npu_job({"fn": "two_kernels", "calls": [[8, 32]], "ascend": True, "functorch": NO_AOT_CACHE,
-                       "inductor": {**FRESH, "use_static_triton_launcher": True, **flags}},
-                      local=name, machine=name, env={"NPU_LAUNCHER_CANN_LIBS": str(lib), "FAKE_CANN_LOG": str(log)})
+        out = npu_job(
+            {
+                "fn": "two_kernels",
+                "calls": [[8, 32]],
+                "ascend": True,
+                "functorch": NO_AOT_CACHE,
+                "inductor": {**FRESH, "use_static_triton_launcher": True, **flags},
+            },
+            local=name,
+            machine=name,
+            env={"NPU_LAUNCHER_CANN_LIBS": str(lib), "FAKE_CANN_LOG": str(log)},
+        )
         return out, fake_triton_ascend.read_log(log)
 
     a, a_log = run("a", UPLOAD)
     built = a["compiled_kernels"]["triton_compile"]
-    assert a["error"] is None and built >= 2 and kernel_binary(a)["uploaded"] == built, kernel_binary(a)
+    assert a["error"] is None and built >= 2 and kernel_binary(a)["uploaded"] == built, (
+        kernel_binary(a)
+    )
     b, b_log = run("b", {})
-    assert b["error"] is None and b["compiled_kernels"]["triton_compile"] == 0, (b["ascend_compiles"], kernel_binary(b))
+    assert b["error"] is None and b["compiled_kernels"]["triton_compile"] == 0, (
+        b["ascend_compiles"],
+        kernel_binary(b),
+    )
     assert kernel_binary(b)["hit"] == built
     launched = {r[1] for r in b_log if r[0] == "launch"}
     assert launched and launched == {r[1] for r in a_log if r[0] == "launch"}

@@ -20,16 +20,23 @@ def test_new_process_serves_compiled_function_without_compile_fx(npu_job):
     assert "frames" not in second["dynamo"]  # nor did Dynamo trace the frame
 
 
-@pytest.mark.skipif(not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
-                    reason=f"torch {torch.__version__} has no Inductor flag keep_static_cubin_raw")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
+    reason=f"torch {torch.__version__} has no Inductor flag keep_static_cubin_raw",
+)
 @pytest.mark.feature("P01")
 def test_another_machine_serves_the_saved_package_without_compile_fx(npu_job, tmp_path):
     # "machine" b shares nothing with a (own HOME, Inductor, Triton and npu-cache dirs, no
     # Redis): only the artifacts a's process saved, carried over as a file
     artifacts = tmp_path / "artifacts.bin"
     # keep_static_cubin_raw: the kernels' launch descriptors travel in the package too (as in P04)
-    spec = {"fn": "two_kernels", "train": True, "dynamo": PRECOMPILE, "artifacts_file": str(artifacts),
-            "inductor": {"keep_static_cubin_raw": True}}
+    spec = {
+        "fn": "two_kernels",
+        "train": True,
+        "dynamo": PRECOMPILE,
+        "artifacts_file": str(artifacts),
+        "inductor": {"keep_static_cubin_raw": True},
+    }
     first = npu_job({**spec, "save_artifacts": True}, local="a", machine="a", redis=None)
     assert first["ok"] == [True] and first["saved"] and artifacts.stat().st_size > 0
     assert first["inner_calls"] == 2
@@ -41,6 +48,8 @@ def test_another_machine_serves_the_saved_package_without_compile_fx(npu_job, tm
 
 @pytest.mark.feature("P02")
 def test_strict_precompile_raises_package_error(npu_job):
-    out = npu_job({"fn": "unserializable_guard", "dynamo": {**PRECOMPILE, "strict_precompile": True}})
+    out = npu_job(
+        {"fn": "unserializable_guard", "dynamo": {**PRECOMPILE, "strict_precompile": True}}
+    )
     assert out["ok"] == []
     assert out["error"].startswith("PackageError") and "CLASS_MATCH" in out["error"]

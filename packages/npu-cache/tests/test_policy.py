@@ -60,7 +60,9 @@ def test_file_lock_timeout_bounds_the_wait_with_a_clear_error(make_settings, wri
             with pytest.raises(LockTimeout) as info:
                 cache.put("k", b"v2")
             waited = time.monotonic() - t
-            assert 0.9 <= waited < 4, waited  # the flag's 1 s, not the 8 s hold nor the default 600 s
+            assert 0.9 <= waited < 4, (
+                waited
+            )  # the flag's 1 s, not the 8 s hold nor the default 600 s
             msg = str(info.value)
             assert str(lock) in msg and "file_lock_timeout" in msg and "waited 1s" in msg
             assert cache.get("k") == b"v1"  # readers take no lock and see the whole old entry
@@ -89,15 +91,31 @@ def test_a_held_lock_does_not_fail_a_remote_hit(make_settings, writer, redis_url
 def test_register_is_idempotent_and_changes_nothing_upstream(make_settings, writer):
     # register() installs its npu-only patches once (_compat.py); a second call, and opening a
     # cache, change nothing more: no upstream flag, class hook or environment variable
-    names = ["RemoteFxGraphCache", "RemoteAutotuneCache", "RemoteBundledAutotuneCache",
-             "LocalAutotuneCache"]  # LocalAutotuneCache: torch 2.13, absent in 2.11
+    names = [
+        "RemoteFxGraphCache",
+        "RemoteAutotuneCache",
+        "RemoteBundledAutotuneCache",
+        "LocalAutotuneCache",
+    ]  # LocalAutotuneCache: torch 2.13, absent in 2.11
     classes = [getattr(remote_cache, n) for n in names if hasattr(remote_cache, n)]
     npu_cache.register()
-    before = (remote_cache.create_cache, [c.backend_override_cls for c in classes],
-              inductor_config.force_disable_caches, inductor_config.file_lock_timeout, dict(os.environ))
+    before = (
+        remote_cache.create_cache,
+        [c.backend_override_cls for c in classes],
+        inductor_config.force_disable_caches,
+        inductor_config.file_lock_timeout,
+        dict(os.environ),
+    )
     assert remote_cache.create_cache._npu_cache_upstream is not None
     npu_cache.register()
-    SignedCache("fx-graph", make_settings(), writer=writer).put("k", b"v")  # opening a cache neither
-    after = (remote_cache.create_cache, [c.backend_override_cls for c in classes],
-             inductor_config.force_disable_caches, inductor_config.file_lock_timeout, dict(os.environ))
+    SignedCache("fx-graph", make_settings(), writer=writer).put(
+        "k", b"v"
+    )  # opening a cache neither
+    after = (
+        remote_cache.create_cache,
+        [c.backend_override_cls for c in classes],
+        inductor_config.force_disable_caches,
+        inductor_config.file_lock_timeout,
+        dict(os.environ),
+    )
     assert after == before

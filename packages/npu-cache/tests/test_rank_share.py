@@ -54,8 +54,11 @@ def _count_kernel_builds(delay: float) -> list:
     import importlib.metadata
     import sys
 
-    ep = next(e for e in importlib.metadata.entry_points(group="npu_inductor.kernel_launcher")
-              if e.name == "describe_triton")
+    ep = next(
+        e
+        for e in importlib.metadata.entry_points(group="npu_inductor.kernel_launcher")
+        if e.name == "describe_triton"
+    )
     real, built = ep.load(), [0]
 
     def counting(*a, **k):
@@ -81,9 +84,14 @@ def _phase(name, rank, built, fn) -> dict:
     dist.barrier()
     start = time.monotonic()
     ok = fn()
-    out = {"ok": ok, "seconds": time.monotonic() - start, "built": built[0] - before,
-           "waited": ranks.seconds_waited() - waited, "inductor": dict(counters["inductor"]),
-           "rank_hits": npu_cache.rank_hits()}
+    out = {
+        "ok": ok,
+        "seconds": time.monotonic() - start,
+        "built": built[0] - before,
+        "waited": ranks.seconds_waited() - waited,
+        "inductor": dict(counters["inductor"]),
+        "rank_hits": npu_cache.rank_hits(),
+    }
     npu_cache.flush(30)
     return out
 
@@ -95,11 +103,20 @@ def _rank_main(rank: int, init: str, out: str) -> None:
     import npu_cache.config
 
     npu = torch.device("npu", 0)
-    dist.init_process_group(init_method=init, rank=rank, world_size=WORLD, timeout=datetime.timedelta(seconds=120),
-                            device_id=npu)
+    dist.init_process_group(
+        init_method=init,
+        rank=rank,
+        world_size=WORLD,
+        timeout=datetime.timedelta(seconds=120),
+        device_id=npu,
+    )
     built = _count_kernel_builds(RANK0_KERNEL_DELAY if rank == 0 else 0.0)
     g = torch.Generator().manual_seed(0)
-    x, w1, w2 = torch.randn(4, 8, generator=g), torch.randn(8, 16, generator=g), torch.randn(16, 4, generator=g)
+    x, w1, w2 = (
+        torch.randn(4, 8, generator=g),
+        torch.randn(8, 16, generator=g),
+        torch.randn(16, 4, generator=g),
+    )
     results = {}
 
     def train():
@@ -107,7 +124,9 @@ def _rank_main(rank: int, init: str, out: str) -> None:
         ref = [w.clone().requires_grad_() for w in (w1, w2)]
         torch.compile(_mlp)(x.to(npu), *ws).square().mean().backward()
         _mlp(x, *ref).square().mean().backward()
-        return all(torch.allclose(a.grad.cpu(), b.grad, atol=1e-5, rtol=1e-4) for a, b in zip(ws, ref))
+        return all(
+            torch.allclose(a.grad.cpu(), b.grad, atol=1e-5, rtol=1e-4) for a, b in zip(ws, ref)
+        )
 
     def forward(fn):
         return torch.allclose(torch.compile(fn)(x.to(npu)).cpu(), fn(x), atol=1e-5, rtol=1e-4)
@@ -116,16 +135,29 @@ def _rank_main(rank: int, init: str, out: str) -> None:
     # Triton directory is empty); no AOTAutograd cache, so the FX graph cache is what answers.
     # A torch without that flag (2.11) skips the phase (test_rank_1_hits_... skips)
     if HAS_KEEP_RAW:
-        with inductor_config.patch(fx_graph_remote_cache=True, fx_graph_cache=False, keep_static_cubin_raw=True), \
-                torch._functorch.config.patch(enable_autograd_cache=False):
+        with (
+            inductor_config.patch(
+                fx_graph_remote_cache=True, fx_graph_cache=False, keep_static_cubin_raw=True
+            ),
+            torch._functorch.config.patch(enable_autograd_cache=False),
+        ):
             results["fx"] = _phase("fx", rank, built, train)
-    with inductor_config.patch({"fx_graph_remote_cache": False, "fx_graph_cache": False,
-                                "cutlass.upload_to_binary_remote_cache": True}):
+    with inductor_config.patch(
+        {
+            "fx_graph_remote_cache": False,
+            "fx_graph_cache": False,
+            "cutlass.upload_to_binary_remote_cache": True,
+        }
+    ):
         results["kernels"] = _phase("kernels", rank, built, lambda: forward(_softmax_mix))
-    with npu_cache.config.patch(rank_share_timeout=FALLBACK_TIMEOUT), \
-            inductor_config.patch(fx_graph_remote_cache=True, fx_graph_cache=False):
+    with (
+        npu_cache.config.patch(rank_share_timeout=FALLBACK_TIMEOUT),
+        inductor_config.patch(fx_graph_remote_cache=True, fx_graph_cache=False),
+    ):
         # rank 0 compiles nothing: what rank 1 waits for is never published
-        results["fallback"] = _phase("fallback", rank, built, lambda: rank == 0 or forward(_tanh_mix))
+        results["fallback"] = _phase(
+            "fallback", rank, built, lambda: rank == 0 or forward(_tanh_mix)
+        )
     Path(out, f"rank{rank}.json").write_text(json.dumps(results))
     dist.barrier()
 
@@ -139,22 +171,35 @@ def ranks(tmp_path_factory, redis_url):
 
     def machine(rank):
         home = tmp / f"machine-{rank}"
-        return {"HOME": str(home / "home"), "TRITON_CACHE_DIR": str(home / "triton"),
-                "TORCHINDUCTOR_CACHE_DIR": str(home / "inductor"), "NPU_CACHE_DIR": str(home / "npu-cache"),
-                "NPU_LAUNCHER_CACHE_DIR": str(home / "launcher"), "NPU_CACHE_REDIS_URL": redis_url,
-                "NPU_CACHE_REDIS_PREFIX": prefix, "NPU_CACHE_HMAC_KEY": KEY, "NPU_CACHE_RANK_SHARE": "1",
-                "NPU_CACHE_RANK_SHARE_TIMEOUT": "120", "XDG_CACHE_HOME": str(home / "xdg")}
+        return {
+            "HOME": str(home / "home"),
+            "TRITON_CACHE_DIR": str(home / "triton"),
+            "TORCHINDUCTOR_CACHE_DIR": str(home / "inductor"),
+            "NPU_CACHE_DIR": str(home / "npu-cache"),
+            "NPU_LAUNCHER_CACHE_DIR": str(home / "launcher"),
+            "NPU_CACHE_REDIS_URL": redis_url,
+            "NPU_CACHE_REDIS_PREFIX": prefix,
+            "NPU_CACHE_HMAC_KEY": KEY,
+            "NPU_CACHE_RANK_SHARE": "1",
+            "NPU_CACHE_RANK_SHARE_TIMEOUT": "120",
+            "XDG_CACHE_HOME": str(home / "xdg"),
+        }
 
     spawn_ranks(_rank_main, WORLD, tmp, str(tmp), timeout=300, env=machine).check()
     return [json.loads((tmp / f"rank{r}.json").read_text()) for r in range(WORLD)]
 
 
-@pytest.mark.skipif(not HAS_KEEP_RAW, reason=f"torch {torch.__version__} has no Inductor flag keep_static_cubin_raw "
-                                             "(the FX entry carries the kernel descriptors only with it)")
+@pytest.mark.skipif(
+    not HAS_KEEP_RAW,
+    reason=f"torch {torch.__version__} has no Inductor flag keep_static_cubin_raw "
+    "(the FX entry carries the kernel descriptors only with it)",
+)
 def test_rank_1_hits_rank_0s_fx_graphs_and_builds_no_kernel(ranks):
     leader, follower = (r["fx"] for r in ranks)
     assert leader["ok"] and follower["ok"]
-    assert leader["inductor"].get("fxgraph_cache_miss") == 2 and leader["built"] > 0, leader  # forward, backward
+    assert leader["inductor"].get("fxgraph_cache_miss") == 2 and leader["built"] > 0, (
+        leader
+    )  # forward, backward
     assert follower["inductor"].get("fxgraph_cache_hit") == 2, follower
     assert "fxgraph_cache_miss" not in follower["inductor"], follower
     assert follower["built"] == 0, follower
@@ -171,7 +216,10 @@ def test_rank_1_fetches_every_kernel_rank_0_built(ranks):
     assert follower["built"] == 0, follower  # it compiled the graph itself, but no kernel
     kb = follower["rank_hits"]["kinds"]["kernel-binary"]
     # every kernel from rank 0: the first after waiting for it (later ones may be in Redis by then)
-    assert kb["hit"] == leader["built"] and kb["miss"] == 0 and kb.get("served", 0) >= 1, (kb, leader)
+    assert kb["hit"] == leader["built"] and kb["miss"] == 0 and kb.get("served", 0) >= 1, (
+        kb,
+        leader,
+    )
     assert "timeout" not in kb, kb
 
 

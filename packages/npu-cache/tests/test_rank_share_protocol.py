@@ -28,7 +28,7 @@ def share(make_settings, redis_url):
         w = Writer()
         caches = [SignedCache(kind, settings, writer=w, local=False) for _ in range(2)]
         for cache, coordinator in zip(caches, (lead, follow)):  # each "rank" its own coordinator
-            cache._rank_share = (lambda c=coordinator, k=kind: c if k in ranks.KINDS else None)
+            cache._rank_share = lambda c=coordinator, k=kind: c if k in ranks.KINDS else None
         made.append(w)
         return caches, lead, follow
 
@@ -134,7 +134,10 @@ def test_off_by_default_and_without_a_process_group(share, redis_url, make_setti
 
 
 def test_a_bad_flag_names_its_variable(share):
-    with config.patch(rank_share="yes"), pytest.raises(ValueError, match=r"rank_share \(\$NPU_CACHE_RANK_SHARE\)"):
+    with (
+        config.patch(rank_share="yes"),
+        pytest.raises(ValueError, match=r"rank_share \(\$NPU_CACHE_RANK_SHARE\)"),
+    ):
         ranks.current()
 
 

@@ -24,47 +24,80 @@ def test_plain_url(make_settings, writer, redis_url):
     assert roundtrip(cache) == b"payload"
     assert cache.counters["hit_remote"] == 1
     keys = redis.Redis.from_url(redis_url).keys(f"{cache.settings.redis_prefix}:*")
-    assert len(keys) == 1 and keys[0].startswith(f"{cache.settings.redis_prefix}:v1:fx-graph:".encode())
+    assert len(keys) == 1 and keys[0].startswith(
+        f"{cache.settings.redis_prefix}:v1:fx-graph:".encode()
+    )
     assert redis.Redis.from_url(redis_url).get(keys[0]).startswith(b"NPUC\x01")  # stored signed
     assert cache.remote.stats()["put_ok"] == 1
 
 
 def test_tls_with_the_test_ca(make_settings, writer, redis_server, tls_certs):
-    srv = redis_server(tls=True, conf=[f"tls-cert-file {tls_certs / 'server.crt'}",
-                                       f"tls-key-file {tls_certs / 'server.key'}",
-                                       f"tls-ca-cert-file {tls_certs / 'ca.crt'}", "tls-auth-clients no"])
+    srv = redis_server(
+        tls=True,
+        conf=[
+            f"tls-cert-file {tls_certs / 'server.crt'}",
+            f"tls-key-file {tls_certs / 'server.key'}",
+            f"tls-ca-cert-file {tls_certs / 'ca.crt'}",
+            "tls-auth-clients no",
+        ],
+    )
     assert srv.url.startswith("rediss://")
     # CA from our setting
-    assert roundtrip(remote_only(make_settings, writer, srv.url, redis_ca_file=str(tls_certs / "ca.crt"))) == b"payload"
+    assert (
+        roundtrip(
+            remote_only(make_settings, writer, srv.url, redis_ca_file=str(tls_certs / "ca.crt"))
+        )
+        == b"payload"
+    )
     # CA in the URL (redis-py query option)
     url = f"{srv.url}?ssl_ca_certs={tls_certs / 'ca.crt'}"
     assert roundtrip(remote_only(make_settings, writer, url)) == b"payload"
     # a CA that did not sign the server's certificate: the connection is refused, not trusted
-    wrong = remote_only(make_settings, writer, srv.url, redis_ca_file=str(tls_certs / "other-ca.crt"))
+    wrong = remote_only(
+        make_settings, writer, srv.url, redis_ca_file=str(tls_certs / "other-ca.crt")
+    )
     assert roundtrip(wrong) is None
     assert wrong.remote.counters["put_connection"] + wrong.remote.counters["get_connection"] >= 1
     assert "certificate verify failed" in wrong.remote.last_error.lower()
     # plain redis:// to a TLS port gets nothing either
-    plain = remote_only(make_settings, writer, srv.url.replace("rediss://", "redis://"), redis_timeout=0.5)
+    plain = remote_only(
+        make_settings, writer, srv.url.replace("rediss://", "redis://"), redis_timeout=0.5
+    )
     assert roundtrip(plain) is None and plain.remote.breaker.opened >= 1
 
 
 def test_mutual_tls_client_certificate(make_settings, writer, redis_server, tls_certs):
-    srv = redis_server(tls=True, conf=[f"tls-cert-file {tls_certs / 'server.crt'}",
-                                       f"tls-key-file {tls_certs / 'server.key'}",
-                                       f"tls-ca-cert-file {tls_certs / 'ca.crt'}", "tls-auth-clients yes"])
+    srv = redis_server(
+        tls=True,
+        conf=[
+            f"tls-cert-file {tls_certs / 'server.crt'}",
+            f"tls-key-file {tls_certs / 'server.key'}",
+            f"tls-ca-cert-file {tls_certs / 'ca.crt'}",
+            "tls-auth-clients yes",
+        ],
+    )
     ca = str(tls_certs / "ca.crt")
-    with_cert = remote_only(make_settings, writer, srv.url, redis_ca_file=ca,
-                            redis_cert_file=str(tls_certs / "client.crt"), redis_key_file=str(tls_certs / "client.key"))
+    with_cert = remote_only(
+        make_settings,
+        writer,
+        srv.url,
+        redis_ca_file=ca,
+        redis_cert_file=str(tls_certs / "client.crt"),
+        redis_key_file=str(tls_certs / "client.key"),
+    )
     assert roundtrip(with_cert) == b"payload"
     without = remote_only(make_settings, writer, srv.url, redis_ca_file=ca)
     assert roundtrip(without) is None and without.remote.last_error
 
 
 def test_acl_user_and_password(make_settings, writer, redis_server):
-    srv = redis_server(conf=["user default off",
-                             "user cacher on >s3cret-pass ~npu-cache-test-* +@all",
-                             "user other on >other-pass ~someone-else:* +@all"])
+    srv = redis_server(
+        conf=[
+            "user default off",
+            "user cacher on >s3cret-pass ~npu-cache-test-* +@all",
+            "user other on >other-pass ~someone-else:* +@all",
+        ]
+    )
     host = srv.url.split("://", 1)[1]
     good = remote_only(make_settings, writer, f"redis://cacher:s3cret-pass@{host}")
     assert roundtrip(good) == b"payload"
@@ -87,16 +120,34 @@ def test_acl_user_and_password(make_settings, writer, redis_server):
 def test_password_only(make_settings, writer, redis_server):
     srv = redis_server(conf=["requirepass only-a-pass"])
     host = srv.url.split("://", 1)[1]
-    assert roundtrip(remote_only(make_settings, writer, f"redis://:only-a-pass@{host}")) == b"payload"
+    assert (
+        roundtrip(remote_only(make_settings, writer, f"redis://:only-a-pass@{host}")) == b"payload"
+    )
     assert roundtrip(remote_only(make_settings, writer, f"redis://{host}")) is None
 
 
 def test_url_configuration(monkeypatch):
-    assert Settings.from_env({"NPU_CACHE_REDIS_URL": "rediss://u:p@h:1/0"}).redis_url == "rediss://u:p@h:1/0"
+    assert (
+        Settings.from_env({"NPU_CACHE_REDIS_URL": "rediss://u:p@h:1/0"}).redis_url
+        == "rediss://u:p@h:1/0"
+    )
     # upstream's variables are honoured, ours win
-    assert Settings.from_env({"TORCHINDUCTOR_REDIS_URL": "redis://up:2/0"}).redis_url == "redis://up:2/0"
-    assert Settings.from_env({"TORCHINDUCTOR_REDIS_HOST": "h", "TORCHINDUCTOR_REDIS_PORT": "3"}).redis_url == "redis://h:3/0"
-    assert Settings.from_env({"NPU_CACHE_REDIS_URL": "redis://a:1/0", "TORCHINDUCTOR_REDIS_URL": "redis://b:2/0"}).redis_url == "redis://a:1/0"
+    assert (
+        Settings.from_env({"TORCHINDUCTOR_REDIS_URL": "redis://up:2/0"}).redis_url
+        == "redis://up:2/0"
+    )
+    assert (
+        Settings.from_env(
+            {"TORCHINDUCTOR_REDIS_HOST": "h", "TORCHINDUCTOR_REDIS_PORT": "3"}
+        ).redis_url
+        == "redis://h:3/0"
+    )
+    assert (
+        Settings.from_env(
+            {"NPU_CACHE_REDIS_URL": "redis://a:1/0", "TORCHINDUCTOR_REDIS_URL": "redis://b:2/0"}
+        ).redis_url
+        == "redis://a:1/0"
+    )
     assert Settings.from_env({}).redis_url is None
     with pytest.raises(ConfigError, match="scheme"):
         Settings.from_env({"NPU_CACHE_REDIS_URL": "http://h:1"})

@@ -7,7 +7,9 @@ import pytest
 URL_ENV = "NPU_INDUCTOR_TEST_REDIS_URL"
 
 
-@pytest.mark.skipif(URL_ENV not in os.environ, reason="run through the test command (hatch run test)")
+@pytest.mark.skipif(
+    URL_ENV not in os.environ, reason="run through the test command (hatch run test)"
+)
 def test_redis_server_answers():
     import redis
 
@@ -15,4 +17,6 @@ def test_redis_server_answers():
     assert client.ping()
     client.set("npu-inductor:test", b"\x00\xff", ex=30)
     assert client.get("npu-inductor:test") == b"\x00\xff"
-    assert client.info("server")["tcp_port"] == int(os.environ[URL_ENV].rsplit(":", 1)[1].split("/")[0])
+    assert client.info("server")["tcp_port"] == int(
+        os.environ[URL_ENV].rsplit(":", 1)[1].split("/")[0]
+    )

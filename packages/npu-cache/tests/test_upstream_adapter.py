@@ -26,7 +26,9 @@ def test_upstream_remote_cache_on_the_signed_backend(make_settings, writer, redi
     assert upstream.get("pt2:fx-graph-v1::other:c1") is None
 
     decoded = []
-    monkeypatch.setattr(RemoteCacheJsonSerde, "decode", lambda self, data: decoded.append(data) or json.loads(data))
+    monkeypatch.setattr(
+        RemoteCacheJsonSerde, "decode", lambda self, data: decoded.append(data) or json.loads(data)
+    )
     loc = location_of("fx-graph", "pt2:fx-graph-v1::abc:c1")
     blob = bytearray(cache.remote.read(loc))
     blob[-40] ^= 1

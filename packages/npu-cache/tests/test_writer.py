@@ -18,7 +18,9 @@ from npu_cache.writer import Writer
 
 def test_puts_return_while_redis_is_slow(make_settings, writer, redis_url, port_of, delay_proxy):
     proxy = delay_proxy(port_of(redis_url), delay=0.2)  # every request and reply held 0.2 s
-    cache = SignedCache("fx-graph", make_settings(proxy.url, cache_dir=None, redis_timeout=5), writer=writer)
+    cache = SignedCache(
+        "fx-graph", make_settings(proxy.url, cache_dir=None, redis_timeout=5), writer=writer
+    )
     policy.caches_disabled(), fingerprint.current()  # what a compiling process has loaded already
     times = []
     for i in range(5):
@@ -32,10 +34,14 @@ def test_puts_return_while_redis_is_slow(make_settings, writer, redis_url, port_
     assert cache.get("k4") is not None
 
 
-def test_overflow_drops_the_new_put_and_counts_it(make_settings, redis_url, port_of, delay_proxy, caplog):
+def test_overflow_drops_the_new_put_and_counts_it(
+    make_settings, redis_url, port_of, delay_proxy, caplog
+):
     proxy = delay_proxy(port_of(redis_url), delay=0.2)
     w = Writer(max_items=2, max_bytes=1 << 20)
-    cache = SignedCache("autotune", make_settings(proxy.url, cache_dir=None, redis_timeout=5), writer=w)
+    cache = SignedCache(
+        "autotune", make_settings(proxy.url, cache_dir=None, redis_timeout=5), writer=w
+    )
     policy.caches_disabled(), fingerprint.current()
     with caplog.at_level(logging.WARNING, logger="npu_cache"):
         t = time.perf_counter()
@@ -97,11 +103,22 @@ EXIT_SCRIPT = textwrap.dedent("""
 
 def _run_exit_script(make_settings, proxy_url, n, exit_timeout):
     s = make_settings(proxy_url)
-    env = dict(os.environ, NPU_CACHE_REDIS_URL=proxy_url, NPU_CACHE_REDIS_PREFIX=s.redis_prefix,
-               NPU_CACHE_DIR="off", NPU_CACHE_HMAC_KEY=s.hmac_key, NPU_CACHE_REDIS_TIMEOUT="5",
-               NPU_CACHE_EXIT_FLUSH_TIMEOUT=str(exit_timeout))
-    proc = subprocess.run([sys.executable, "-c", EXIT_SCRIPT, str(n)], capture_output=True, text=True, env=env,
-                          timeout=120)
+    env = dict(
+        os.environ,
+        NPU_CACHE_REDIS_URL=proxy_url,
+        NPU_CACHE_REDIS_PREFIX=s.redis_prefix,
+        NPU_CACHE_DIR="off",
+        NPU_CACHE_HMAC_KEY=s.hmac_key,
+        NPU_CACHE_REDIS_TIMEOUT="5",
+        NPU_CACHE_EXIT_FLUSH_TIMEOUT=str(exit_timeout),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", EXIT_SCRIPT, str(n)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return s.redis_prefix, int(proc.stdout.split()[-1]), proc.stderr
 
@@ -113,7 +130,9 @@ def test_pending_writes_are_flushed_at_exit(make_settings, redis_url, port_of, d
     assert len(redis.Redis.from_url(redis_url).keys(f"{prefix}:*")) == 12
 
 
-def test_exit_flush_gives_up_after_its_timeout_and_says_so(make_settings, redis_url, port_of, delay_proxy):
+def test_exit_flush_gives_up_after_its_timeout_and_says_so(
+    make_settings, redis_url, port_of, delay_proxy
+):
     proxy = delay_proxy(port_of(redis_url), delay=0.1)  # ~0.2 s per SET
     t = time.perf_counter()
     prefix, _, stderr = _run_exit_script(make_settings, proxy.url, 30, exit_timeout=0.5)
@@ -151,9 +170,15 @@ WARM_SCRIPT = textwrap.dedent("""
 def test_setup_starts_the_writer_so_no_put_pays_for_it(url):
     """Thread.start() waits for the new thread to run: ~4 ms on a busy machine, once paid by the
     first put of a process. With Redis configured, register() starts it; without, nothing."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NPU_CACHE_", "TORCHINDUCTOR_REDIS"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("NPU_CACHE_", "TORCHINDUCTOR_REDIS"))
+    }
     if url:
         env["NPU_CACHE_REDIS_URL"] = url  # never contacted: starting the writer connects nothing
-    proc = subprocess.run([sys.executable, "-c", WARM_SCRIPT], capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", WARM_SCRIPT], capture_output=True, text=True, env=env, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split()[-1] == str(url is not None)

@@ -13,7 +13,9 @@ def _siblings(a):
 @pytest.mark.feature("F16")
 def test_vertical_and_horizontal_fusion(compiled):
     x = torch.randn(8, 8, device="npu")
-    b_used_twice = compiled(lambda a: (lambda b: (b, b.cos() * 2))(a.sin() + 1), x)  # producer -> consumer
+    b_used_twice = compiled(
+        lambda a: (lambda b: (b, b.cos() * 2))(a.sin() + 1), x
+    )  # producer -> consumer
     assert (b_used_twice.nodes, b_used_twice.kernels) == (2, 1)
     siblings = compiled(_siblings, x)
     assert (siblings.nodes, siblings.kernels) == (2, 1)
@@ -92,7 +94,9 @@ def test_tiling_prevents_pointwise_fusion(compiled):
         # both 2-D tiled, along different dimension splits; they share y
         return x.permute(0, 2, 1) + y, z.permute(2, 1, 0) + y
 
-    kept_apart = compiled(two_transposes, a, b, c, **{"triton.tiling_prevents_pointwise_fusion": True})
+    kept_apart = compiled(
+        two_transposes, a, b, c, **{"triton.tiling_prevents_pointwise_fusion": True}
+    )
     fused = compiled(two_transposes, a, b, c, **{"triton.tiling_prevents_pointwise_fusion": False})
     assert (kept_apart.kernels, fused.kernels) == (2, 1)
 
@@ -106,8 +110,12 @@ def test_tiling_prevents_reduction_fusion(compiled):
         t = b.permute(2, 1, 0) + a  # 2-D tiled (128 x 4), a tiling the row sums cannot share
         return t, t.sum(-1)
 
-    kept_apart = compiled(transpose_then_row_sums, y, z, **{"triton.tiling_prevents_reduction_fusion": True})
-    fused = compiled(transpose_then_row_sums, y, z, **{"triton.tiling_prevents_reduction_fusion": False})
+    kept_apart = compiled(
+        transpose_then_row_sums, y, z, **{"triton.tiling_prevents_reduction_fusion": True}
+    )
+    fused = compiled(
+        transpose_then_row_sums, y, z, **{"triton.tiling_prevents_reduction_fusion": False}
+    )
     assert (kept_apart.kernels, fused.kernels) == (2, 1)
 
 
@@ -123,8 +131,12 @@ def _gqa_rope(q, k, cos, sin):
 
 
 def _gqa_inputs():
-    return (torch.randn(2, 4, 4, 8, device="npu"), torch.randn(2, 4, 2, 8, device="npu"),
-            torch.randn(4, 8, device="npu"), torch.randn(4, 8, device="npu"))
+    return (
+        torch.randn(2, 4, 4, 8, device="npu"),
+        torch.randn(2, 4, 2, 8, device="npu"),
+        torch.randn(4, 8, device="npu"),
+        torch.randn(4, 8, device="npu"),
+    )
 
 
 # upstream matches an expanded node's dependencies against the other node's normalized ones;
@@ -136,7 +148,9 @@ _EXPAND = {"expand_dimension_for_pointwise_nodes": True, "loop_ordering_after_fu
 @pytest.mark.feature("F27")
 def test_expand_dimension_for_pointwise_nodes(compiled):
     expanded = compiled(_gqa_rope, *_gqa_inputs(), **_EXPAND)
-    apart = compiled(_gqa_rope, *_gqa_inputs(), **{**_EXPAND, "expand_dimension_for_pointwise_nodes": False})
+    apart = compiled(
+        _gqa_rope, *_gqa_inputs(), **{**_EXPAND, "expand_dimension_for_pointwise_nodes": False}
+    )
     assert (expanded.kernels, apart.kernels) == (1, 2)
 
 

@@ -20,7 +20,9 @@ def test_batch_fusion_pre_grad(compiled):
         return torch.tanh(a), torch.tanh(b), torch.tanh(c)
 
     counters.clear()
-    on = compiled(tanhs, *_three(), pre_grad_fusion_options={"batch_tanh": {"min_fuse_set_size": 2}})
+    on = compiled(
+        tanhs, *_three(), pre_grad_fusion_options={"batch_tanh": {"min_fuse_set_size": 2}}
+    )
     assert counters["inductor"]["batch_tanh"] == 1
     off = compiled(tanhs, *_three(), pre_grad_fusion_options={})
     assert (on.nodes, off.nodes) == (1, 3)  # one stacked tanh instead of three
@@ -32,7 +34,9 @@ def test_batch_fusion_of_small_ops_post_grad(compiled):
         return a + b, b + c, c + a
 
     counters.clear()
-    on = compiled(adds, *_three(), post_grad_fusion_options={"batch_aten_add": {"min_fuse_set_size": 2}})
+    on = compiled(
+        adds, *_three(), post_grad_fusion_options={"batch_aten_add": {"min_fuse_set_size": 2}}
+    )
     assert counters["inductor"]["batch_aten_add"] == 1
     off = compiled(adds, *_three(), post_grad_fusion_options={})
     assert (on.nodes, on.stores, off.nodes, off.stores) == (1, 1, 3, 3)
@@ -43,15 +47,26 @@ def test_group_fusion(compiled):
     from torch._inductor.fx_passes import group_batch_fusion
 
     if not group_batch_fusion.has_fbgemm:
-        pytest.skip("upstream's only group fusion (group_linear) lowers to fbgemm.gmm; fbgemm is not installed")
-    x, w1, w2 = torch.randn(4, 8, device="npu"), torch.randn(8, 8, device="npu"), torch.randn(8, 8, device="npu")
+        pytest.skip(
+            "upstream's only group fusion (group_linear) lowers to fbgemm.gmm; fbgemm is not installed"
+        )
+    x, w1, w2 = (
+        torch.randn(4, 8, device="npu"),
+        torch.randn(8, 8, device="npu"),
+        torch.randn(8, 8, device="npu"),
+    )
 
     def two_mm(a, b, c):
         return a @ b, a @ c
 
     counters.clear()
-    compiled(two_mm, x, w1, w2, post_grad_fusion_options={"group_linear": {"require_fbgemm": True,
-                                                                           "min_fuse_set_size": 2}})
+    compiled(
+        two_mm,
+        x,
+        w1,
+        w2,
+        post_grad_fusion_options={"group_linear": {"require_fbgemm": True, "min_fuse_set_size": 2}},
+    )
     assert counters["inductor"]["group_linear"] == 1
 
 
@@ -93,8 +108,12 @@ def _cat_of(op):
 def test_max_complex_pointwise_cat_inputs(compiled):
     xs = tuple(torch.randn(4, 4, device="npu") for _ in range(4))
     fn = _cat_of(lambda v: v.sin() * v.cos() + v.exp())
-    pointwise = compiled(fn, *xs, max_complex_pointwise_cat_inputs=8)  # the cat is one pointwise node
-    copied = compiled(fn, *xs, max_complex_pointwise_cat_inputs=1)  # each input computed, then copied
+    pointwise = compiled(
+        fn, *xs, max_complex_pointwise_cat_inputs=8
+    )  # the cat is one pointwise node
+    copied = compiled(
+        fn, *xs, max_complex_pointwise_cat_inputs=1
+    )  # each input computed, then copied
     assert (pointwise.kernels, pointwise.nodes) == (1, 2)
     assert copied.nodes > pointwise.nodes
 

@@ -28,7 +28,9 @@ def _run(torch_logs: str | None) -> str:
     env = {k: v for k, v in os.environ.items() if k != "TORCH_LOGS"}
     if torch_logs is not None:
         env["TORCH_LOGS"] = torch_logs
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600, env=env
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc.stderr
 
@@ -40,8 +42,10 @@ def test_torch_logs_shows_refusals_with_rule_and_numbers():
     logged = _run("+npu_fusion")
     family = ub_rule.soc_family()  # the child's npu-sim SoC is this process's
     nbytes = ub_model.estimate_buffers({"l": {4: 1}, "v": {4: 2}}, 64, True, family)
-    assert ("refused vertical fusion op0 + op1: rule ub_footprint: "
-            f"1 loaded x2 + 2 kept buffers x 64 elems = {nbytes} B (ub_model, {family}) > UB 64 B") in logged
+    assert (
+        "refused vertical fusion op0 + op1: rule ub_footprint: "
+        f"1 loaded x2 + 2 kept buffers x 64 elems = {nbytes} B (ub_model, {family}) > UB 64 B"
+    ) in logged
     assert "refused" not in _run(None)
 
 

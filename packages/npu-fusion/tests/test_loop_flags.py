@@ -5,8 +5,11 @@ import pytest
 import torch
 
 # each test turns off the other loop rewrites that could fuse its pair, to see only its own
-_NO_REWRITES = {"loop_ordering_after_fusion": False, "loop_index_inversion_in_fusion": False,
-                "loop_reindexing_after_fusion": False}
+_NO_REWRITES = {
+    "loop_ordering_after_fusion": False,
+    "loop_index_inversion_in_fusion": False,
+    "loop_reindexing_after_fusion": False,
+}
 
 
 def _rewrites_but(name: str, value: bool) -> dict:

@@ -12,9 +12,13 @@ N = 1024
 
 
 def _program(x1, x2, x3):
-    p = x1.float() + x2.float() + x3.float()  # read by two FX users: realized (realize_reads_threshold=0)
+    p = (
+        x1.float() + x2.float() + x3.float()
+    )  # read by two FX users: realized (realize_reads_threshold=0)
     q = p + p.sin()  # one kernel reading p: fused with p, p never reaches GM
-    h = (x1.float() * x2 * x3).half()  # shares p's three inputs: upstream's memory score prefers p + h
+    h = (
+        x1.float() * x2 * x3
+    ).half()  # shares p's three inputs: upstream's memory score prefers p + h
     return q, h
 
 

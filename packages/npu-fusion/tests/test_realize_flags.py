@@ -44,46 +44,73 @@ def test_realize_reads_threshold(compiled):
 @pytest.mark.feature("F23")
 def test_realize_opcount_threshold(compiled):
     x = torch.randn(16, 8, device="npu")
-    assert compiled(_long_chain, x, realize_opcount_threshold=4).nodes > \
-        compiled(_long_chain, x, realize_opcount_threshold=1000).nodes
+    assert (
+        compiled(_long_chain, x, realize_opcount_threshold=4).nodes
+        > compiled(_long_chain, x, realize_opcount_threshold=1000).nodes
+    )
 
 
 @pytest.mark.feature("F18")
 def test_realize_opcount_threshold_default(compiled):
     # the default applies while realize_opcount_threshold is None (on a non-cpu device)
     x = torch.randn(16, 8, device="npu")
-    assert compiled(_long_chain, x, realize_opcount_threshold=None, _realize_opcount_threshold_default=4).nodes > \
-        compiled(_long_chain, x, realize_opcount_threshold=None, _realize_opcount_threshold_default=1000).nodes
+    assert (
+        compiled(
+            _long_chain, x, realize_opcount_threshold=None, _realize_opcount_threshold_default=4
+        ).nodes
+        > compiled(
+            _long_chain, x, realize_opcount_threshold=None, _realize_opcount_threshold_default=1000
+        ).nodes
+    )
 
 
 @pytest.mark.feature("F20")
 def test_realize_acc_reads_threshold(compiled):
     x, *ys = (torch.randn(16, 8, device="npu") for _ in range(7))
-    assert compiled(_accumulate, x, *ys, realize_acc_reads_threshold=2).nodes > \
-        compiled(_accumulate, x, *ys, realize_acc_reads_threshold=100).nodes
+    assert (
+        compiled(_accumulate, x, *ys, realize_acc_reads_threshold=2).nodes
+        > compiled(_accumulate, x, *ys, realize_acc_reads_threshold=100).nodes
+    )
 
 
 @pytest.mark.feature("F17")
 def test_realize_acc_reads_threshold_default(compiled):
     # the default applies while realize_acc_reads_threshold is None (on a non-cpu device)
     x, *ys = (torch.randn(16, 8, device="npu") for _ in range(7))
-    assert compiled(_accumulate, x, *ys, realize_acc_reads_threshold=None,
-                    _realize_acc_reads_threshold_default=2).nodes > \
-        compiled(_accumulate, x, *ys, realize_acc_reads_threshold=None,
-                 _realize_acc_reads_threshold_default=100).nodes
+    assert (
+        compiled(
+            _accumulate,
+            x,
+            *ys,
+            realize_acc_reads_threshold=None,
+            _realize_acc_reads_threshold_default=2,
+        ).nodes
+        > compiled(
+            _accumulate,
+            x,
+            *ys,
+            realize_acc_reads_threshold=None,
+            _realize_acc_reads_threshold_default=100,
+        ).nodes
+    )
 
 
 @pytest.mark.feature("F19")
 def test_realize_acc_reads_size_threshold(compiled):
     ys = [torch.randn(16, 8, device="npu") for _ in range(4)]
-    assert compiled(_accumulate_reductions, *ys, realize_acc_reads_size_threshold=64).nodes > \
-        compiled(_accumulate_reductions, *ys, realize_acc_reads_size_threshold=None).nodes
+    assert (
+        compiled(_accumulate_reductions, *ys, realize_acc_reads_size_threshold=64).nodes
+        > compiled(_accumulate_reductions, *ys, realize_acc_reads_size_threshold=None).nodes
+    )
 
 
 @pytest.mark.feature("F24")
-@pytest.mark.xfail(strict=True, reason="torch 2.14 and 2.15 read realize_opusers_threshold only for CPU "
-                   "tensors (the is_cpu branch of ir's should_realize_on_reuse): no npu compile can honour "
-                   "it; strict, so a torch that reads it for other devices shows here")
+@pytest.mark.xfail(
+    strict=True,
+    reason="torch 2.14 and 2.15 read realize_opusers_threshold only for CPU "
+    "tensors (the is_cpu branch of ir's should_realize_on_reuse): no npu compile can honour "
+    "it; strict, so a torch that reads it for other devices shows here",
+)
 def test_realize_opusers_threshold(compiled):
     """Where torch has it (not 2.13): a pointwise node with more users than the threshold and
     an op count within 2 of the opcount threshold is stored. Six sines and a load are 7 ops

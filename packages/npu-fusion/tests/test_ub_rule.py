@@ -27,7 +27,10 @@ def _inputs_over_ub(elems: int) -> int:
     overflows the UB by the UB model at the minimal tile (``elems`` if smaller)."""
     tile = min(elems, fusion_config.min_tile_elems)
     n = 2
-    while ub_rule.estimate({FP32: n}, {FP32: 2}, tile, True, ub_rule.soc_family()) <= ub_rule.ub_bytes():
+    while (
+        ub_rule.estimate({FP32: n}, {FP32: 2}, tile, True, ub_rule.soc_family())
+        <= ub_rule.ub_bytes()
+    ):
         n += 1
     return n
 
@@ -46,7 +49,10 @@ def test_accepted_when_it_fits(compiled):
     # the same program on smaller tensors: a tile is the whole tensor, fewer bytes
     n = _inputs_over_ub(1024)
     small = 1024
-    while ub_rule.estimate({FP32: n}, {FP32: 2}, small, True, ub_rule.soc_family()) > ub_rule.ub_bytes():
+    while (
+        ub_rule.estimate({FP32: n}, {FP32: 2}, small, True, ub_rule.soc_family())
+        > ub_rule.ub_bytes()
+    ):
         small //= 2
     xs = [torch.randn(small, device="npu") for _ in range(n)]
     assert compiled(_two_wide_sums(n), *xs, realize_acc_reads_threshold=1000).kernels == 1
@@ -88,6 +94,8 @@ def test_footprint_numbers(compiled, monkeypatch):
     compiled(lambda a: (lambda b: (b, b.cos() * 2))(a.sin() + 1), torch.randn(8, 8, device="npu"))
     fp = seen[0]
     assert (fp.loaded, fp.kept, fp.tile, fp.copies) == (1, 2, 64, 2)
-    assert fp.nbytes == ub_model.estimate_buffers({"l": {FP32: 1}, "v": {FP32: 2}}, 64, True, fp.soc_family)
+    assert fp.nbytes == ub_model.estimate_buffers(
+        {"l": {FP32: 1}, "v": {FP32: 2}}, 64, True, fp.soc_family
+    )
     # and that estimate follows the calibration: more than the bare bytes (1 x2 + 2) x 64 x 4
     assert fp.nbytes > (1 * 2 + 2) * 64 * FP32

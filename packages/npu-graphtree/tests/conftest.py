@@ -46,7 +46,9 @@ def fresh_trees(monkeypatch):
     npu_graphtree.clear_timings()
     # tests set these keys plainly (not monkeypatch.setattr: pytest's undo would delete, and so
     # hide, a config key); leaving this patch restores them
-    with config.patch(cudagraph_trees_generation_cloning="none", time_replays=False, slow_asserts=False):
+    with config.patch(
+        cudagraph_trees_generation_cloning="none", time_replays=False, slow_asserts=False
+    ):
         yield
     npu_graphtree.reset_trees()
 
@@ -80,7 +82,9 @@ class Device:
         input that moves: a re-record every step until the re-record limit sends it eager)."""
         import npu_graphtree as G
 
-        producer = G.graphify(lambda a: [a[0] * 1, a[0] * 2, a[0] * 3], [self.rand(4)], name="producer")
+        producer = G.graphify(
+            lambda a: [a[0] * 1, a[0] * 2, a[0] * 3], [self.rand(4)], name="producer"
+        )
         consumer = G.graphify(lambda a: [a[0] + 1], [self.rand(4)], name="consumer")
         for i in range(steps):
             self.step()

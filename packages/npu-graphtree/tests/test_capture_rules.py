@@ -11,8 +11,10 @@ import logging
 import pytest
 import torch
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("npu_lowering") is None,
-                                reason="needs npu-lowering (Inductor codegen for npu)")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("npu_lowering") is None,
+    reason="needs npu-lowering (Inductor codegen for npu)",
+)
 
 
 def _setup():
@@ -97,7 +99,11 @@ def test_inductor_partitions_a_compiled_graph_around_an_uncapturable_fallback(ca
     stats = _manager().stats()
     assert stats["splits"] == 1 and stats["split.aten::median.dim"] == 1, stats
     assert stats["partitions"] >= 2 and stats["replays"] >= 4 and stats.get("eager", 0) == 0, stats
-    said = [r for r in caplog.records if r.name == "npu_graphtree" and "event=partition_split" in r.getMessage()]
+    said = [
+        r
+        for r in caplog.records
+        if r.name == "npu_graphtree" and "event=partition_split" in r.getMessage()
+    ]
     assert len(said) == 1 and "aten::median.dim" in said[0].getMessage()
 
 
@@ -108,8 +114,11 @@ def test_a_decode_loop_over_more_batch_sizes_than_the_budget_stays_within_it_and
     lin = torch.nn.Linear(8, 8).to("npu")
     compiled = torch.compile(lambda x: torch.relu(lin(x)) * 2, mode="reduce-overhead")
     budget, sizes = 3, [1, 2, 3, 4, 5, 6]
-    with gt.config.patch(max_live_graphs=budget), caplog.at_level(logging.INFO, logger="npu_graphtree"), \
-            torch.no_grad():
+    with (
+        gt.config.patch(max_live_graphs=budget),
+        caplog.at_level(logging.INFO, logger="npu_graphtree"),
+        torch.no_grad(),
+    ):
         for _ in range(2):
             for n in sizes:
                 for _ in range(3):  # a few decode steps per batch size
@@ -119,8 +128,14 @@ def test_a_decode_loop_over_more_batch_sizes_than_the_budget_stays_within_it_and
         stats = _manager().stats()
     assert stats["evictions"] > 0 and stats["replays"] >= len(sizes), stats
     assert stats.get("eager", 0) == 0 and stats["graphs_alive"] <= budget, stats
-    evicted = [r for r in caplog.records if r.name == "npu_graphtree" and "event=evict" in r.getMessage()]
-    assert evicted and evicted[0].levelno == logging.WARNING and "max_live_graphs" in evicted[0].getMessage()
+    evicted = [
+        r for r in caplog.records if r.name == "npu_graphtree" and "event=evict" in r.getMessage()
+    ]
+    assert (
+        evicted
+        and evicted[0].levelno == logging.WARNING
+        and "max_live_graphs" in evicted[0].getMessage()
+    )
 
 
 @pytest.mark.feature("X10")
@@ -142,6 +157,10 @@ def test_a_function_the_device_refuses_runs_without_a_graph_said_once_and_counte
         torch.testing.assert_close(out, f(x).cpu())
     stats = _manager().stats()
     assert stats["eager.capture_refused"] >= 1, stats
-    said = [r for r in caplog.records if r.name == "npu_graphtree" and "kind=capture_refused" in r.getMessage()]
+    said = [
+        r
+        for r in caplog.records
+        if r.name == "npu_graphtree" and "kind=capture_refused" in r.getMessage()
+    ]
     assert len(said) == 1 and "during NPU graph capture" in said[0].getMessage()
     assert gt is not None

@@ -93,7 +93,9 @@ def test_output_overwritten_by_a_later_replay_raises_naming_it(h):
 
 
 def test_cpu_inputs_run_without_capture_and_say_why(h, caplog):
-    f = G.graphify(lambda a: [a[0] + 1], [torch.ones(3)], device_type=h.dev, device_index=0, name="cpu_in")
+    f = G.graphify(
+        lambda a: [a[0] + 1], [torch.ones(3)], device_type=h.dev, device_index=0, name="cpu_in"
+    )
     with caplog.at_level(logging.WARNING, logger="npu_graphtree"):
         for _ in range(3):
             h.step()
@@ -101,18 +103,33 @@ def test_cpu_inputs_run_without_capture_and_say_why(h, caplog):
     torch.testing.assert_close(out, torch.full((3,), 2.0))
     c = h.manager().counters  # counted in the device's tree, said once with the remedy
     assert c["eager.unsupported_inputs"] == 3 and c["warmups"] == 0 and c["records"] == 0, dict(c)
-    said = [r for r in caplog.records if r.name == "npu_graphtree" and "CPU tensor inputs" in r.getMessage()]
-    assert len(said) == 1 and "remedy=pass every tensor input on the graph's device" in said[0].getMessage()
+    said = [
+        r
+        for r in caplog.records
+        if r.name == "npu_graphtree" and "CPU tensor inputs" in r.getMessage()
+    ]
+    assert (
+        len(said) == 1
+        and "remedy=pass every tensor input on the graph's device" in said[0].getMessage()
+    )
 
 
 def test_mixed_devices_run_without_capture(h):
-    f = G.graphify(lambda a: [a[0] + a[1].to(h.dev)], [h.rand(3), torch.ones(3)], device_type=h.dev, name="mixed")
+    f = G.graphify(
+        lambda a: [a[0] + a[1].to(h.dev)],
+        [h.rand(3), torch.ones(3)],
+        device_type=h.dev,
+        name="mixed",
+    )
     for _ in range(3):
         h.step()
         x = h.rand(3)
         (out,) = f([x, torch.ones(3)])
         torch.testing.assert_close(out, x + 1)
-    assert h.manager().counters["eager.unsupported_inputs"] == 3 and h.manager().counters["records"] == 0
+    assert (
+        h.manager().counters["eager.unsupported_inputs"] == 3
+        and h.manager().counters["records"] == 0
+    )
 
 
 def test_host_outputs_disable_capture(h, caplog):
@@ -137,7 +154,9 @@ def test_mutated_copied_input_runs_without_capture_and_stays_correct(h, caplog):
             h.step()
             x = torch.zeros(3, device=h.dev)
             (out,) = f([x])
-            torch.testing.assert_close(x, torch.ones(3, device=h.dev))  # the caller's tensor was written
+            torch.testing.assert_close(
+                x, torch.ones(3, device=h.dev)
+            )  # the caller's tensor was written
             torch.testing.assert_close(out, torch.full((3,), 2.0, device=h.dev))
     assert h.manager().counters["records"] == 0 and "mutated inputs [0]" in caplog.text
 
@@ -149,7 +168,9 @@ def test_mutated_static_input_is_captured_and_written_in_place(h):
         a[1].add_(a[0])
         return [a[1] * 1]
 
-    f = G.graphify(bump, [h.rand(3), buf], static_input_idxs=[1], mutated_input_idxs=[1], name="acc")
+    f = G.graphify(
+        bump, [h.rand(3), buf], static_input_idxs=[1], mutated_input_idxs=[1], name="acc"
+    )
     one = torch.ones(3, device=h.dev)
     for _ in range(4):
         h.step()
@@ -227,4 +248,6 @@ def test_several_trees_with_copied_inputs_keep_the_pool_consistent(h, monkeypatc
     del y, g, w
     G.reset_trees()
     gc.collect()
-    torch.testing.assert_close(h.rand(4) * 0, torch.zeros(4, device=h.dev))  # the device still works
+    torch.testing.assert_close(
+        h.rand(4) * 0, torch.zeros(4, device=h.dev)
+    )  # the device still works

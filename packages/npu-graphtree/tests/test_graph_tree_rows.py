@@ -12,7 +12,9 @@ from npu_graphtree import config
 
 def _train_step_model(dev, seed=0):
     torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).to(dev)
+    return torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).to(
+        dev
+    )
 
 
 def _grads(model):
@@ -48,7 +50,9 @@ def test_memory_held_only_by_autograd_is_never_reused(h):
     model = _train_step_model(h.dev, 1)
     compiled = torch.compile(model, backend="npu_graphtree")
     # same-sized allocations as the forward's activations: the allocator would hand their blocks out
-    other = G.graphify(lambda a: [torch.tanh(a[0] * 3) + 1, a[0] - 2], [h.rand(4, 8)], [0], name="other")
+    other = G.graphify(
+        lambda a: [torch.tanh(a[0] * 3) + 1, a[0] - 2], [h.rand(4, 8)], [0], name="other"
+    )
     big = h.rand(4, 8)
     for _ in range(3):
         model.zero_grad(set_to_none=True)
@@ -135,10 +139,15 @@ def test_captures_are_serialized_by_the_process_wide_lock(h):
 @pytest.mark.feature("GT03")
 def test_registry_current_stream_is_the_capture_stream(h):
     registry = pytest.importorskip("torch._dynamo.graph_bytecode_inputs")
-    if not hasattr(registry, "CURRENT_STREAM_INDEX"):  # torch 2.11: no current-stream entry to keep in sync
+    if not hasattr(
+        registry, "CURRENT_STREAM_INDEX"
+    ):  # torch 2.11: no current-stream entry to keep in sync
         pytest.skip("this torch's Dynamo registry has no CURRENT_STREAM_INDEX")
-    from torch._dynamo.graph_bytecode_inputs import (CURRENT_STREAM_INDEX, get_external_object_by_index,
-                                                    set_external_object_by_index)
+    from torch._dynamo.graph_bytecode_inputs import (
+        CURRENT_STREAM_INDEX,
+        get_external_object_by_index,
+        set_external_object_by_index,
+    )
 
     default = h.mod.current_stream()
     set_external_object_by_index(CURRENT_STREAM_INDEX, default)
@@ -161,7 +170,9 @@ def test_registry_current_stream_is_the_capture_stream(h):
 
 @pytest.mark.feature("GT04")
 def test_user_visible_outputs_are_cloned_before_a_new_generation(h, monkeypatch):
-    config.cudagraph_trees_generation_cloning = "user_visible"  # undone by the fresh_trees fixture's patch
+    config.cudagraph_trees_generation_cloning = (
+        "user_visible"  # undone by the fresh_trees fixture's patch
+    )
     f = G.graphify(lambda a: [a[0] * 10], [h.rand(4)], name="tens")
     for _ in range(2):
         h.step()
@@ -247,7 +258,9 @@ def test_generator_inputs_record_and_replay(h):
 
 @pytest.mark.feature("GT08")
 def test_self_overlapping_inputs_are_copied_by_storage(h):
-    f = G.graphify(lambda a: [a[0] * 2], [torch.ones(1, 8, device=h.dev).expand(4, 8)], name="expanded")
+    f = G.graphify(
+        lambda a: [a[0] * 2], [torch.ones(1, 8, device=h.dev).expand(4, 8)], name="expanded"
+    )
     for i in range(4):
         h.step()
         row = torch.arange(8.0, device=h.dev) + i
@@ -258,7 +271,9 @@ def test_self_overlapping_inputs_are_copied_by_storage(h):
 
 
 @pytest.mark.feature("GT09")
-def test_static_input_moves_rerecord_freely_other_mismatches_hit_the_limit(h, inductor_patch, caplog):
+def test_static_input_moves_rerecord_freely_other_mismatches_hit_the_limit(
+    h, inductor_patch, caplog
+):
     inductor_patch({"triton.cudagraph_unexpected_rerecord_limit": 1})
     f = G.graphify(lambda a: [a[0] @ a[1]], [h.rand(2, 4), h.rand(4, 4)], [1], name="weights")
     keep = []  # keep old weights alive so each new one has a new address
@@ -278,7 +293,9 @@ def test_static_input_moves_rerecord_freely_other_mismatches_hit_the_limit(h, in
 
 @pytest.mark.feature("GT10")
 def test_kernel_free_functions_are_not_captured_but_use_the_pool(h):
-    f = G.graphify(lambda a: [a[0].t(), torch.empty(16, device=h.dev)], [h.rand(4, 4)], [0], name="views")
+    f = G.graphify(
+        lambda a: [a[0].t(), torch.empty(16, device=h.dev)], [h.rand(4, 4)], [0], name="views"
+    )
     x = h.rand(4, 4)
     ptrs = []
     for i in range(3):
@@ -313,8 +330,12 @@ def test_only_listed_sizes_are_captured(h, inductor_patch):
 
 @pytest.mark.feature("GT12")
 def test_stack_trace_length_mismatch_warns_and_cleans_every_output(h, caplog):
-    f = G.graphify(lambda a: [a[0] + 1, a[0] + 2], [h.rand(4)], stack_traces=["File model.py, line 1"],
-                   name="pair")
+    f = G.graphify(
+        lambda a: [a[0] + 1, a[0] + 2],
+        [h.rand(4)],
+        stack_traces=["File model.py, line 1"],
+        name="pair",
+    )
     for _ in range(2):
         h.step()
         f([h.rand(4)])
@@ -354,8 +375,12 @@ def test_compile_id_and_mode_flow_into_timings(h, monkeypatch):
     config.time_replays = True  # undone by the fresh_trees fixture's patch
     cid = CompileId(frame_id=7, frame_compile_id=1)
     fwd = G.graphify(lambda a: [a[0] * 2], [h.rand(4)], compile_id=cid, name="fwd")
-    bwd = G.graphify(lambda a: [a[0] * 3], [h.rand(4)], compile_id=cid, is_backward=True, name="bwd")
-    inf = G.graphify(lambda a: [a[0] * 4], [h.rand(4)], compile_id=cid, is_inference=True, name="inf")
+    bwd = G.graphify(
+        lambda a: [a[0] * 3], [h.rand(4)], compile_id=cid, is_backward=True, name="bwd"
+    )
+    inf = G.graphify(
+        lambda a: [a[0] * 4], [h.rand(4)], compile_id=cid, is_inference=True, name="inf"
+    )
     for _ in range(3):
         h.step()
         (y,) = fwd([h.rand(4)])
@@ -375,7 +400,9 @@ def test_recording_fires_the_dynamo_callback_with_the_compile_id(h):
     from torch._guards import CompileId
 
     fired = []
-    cb = callback_handler.register_start_callback(lambda args: fired.append((args.callback_trigger, args.compile_id)))
+    cb = callback_handler.register_start_callback(
+        lambda args: fired.append((args.callback_trigger, args.compile_id))
+    )
     try:
         cid = CompileId(frame_id=3, frame_compile_id=0)
         f = G.graphify(lambda a: [a[0] + 1], [h.rand(4)], compile_id=cid, name="cb")
@@ -401,6 +428,10 @@ def test_structured_logs_carry_the_context(h, caplog):
     assert {"warmup", "record", "replay"} <= set(records)
     for ev in ("warmup", "record", "replay"):
         data = records[ev]
-        assert data["compile_id"] == str(cid) and data["function"] == "logged" and data["mode"] == "FORWARD"
+        assert (
+            data["compile_id"] == str(cid)
+            and data["function"] == "logged"
+            and data["mode"] == "FORWARD"
+        )
         assert data["inputs"] == "[0:(2, 3)/(3, 1)/float32]"
         assert data["path"].startswith("logged#") and isinstance(data["generation"], int)

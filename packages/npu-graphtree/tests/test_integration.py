@@ -18,11 +18,18 @@ def test_register_is_idempotent_and_adds_the_backend():
 def test_backend_trains_like_eager_over_steps(h):
     G.register()
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4)).to(h.dev)
-    ref = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4)).to(h.dev)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4)).to(
+        h.dev
+    )
+    ref = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4)).to(
+        h.dev
+    )
     ref.load_state_dict(model.state_dict())
     compiled = torch.compile(model, backend="npu_graphtree")
-    opt, ref_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(ref.parameters(), lr=0.1)
+    opt, ref_opt = (
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        torch.optim.SGD(ref.parameters(), lr=0.1),
+    )
     for _ in range(5):
         x = h.rand(4, 8)
         for m, o in ((compiled, opt), (ref, ref_opt)):
@@ -35,8 +42,12 @@ def test_backend_trains_like_eager_over_steps(h):
     assert c["replays"] >= 4 and c["eager"] == 0, dict(c)
 
 
-@pytest.mark.skipif(not hasattr(torch._inductor.config, "cudagraph_policy"), reason="torch without cudagraph_policy")
-@pytest.mark.skipif(torch.cuda.is_available(), reason="with cuda the policy is opt-in (use_for_cuda)")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "cudagraph_policy"), reason="torch without cudagraph_policy"
+)
+@pytest.mark.skipif(
+    torch.cuda.is_available(), reason="with cuda the policy is opt-in (use_for_cuda)"
+)
 def test_policy_installed_without_cuda_and_cpu_reduce_overhead_unchanged(monkeypatch):
     from torch._inductor import config
 
@@ -52,14 +63,21 @@ def test_policy_installed_without_cuda_and_cpu_reduce_overhead_unchanged(monkeyp
     x = torch.randn(8)
     out = torch.compile(f, mode="reduce-overhead")(x)
     torch.testing.assert_close(out, f(x))
-    assert seen and not any(getattr(g, "_npu_graphtree_wrapped", False) for g in seen)  # cpu: passed through
+    assert seen and not any(
+        getattr(g, "_npu_graphtree_wrapped", False) for g in seen
+    )  # cpu: passed through
 
 
 def _fake_compiled_graph(fn, reason, dev="npu"):
-    return types.SimpleNamespace(device_types={dev}, device_idxs={0}, disabled_cudagraphs_reason=reason,
-                                 current_callable=fn, fx_kwargs={"static_input_idxs": [1], "is_backward": False,
-                                                                 "is_inference": True},
-                                 mutated_input_idxs=(), cudagraph_info=None)
+    return types.SimpleNamespace(
+        device_types={dev},
+        device_idxs={0},
+        disabled_cudagraphs_reason=reason,
+        current_callable=fn,
+        fx_kwargs={"static_input_idxs": [1], "is_backward": False, "is_inference": True},
+        mutated_input_idxs=(),
+        cudagraph_info=None,
+    )
 
 
 def test_policy_takes_npu_graphs_only_when_the_device_was_the_only_objection(npu_only):
@@ -73,7 +91,9 @@ def test_policy_takes_npu_graphs_only_when_the_device_was_the_only_objection(npu
         assert policy.take(_fake_compiled_graph(fn, device_only)) == ("npu", 0)
         assert policy.take(_fake_compiled_graph(fn, "mutated inputs")) is None
         assert policy.take(_fake_compiled_graph(fn, None, dev="cpu")) is None
-        assert policy.take(_fake_compiled_graph(fn, None, dev="cuda")) is None  # cuda: only when chosen
+        assert (
+            policy.take(_fake_compiled_graph(fn, None, dev="cuda")) is None
+        )  # cuda: only when chosen
     with config.patch({"triton.cudagraphs": False}):
         assert policy.take(_fake_compiled_graph(fn, device_only)) is None  # not reduce-overhead
 
@@ -83,8 +103,10 @@ def test_policy_wraps_an_npu_graph_into_a_tree(npu_only):
     from torch._inductor import config
     from torch._inductor.cudagraph_utils import check_multiple_devices_or_any_cpu_nodes
 
-    graph = _fake_compiled_graph(lambda a: [torch.relu(a[0] @ a[1])],
-                                 check_multiple_devices_or_any_cpu_nodes({torch.device("npu", 0): None}))
+    graph = _fake_compiled_graph(
+        lambda a: [torch.relu(a[0] @ a[1])],
+        check_multiple_devices_or_any_cpu_nodes({torch.device("npu", 0): None}),
+    )
     with config.patch({"triton.cudagraphs": True}):
         assert policy.wrap_compiled_graph(graph)
         assert not policy.wrap_compiled_graph(graph)  # once
@@ -99,7 +121,9 @@ def test_policy_wraps_an_npu_graph_into_a_tree(npu_only):
     assert h.manager().graph_nodes()[0].fn.mode.name == "INFERENCE"
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a cuda device (run on the GPU machine)")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a cuda device (run on the GPU machine)"
+)
 def test_cuda_adapter_runs_the_same_tree():
     x = torch.randn(4, 8, device="cuda")
     w = torch.randn(8, 8, device="cuda")
@@ -126,7 +150,9 @@ def hook_restored(monkeypatch, inductor_patch):
     from torch._inductor import config
     from torch._inductor.output_code import CompiledFxGraph
 
-    monkeypatch.setattr(CompiledFxGraph, "post_compile", CompiledFxGraph.post_compile)  # restored on exit
+    monkeypatch.setattr(
+        CompiledFxGraph, "post_compile", CompiledFxGraph.post_compile
+    )  # restored on exit
     if _has_policy():
         inductor_patch({"cudagraph_policy": config.cudagraph_policy})  # restored on exit
     monkeypatch.setattr(policy, "_state", dict(policy._state))
@@ -135,10 +161,14 @@ def hook_restored(monkeypatch, inductor_patch):
 
 def _mlp(dev):
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8)).to(dev)
+    return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8)).to(
+        dev
+    )
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a cuda device (run on the GPU machine)")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a cuda device (run on the GPU machine)"
+)
 def test_reduce_overhead_on_cuda_uses_our_trees_when_chosen(hook_restored):
     """mode="reduce-overhead" on cuda with ``use_for_cuda(True)``: Inductor's cuda graphs go to
     our tree (the policy), not upstream's."""
@@ -156,8 +186,12 @@ def test_reduce_overhead_on_cuda_uses_our_trees_when_chosen(hook_restored):
     for out in outs:
         torch.testing.assert_close(out, ref)
     m = G.manager_for("cuda", 0)
-    assert m is not None and m.counters["records"] == 1 and m.counters["replays"] >= 2, dict(m.counters)
-    assert cudagraph_trees.get_manager(0, create_if_none_exists=False) is None  # upstream made no tree
+    assert m is not None and m.counters["records"] == 1 and m.counters["replays"] >= 2, dict(
+        m.counters
+    )
+    assert (
+        cudagraph_trees.get_manager(0, create_if_none_exists=False) is None
+    )  # upstream made no tree
 
 
 def _has_policy() -> bool:

@@ -6,8 +6,10 @@ import importlib.util
 import pytest
 import torch
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("npu_lowering") is None,
-                                reason="needs npu-lowering (Inductor codegen for npu)")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("npu_lowering") is None,
+    reason="needs npu-lowering (Inductor codegen for npu)",
+)
 
 
 @pytest.mark.feature("B03")
@@ -25,7 +27,9 @@ def test_reduce_overhead_captures_inductor_npu_graphs_and_replays_them():
     npu_graphtree.reset_trees()
     npu_graphtree.clear_timings()
     torch.manual_seed(0)
-    npu_model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8)).to("npu")
+    npu_model = torch.nn.Sequential(
+        torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 8)
+    ).to("npu")
     compiled = torch.compile(npu_model, mode="reduce-overhead")
     x = torch.randn(4, 16, device="npu")
     with torch.no_grad():
@@ -36,7 +40,9 @@ def test_reduce_overhead_captures_inductor_npu_graphs_and_replays_them():
     phases = [t.phase for t in npu_graphtree.timings()]
     assert phases.count("warmup") == 1 and phases.count("record") == 1, phases
     manager = npu_graphtree.tree.get_manager("npu", 0, create=False)
-    assert manager is not None and manager.counters["replays"] >= 2  # calls 3 and 4 replayed the graph
+    assert (
+        manager is not None and manager.counters["replays"] >= 2
+    )  # calls 3 and 4 replayed the graph
 
 
 def test_inference_with_grad_enabled_is_said_once_and_counted(caplog):
@@ -68,7 +74,9 @@ def test_inference_with_grad_enabled_is_said_once_and_counted(caplog):
                 y.sum().backward()
 
     def count():
-        return npu_graphtree.tree.get_manager("npu", 0, create=False).counters["forward_without_backward"]
+        return npu_graphtree.tree.get_manager("npu", 0, create=False).counters[
+            "forward_without_backward"
+        ]
 
     with caplog.at_level(logging.WARNING, logger="npu_graphtree"):
         steps(4, backward=True)
@@ -79,5 +87,9 @@ def test_inference_with_grad_enabled_is_said_once_and_counted(caplog):
             before = count()
             steps(3)
     assert count() <= before + 1  # only the last grad-on step, ended by the first no_grad one
-    warned = [r for r in caplog.records if r.name == "npu_graphtree" and "forward_without_backward" in r.getMessage()]
+    warned = [
+        r
+        for r in caplog.records
+        if r.name == "npu_graphtree" and "forward_without_backward" in r.getMessage()
+    ]
     assert len(warned) == 1 and "torch.no_grad()" in warned[0].getMessage()

@@ -11,11 +11,17 @@ import npu_graphtree as G
 
 
 def _said(caplog, text):
-    return [r.getMessage() for r in caplog.records if r.name == "npu_graphtree" and text in r.getMessage()]
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "npu_graphtree" and text in r.getMessage()
+    ]
 
 
 @pytest.mark.feature("GT09")
-def test_rerecord_limit_fallback_is_counted_per_call_and_said_once_with_the_remedy(h, inductor_patch, caplog):
+def test_rerecord_limit_fallback_is_counted_per_call_and_said_once_with_the_remedy(
+    h, inductor_patch, caplog
+):
     inductor_patch({"triton.cudagraph_unexpected_rerecord_limit": 1})
     with caplog.at_level(logging.WARNING, logger="npu_graphtree"):
         h.read_moving_pool_outputs(steps=12)
@@ -30,13 +36,20 @@ def test_rerecord_limit_fallback_is_counted_per_call_and_said_once_with_the_reme
 def test_steps_kept_from_starting_by_a_pending_backward_are_counted_and_said_once(h, caplog):
     G.register()
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).to(h.dev)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).to(
+        h.dev
+    )
     compiled = torch.compile(model, backend="npu_graphtree")
     for _ in range(3):  # warmup, record, replay with the backward run each step
         compiled(h.rand(4, 8)).sum().backward()
     assert h.manager().counters["pending_backward"] == 0
-    with caplog.at_level(logging.WARNING, logger="npu_graphtree"), pytest.warns(UserWarning, match="wait for backward"):
-        held = [compiled(h.rand(4, 8)).sum() for _ in range(4)]  # each a new invocation, none backwarded yet
+    with (
+        caplog.at_level(logging.WARNING, logger="npu_graphtree"),
+        pytest.warns(UserWarning, match="wait for backward"),
+    ):
+        held = [
+            compiled(h.rand(4, 8)).sum() for _ in range(4)
+        ]  # each a new invocation, none backwarded yet
     for loss in held:
         loss.backward()
     assert h.manager().counters["pending_backward"] >= 3
@@ -57,7 +70,9 @@ def test_sizes_not_captured_are_counted_in_the_tree(h, inductor_patch, caplog):
     c = h.manager().counters
     assert c["eager.size_not_captured"] == 3 and c["records"] == 1, dict(c)
     said = _said(caplog, "kind=size_not_captured")
-    assert len(said) == 1 and "cudagraph_capture_sizes" in said[0].split("remedy=")[1]  # once per function and kind
+    assert (
+        len(said) == 1 and "cudagraph_capture_sizes" in said[0].split("remedy=")[1]
+    )  # once per function and kind
 
 
 def test_inputs_on_another_device_after_recording_still_run_without_capture(h, caplog):
@@ -73,7 +88,9 @@ def test_inputs_on_another_device_after_recording_still_run_without_capture(h, c
     with caplog.at_level(logging.WARNING, logger="npu_graphtree"):
         h.step()
         x = torch.ones(4)
-        with pytest.raises(RuntimeError):  # eager's own error for mixed devices, not a capture of host memory
+        with pytest.raises(
+            RuntimeError
+        ):  # eager's own error for mixed devices, not a capture of host memory
             f([x, w])
     c = h.manager().counters
     assert c["eager.unsupported_inputs"] == 1 and c["records"] == 1 and c["replays"] == 1, dict(c)

@@ -6,17 +6,33 @@ import venv
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]
-CORE = PACKAGE.parent / "npu-inductor-core"  # a dependency, not on an index: installed from its folder
-OTHERS = ("npu_sim", "npu_lowering", "npu_fusion", "npu_autotune", "npu_cache", "npu_launcher", "npu_inductor")
+CORE = (
+    PACKAGE.parent / "npu-inductor-core"
+)  # a dependency, not on an index: installed from its folder
+OTHERS = (
+    "npu_sim",
+    "npu_lowering",
+    "npu_fusion",
+    "npu_autotune",
+    "npu_cache",
+    "npu_launcher",
+    "npu_inductor",
+)
 
 
 def test_pip_install_alone_in_a_fresh_venv(tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
-    torch_pin = f"torch=={__import__('torch').__version__.split('+')[0]}"  # the local wheel, no download
-    proc = subprocess.run([py, "-m", "pip", "install", "-q", torch_pin, str(CORE), str(PACKAGE)],
-                          capture_output=True, text=True, timeout=900)
+    torch_pin = (
+        f"torch=={__import__('torch').__version__.split('+')[0]}"  # the local wheel, no download
+    )
+    proc = subprocess.run(
+        [py, "-m", "pip", "install", "-q", torch_pin, str(CORE), str(PACKAGE)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     check = (
         "import importlib.util, npu_graphtree; npu_graphtree.register(); "

@@ -29,8 +29,14 @@ import torch
 from npu_graphtree import adapter as adapter_mod
 
 WHEEL_GLOB = "torch_npu-2.13.0-*.whl"
-CACHES = [Path(p) for p in (os.environ.get("NPU_GRAPHTREE_WHEEL_CACHE"), os.environ.get("NPU_LAUNCHER_WHEEL_CACHE"))
-          if p] + [Path.home() / ".cache" / "npu_launcher" / "wheels"]
+CACHES = [
+    Path(p)
+    for p in (
+        os.environ.get("NPU_GRAPHTREE_WHEEL_CACHE"),
+        os.environ.get("NPU_LAUNCHER_WHEEL_CACHE"),
+    )
+    if p
+] + [Path.home() / ".cache" / "npu_launcher" / "wheels"]
 
 
 def _wheel() -> Path:
@@ -40,9 +46,29 @@ def _wheel() -> Path:
             return hits[0]
     cache = CACHES[0]
     cache.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                           "--python-version", "3.11", "--implementation", "cp", "--platform", "manylinux_2_28_x86_64",
-                           "-d", str(cache), "torch_npu==2.13.0"], capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            "3.11",
+            "--implementation",
+            "cp",
+            "--platform",
+            "manylinux_2_28_x86_64",
+            "-d",
+            str(cache),
+            "torch_npu==2.13.0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     hits = sorted(cache.glob(WHEEL_GLOB))
     if not hits:
         pytest.skip(f"torch_npu 2.13.0 wheel not available: {proc.stderr[-500:]}")
@@ -69,9 +95,15 @@ def torch_npu_calls(wheel):
             continue
         for node in ast.walk(tree):
             f = getattr(node, "func", None)
-            if (isinstance(node, ast.Call) and isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute)
-                    and f.value.attr == "_C" and isinstance(f.value.value, ast.Name) and f.value.value.id == "torch_npu"
-                    and not any(isinstance(a, ast.Starred) for a in node.args)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(f, ast.Attribute)
+                and isinstance(f.value, ast.Attribute)
+                and f.value.attr == "_C"
+                and isinstance(f.value.value, ast.Name)
+                and f.value.value.id == "torch_npu"
+                and not any(isinstance(a, ast.Starred) for a in node.args)
+            ):
                 calls.setdefault(f.attr, set()).add(len(node.args) + len(node.keywords))
     return calls
 
@@ -119,13 +151,18 @@ class _Npu(types.ModuleType):
             return lambda: []
         if name == "graph_pool_handle":
             return lambda: (0, 1)
-        return lambda *a, **k: types.SimpleNamespace(capture_begin=lambda **kw: None, capture_end=lambda: None)
+        return lambda *a, **k: types.SimpleNamespace(
+            capture_begin=lambda **kw: None, capture_end=lambda: None
+        )
 
 
 def _drive(adapter) -> None:
     """Every adapter operation the tree performs."""
     fake = types.SimpleNamespace(_cdata=7)
-    adapter.device = lambda index: ("npu", index)  # no "npu" device type here (nor needed by the stand-in)
+    adapter.device = lambda index: (
+        "npu",
+        index,
+    )  # no "npu" device type here (nor needed by the stand-in)
     adapter.new_pool()
     adapter.new_stream(0)
     adapter.begin_pool(0, (0, 1))
@@ -150,7 +187,9 @@ def _drive(adapter) -> None:
 @pytest.mark.feature("X06")
 def test_torch_npu_provider_calls_what_the_wheel_exports(torch_npu_calls, libtorch_npu):
     C, npu = _Recorder(libtorch_npu), _Npu()
-    a = adapter_mod.DeviceAdapter("npu", npu, C, prefix="_npu_", begin_increfs_pool=True, provider="torch_npu")
+    a = adapter_mod.DeviceAdapter(
+        "npu", npu, C, prefix="_npu_", begin_increfs_pool=True, provider="torch_npu"
+    )
     _drive(a)
     assert C.calls, "the adapter called nothing on torch_npu._C"
     problems = []
@@ -158,29 +197,45 @@ def test_torch_npu_provider_calls_what_the_wheel_exports(torch_npu_calls, libtor
         if name.encode() not in libtorch_npu:
             problems.append(f"torch_npu._C.{name}: not in libtorch_npu.so")
         elif name in torch_npu_calls and not arities <= torch_npu_calls[name]:
-            problems.append(f"torch_npu._C.{name}: we pass {sorted(arities)} args, torch_npu {sorted(torch_npu_calls[name])}")
+            problems.append(
+                f"torch_npu._C.{name}: we pass {sorted(arities)} args, torch_npu {sorted(torch_npu_calls[name])}"
+            )
     assert not problems, problems
     # the ones torch_npu's own graph tree uses are all among them, with its arities
-    for name in ("_npu_beginAllocateCurrentThreadToPool", "_npu_endAllocateToPool", "_npu_releasePool",
-                 "_npu_getCheckpointState", "_npu_setCheckpointPoolState", "_npu_npuCachingAllocator_raw_delete",
-                 "_construct_storage_from_data_pointer", "_construct_NPU_Tensor_From_Storage_And_Metadata",
-                 "_set_storage_access_error_msg", "_free_And_Remove_DeleterFn"):
+    for name in (
+        "_npu_beginAllocateCurrentThreadToPool",
+        "_npu_endAllocateToPool",
+        "_npu_releasePool",
+        "_npu_getCheckpointState",
+        "_npu_setCheckpointPoolState",
+        "_npu_npuCachingAllocator_raw_delete",
+        "_construct_storage_from_data_pointer",
+        "_construct_NPU_Tensor_From_Storage_And_Metadata",
+        "_set_storage_access_error_msg",
+        "_free_And_Remove_DeleterFn",
+    ):
         assert name in C.calls and name in torch_npu_calls, name
 
 
 @pytest.mark.feature("X06")
 def test_torch_npu_module_and_graph_api_match_the_wheel(wheel, libtorch_npu):
     C, npu = _Recorder(libtorch_npu), _Npu()
-    a = adapter_mod.DeviceAdapter("npu", npu, C, prefix="_npu_", begin_increfs_pool=True, provider="torch_npu")
+    a = adapter_mod.DeviceAdapter(
+        "npu", npu, C, prefix="_npu_", begin_increfs_pool=True, provider="torch_npu"
+    )
     _drive(a)
     a.new_graph()
     init = ast.parse(wheel.read("torch_npu/npu/__init__.py"))
     exported = set()
     for node in ast.walk(init):
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            getattr(t, "id", None) == "__all__" for t in node.targets
+        ):
             exported |= {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
     missing = sorted(npu.used - exported)
-    assert not missing, f"torch.npu names the adapter uses that torch_npu.npu does not export: {missing}"
+    assert not missing, (
+        f"torch.npu names the adapter uses that torch_npu.npu does not export: {missing}"
+    )
     graphs = ast.parse(wheel.read("torch_npu/npu/graphs.py"))
     (cls,) = [n for n in graphs.body if isinstance(n, ast.ClassDef) and n.name == "NPUGraph"]
     methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}

@@ -20,7 +20,9 @@ def test_contexts_run_around_every_compile_in_declared_order(monkeypatch):
             yield
             seen.append(f"exit {name}")
 
-        return lambda model, inputs: cm() if any(isinstance(t, torch.Tensor) for t in inputs) else None
+        return lambda model, inputs: (
+            cm() if any(isinstance(t, torch.Tensor) for t in inputs) else None
+        )
 
     # "b" registers first but declares it runs inside "a"
     compile_hooks.around_compile_fx("b", ctx("b"), after=("a",))
@@ -74,14 +76,18 @@ def test_graph_contexts_run_around_each_graph_the_lazy_backward_too(monkeypatch)
 
     compile_hooks.around_compile_fx("test-scope", lambda model, inputs: in_compile_fx())
     compile_hooks.around_compile_graph("test-graph", lambda gm, inputs: graph_cm(gm))
-    compile_hooks.around_compile_graph("test-graph", lambda gm, inputs: None)  # idempotent per owner
+    compile_hooks.around_compile_graph(
+        "test-graph", lambda gm, inputs: None
+    )  # idempotent per owner
     assert compile_hooks.graph_owners() == ["test-graph"]
 
     torch._dynamo.reset()
     x = torch.ones(3, requires_grad=True)
     fn = torch.compile(lambda t: (t.sin() * 2).sum(), backend="inductor")
-    with torch._inductor.config.patch(fx_graph_cache=False), \
-            torch._functorch.config.patch(enable_autograd_cache=False):
+    with (
+        torch._inductor.config.patch(fx_graph_cache=False),
+        torch._functorch.config.patch(enable_autograd_cache=False),
+    ):
         out = fn(x)
         assert seen == [("graph", True)]  # the forward, inside compile_fx
         out.backward()

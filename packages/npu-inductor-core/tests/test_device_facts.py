@@ -33,21 +33,30 @@ def test_a_kernel_is_tiled_for_the_facts_it_recorded():
 def _child(code: str, **env) -> str:
     import os
 
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout.strip()
 
 
 def test_facts_come_from_the_device_and_are_read_once_it_exists():
     pytest.importorskip("npu_sim")
-    out = _child("""
+    out = _child(
+        """
         from npu_inductor_core.device import device
         before = device(0)
         import npu_sim
         npu_sim.start()  # device "npu" exists from here on
         after = device(0)
         print(before.flavour, after.flavour, after.soc, after.ub_bytes, after.vector_cores, after.cube_cores)
-    """, NPU_SIM_SOC="Ascend950", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    """,
+        NPU_SIM_SOC="Ascend950",
+        TORCH_DEVICE_BACKEND_AUTOLOAD="0",
+    )
     # autoload off, so `import torch` does not start npu-sim: no device yet: the defaults, not cached; then the simulated 950 with the UB bishengir plans
     assert out.split() == ["none", "sim", "Ascend950", str(248 * 1024), "64", "32"]

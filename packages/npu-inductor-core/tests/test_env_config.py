@@ -8,7 +8,7 @@ import pytest
 
 from npu_inductor_core import env_config
 
-SOURCE = '''
+SOURCE = """
 from typing import Optional
 from npu_inductor_core import env_config as _env
 
@@ -22,7 +22,7 @@ wait: float = _env.number("NPU_TEST_WAIT", 1.5)
 folder: Optional[str] = _env.text("NPU_TEST_FOLDER")
 
 _env.install(__name__, {"size": (_env.is_int, "an int >= 0", "NPU_TEST_SIZE")})
-'''
+"""
 
 
 @pytest.fixture
@@ -48,7 +48,9 @@ def test_defaults_and_environment(load):
     c = load(NPU_TEST_ON="1", NPU_TEST_SIZE="3", NPU_TEST_WAIT="0.25", NPU_TEST_FOLDER="/x")
     assert c.get_config_copy() == {"on": True, "size": 3, "wait": 0.25, "folder": "/x"}
     assert c.get_config_copy()["on"] is True  # typed, not the string "1"
-    assert load(NPU_TEST_ON="maybe", NPU_TEST_WAIT="later").get_config_copy()["wait"] == "later"  # kept for check()
+    assert (
+        load(NPU_TEST_ON="maybe", NPU_TEST_WAIT="later").get_config_copy()["wait"] == "later"
+    )  # kept for check()
 
 
 def test_patch_and_checks(load):
@@ -61,7 +63,10 @@ def test_patch_and_checks(load):
     with pytest.raises(ValueError, match="got 'big'"), c.patch(size="big"):
         pass
     assert c.size == 8
-    with c.patch(wait="soon"), pytest.raises(ValueError, match=r"npu_test_cfg\.wait \(\$NPU_TEST_WAIT\) must be"):
+    with (
+        c.patch(wait="soon"),
+        pytest.raises(ValueError, match=r"npu_test_cfg\.wait \(\$NPU_TEST_WAIT\) must be"),
+    ):
         env_config.check(c, "wait", env_config.is_number, "a number >= 0", "NPU_TEST_WAIT")
     with pytest.raises(ValueError, match=r"\(\$NPU_TEST_SIZE\) must be an int >= 0, got 'many'"):
         load(NPU_TEST_SIZE="many")  # a checked key's bad environment value fails at install

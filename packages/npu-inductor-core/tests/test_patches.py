@@ -25,7 +25,11 @@ def target():
             return True
 
         install.__qualname__ = f"install_{owner}_{len(made)}"
-        made.append(upstream_patch(symbol, versions="torch 2.13", removed_by="a hook", owner=owner, **kwargs)(install))
+        made.append(
+            upstream_patch(
+                symbol, versions="torch 2.13", removed_by="a hook", owner=owner, **kwargs
+            )(install)
+        )
         return made[-1]
 
     yield module, installer
@@ -40,7 +44,9 @@ def _mine(symbol):
 def test_recorded_once_after_it_patched(target):
     module, installer = target
     install = installer("fake.module.fn", "npu-one")
-    assert install.patches[0] in patches.declared() and not _mine("fake.module.fn")  # declared, not active
+    assert install.patches[0] in patches.declared() and not _mine(
+        "fake.module.fn"
+    )  # declared, not active
     assert install() is True and module.fn() == "ours"
     assert install() is False  # already installed: the second call patches nothing
     (p,) = _mine("fake.module.fn")
@@ -92,8 +98,14 @@ def test_owner_defaults_to_the_distribution_of_the_installer():
 
 
 def test_first_sentence():
-    assert patches.first_sentence("Torch 2.13 and e.g. this\n  one. Next.") == "Torch 2.13 and e.g. this one."
-    assert patches.first_sentence("``torch._inductor.utils`` has no end") == "torch._inductor.utils has no end"
+    assert (
+        patches.first_sentence("Torch 2.13 and e.g. this\n  one. Next.")
+        == "Torch 2.13 and e.g. this one."
+    )
+    assert (
+        patches.first_sentence("``torch._inductor.utils`` has no end")
+        == "torch._inductor.utils has no end"
+    )
 
 
 def test_a_patch_needs_symbols_and_a_reason():

@@ -10,7 +10,7 @@ from npu_inductor_core import ub_model as M
 from npu_inductor_core import ub_profile
 from npu_inductor_core.ascend_rules import fit_to_ub, soc_family
 
-POINTWISE = '''
+POINTWISE = """
 def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
     xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:]
     xmask = xindex < xnumel
@@ -18,9 +18,9 @@ def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
     tmp1 = tmp0 * tmp0
     tmp2 = tmp1 + tmp0
     tl.store(out_ptr0 + (xindex), tmp2, xmask)
-'''
+"""
 
-SOFTMAX = '''
+SOFTMAX = """
 def k(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK: tl.constexpr):
     xnumel = 64
     r0_numel = 300
@@ -38,7 +38,7 @@ def k(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK: tl.constexpr):
     tmp10 = tl.sum(tmp9, 1)[:, None]
     tmp11 = tmp6 / tmp10
     tl.store(out_ptr0 + (r0_index + 300*xindex), tmp11, r0_mask & xmask)
-'''
+"""
 
 
 def _profile(body: str, **pointers) -> dict:
@@ -76,8 +76,13 @@ def test_a_mask_that_only_bounds_a_transfer_costs_its_bits():
 
 def test_a_strided_innermost_dimension_takes_a_block_an_element():
     contiguous = _profile(POINTWISE)
-    strided = _profile(POINTWISE.replace("tl.load(in_ptr0 + (xindex)", "tl.load(in_ptr0 + (16*xindex)"))
-    assert M.estimate(strided, {"XBLOCK": 1024}) >= M.estimate(contiguous, {"XBLOCK": 1024}) + 1024 * M.ALIGN // 2
+    strided = _profile(
+        POINTWISE.replace("tl.load(in_ptr0 + (xindex)", "tl.load(in_ptr0 + (16*xindex)")
+    )
+    assert (
+        M.estimate(strided, {"XBLOCK": 1024})
+        >= M.estimate(contiguous, {"XBLOCK": 1024}) + 1024 * M.ALIGN // 2
+    )
 
 
 def test_multibuffering_doubles_only_the_loaded_buffers():
@@ -105,7 +110,10 @@ def test_integer_emulation_and_native_math_add_buffers():
     assert any(k.startswith("e|") or k.startswith("s|") for p in narrow["points"] for k in p)
     assert M.estimate(narrow, {"XBLOCK": 256}) > M.estimate(base, {"XBLOCK": 256}) // 4
     sin = _profile(POINTWISE.replace("tmp1 = tmp0 * tmp0", "tmp1 = tl_math.sin(tmp0)"))
-    assert sum(c for p in sin["points"] for k, c in p.items() if k.startswith("f|")) >= ub_profile._MATH_TEMPS["sin"]
+    assert (
+        sum(c for p in sin["points"] for k, c in p.items() if k.startswith("f|"))
+        >= ub_profile._MATH_TEMPS["sin"]
+    )
 
 
 class _Cfg:
@@ -124,10 +132,14 @@ def test_configs_are_shrunk_until_they_fit(tmp_path):
     meta = {"kernel_name": "k", "npu_device_facts": {"ub_bytes": 64 * 1024, "vector_cores": 8}}
     sig = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}}
     prof = M.kernel_profile(filename, "k", sig["signature"])
-    out = fit_to_ub([_Cfg({"XBLOCK": 65536}), _Cfg({"XBLOCK": 64})], {"x": 65536}, sig, meta, filename)
+    out = fit_to_ub(
+        [_Cfg({"XBLOCK": 65536}), _Cfg({"XBLOCK": 64})], {"x": 65536}, sig, meta, filename
+    )
     assert [c.kwargs["XBLOCK"] for c in out][1] == 64  # a config that fits is left alone
     big = out[0].kwargs["XBLOCK"]
-    assert big < 65536 and M.estimate(prof, {"XBLOCK": big}) <= 64 * 1024 < M.estimate(prof, {"XBLOCK": 2 * big})
+    assert big < 65536 and M.estimate(prof, {"XBLOCK": big}) <= 64 * 1024 < M.estimate(
+        prof, {"XBLOCK": 2 * big}
+    )
     # a multi-buffered variant is shrunk for two copies of its loads, never the reverse
     mb = fit_to_ub([_Cfg({"XBLOCK": 65536}, num_stages=2)], {"x": 65536}, sig, meta, filename)[0]
     assert mb.kwargs["XBLOCK"] <= big and mb.num_stages == 2
@@ -138,16 +150,30 @@ def test_configs_are_shrunk_until_they_fit(tmp_path):
 
 
 def test_shrinking_takes_the_outer_axes_first_and_keeps_indirect_rows(tmp_path):
-    body = POINTWISE.replace("def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):",
-                             "def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):")
-    body = body.replace("tl.arange(0, XBLOCK)[:]", "tl.arange(0, XBLOCK)[:, None] + tl.arange(0, R0_BLOCK)[None, :]")
+    body = POINTWISE.replace(
+        "def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):",
+        "def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):",
+    )
+    body = body.replace(
+        "tl.arange(0, XBLOCK)[:]", "tl.arange(0, XBLOCK)[:, None] + tl.arange(0, R0_BLOCK)[None, :]"
+    )
     filename = _kernel_file(tmp_path, body)
     meta = {"kernel_name": "k", "npu_device_facts": {"ub_bytes": 160 * 1024, "vector_cores": 8}}
     sig = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}}
-    out = fit_to_ub([_Cfg({"XBLOCK": 8, "R0_BLOCK": 2048})], {"x": 64, "r0_": 2048}, sig, meta, filename)[0]
-    assert out.kwargs["R0_BLOCK"] == 2048 and out.kwargs["XBLOCK"] < 8  # rows give way before the reduction
-    indirect = {**meta, "npu_indirect_indexing": True, "npu_device_facts": {"ub_bytes": 64 * 1024, "vector_cores": 8}}
-    out = fit_to_ub([_Cfg({"XBLOCK": 8, "R0_BLOCK": 2048})], {"x": 64, "r0_": 2048}, sig, indirect, filename)[0]
+    out = fit_to_ub(
+        [_Cfg({"XBLOCK": 8, "R0_BLOCK": 2048})], {"x": 64, "r0_": 2048}, sig, meta, filename
+    )[0]
+    assert (
+        out.kwargs["R0_BLOCK"] == 2048 and out.kwargs["XBLOCK"] < 8
+    )  # rows give way before the reduction
+    indirect = {
+        **meta,
+        "npu_indirect_indexing": True,
+        "npu_device_facts": {"ub_bytes": 64 * 1024, "vector_cores": 8},
+    }
+    out = fit_to_ub(
+        [_Cfg({"XBLOCK": 8, "R0_BLOCK": 2048})], {"x": 64, "r0_": 2048}, sig, indirect, filename
+    )[0]
     assert out.kwargs["XBLOCK"] == 2 and out.kwargs["R0_BLOCK"] < 2048
 
 
@@ -155,7 +181,9 @@ def test_the_950_family_has_its_own_calibration():
     assert soc_family("Ascend950PR") == soc_family("Ascend910_9599") == "950"
     assert soc_family("Ascend910B2") == soc_family(None) == "910B"
     prof = _profile(POINTWISE)
-    assert M.estimate(prof, {"XBLOCK": 1024}, soc_family="950") != M.estimate(prof, {"XBLOCK": 1024})
+    assert M.estimate(prof, {"XBLOCK": 1024}, soc_family="950") != M.estimate(
+        prof, {"XBLOCK": 1024}
+    )
 
 
 @pytest.mark.parametrize("family", ["910B", "950"])
@@ -176,8 +204,13 @@ def test_buffers_by_class_are_priced_as_a_profiled_body_prices_them(family):
     point = {"l|X:4": 2, "v|X:2": 3}
     assert M.estimate({"points": [point]}, {"XBLOCK": 100}, True, family) == got
     # a buffer smaller than the tile is priced at its own elements (8 float32: one block)
-    small = M.estimate_buffers({"l": {4: 2, (4, 8): 1}, "v": {2: 3}}, 100, multibuffer=True, soc_family=family)
-    assert small == math.ceil((w["l"] * 2 * (2 * 416 + 32) + w["v"] * 3 * 224) * M.MARGIN[family]) + reserve
+    small = M.estimate_buffers(
+        {"l": {4: 2, (4, 8): 1}, "v": {2: 3}}, 100, multibuffer=True, soc_family=family
+    )
+    assert (
+        small
+        == math.ceil((w["l"] * 2 * (2 * 416 + 32) + w["v"] * 3 * 224) * M.MARGIN[family]) + reserve
+    )
 
 
 def test_buffers_by_class_reject_bad_input():
@@ -201,7 +234,7 @@ def test_estimates_carry_a_margin_covering_the_worst_held_out_under_estimate(fam
     assert M.estimate({"points": [{f"v|#{n}:1": 1}]}, {}, False, family) >= theirs * 0.999
 
 
-SIN_ROWS_OF_8 = '''
+SIN_ROWS_OF_8 = """
 def k(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK: tl.constexpr):
     xnumel = 16
     r0_numel = 8
@@ -224,7 +257,7 @@ def k(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK: tl.constexpr):
     tmp15 = tl.where(r0_mask & xmask, tmp12, 0)
     tmp16 = tl.sum(tmp15, 1)[:, None]
     tl.store(out_ptr0 + (xindex), tmp11 + tmp16, xmask)
-'''
+"""
 
 
 @pytest.mark.feature("X07")
@@ -242,7 +275,9 @@ def test_an_8x8_tiles_body_wide_math_temporaries_are_widened_on_910b():
     eight = M.class_bytes(prof, {"XBLOCK": 8})
     assert all(by["Q"] > 0 and by["F"] == 0 for by in eight)
     assert M.WEIGHTS["950"]["Q"] >= max(M.WEIGHTS["950"]["F"], M.WEIGHTS["950"]["R"])
-    assert M.WEIGHTS["910B"]["Q"] >= max(M.WEIGHTS["910B"]["q"], M.WEIGHTS["910B"]["F"], M.WEIGHTS["910B"]["R"])
+    assert M.WEIGHTS["910B"]["Q"] >= max(
+        M.WEIGHTS["910B"]["q"], M.WEIGHTS["910B"]["F"], M.WEIGHTS["910B"]["R"]
+    )
 
 
 @pytest.mark.feature("X07")
@@ -254,7 +289,10 @@ def test_the_plan_bound_covers_buffers_apart_and_decides_fit_as_the_peak(family)
     is, so a config fits by it exactly when it fits by the peak."""
     prof = _profile(SOFTMAX)
     for x in (1, 4, 16, 64):
-        peak, apart = M.estimate(prof, {"XBLOCK": x}, False, family), M.apart(prof, {"XBLOCK": x}, False, family)
+        peak, apart = (
+            M.estimate(prof, {"XBLOCK": x}, False, family),
+            M.apart(prof, {"XBLOCK": x}, False, family),
+        )
         assert apart >= peak
         for ub in (peak // 2, peak, (peak + apart) // 2, apart, 2 * apart):
             bound = M.plan_bound(peak, apart, ub)

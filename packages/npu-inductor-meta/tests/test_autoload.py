@@ -25,15 +25,28 @@ import pytest
 FIXTURE = Path(__file__).parent / "fixtures" / "torch_npu-2.13.0.entry_points.txt"
 WHEEL_GLOB = "torch_npu-2.13.0-*.whl"
 WHEEL_CACHES = [Path(p) for p in (os.environ.get("NPU_LAUNCHER_WHEEL_CACHE"),) if p] + [
-    Path.home() / ".cache" / "npu_launcher" / "wheels"]  # where the other torch_npu wheel tests keep it
-COMPONENT_MODULES = ("npu_lowering", "npu_autotune", "npu_cache", "npu_fusion", "npu_graphtree", "npu_launcher")
+    Path.home() / ".cache" / "npu_launcher" / "wheels"
+]  # where the other torch_npu wheel tests keep it
+COMPONENT_MODULES = (
+    "npu_lowering",
+    "npu_autotune",
+    "npu_cache",
+    "npu_fusion",
+    "npu_graphtree",
+    "npu_launcher",
+)
 
 
 def _run(code: str, *args: str, env: dict | None = None, tmp: Path) -> dict:
     base = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
     base["TORCHINDUCTOR_CACHE_DIR"] = str(tmp / "inductor-cache")
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True,
-                          env={**base, **(env or {})}, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -77,14 +90,17 @@ def test_import_torch_alone_gives_npu_compiles(order, tmp_path):
     assert r["device"] == "npu"
     assert r["after_import"] == []
     assert r["out_device"].startswith("npu") and r["match"]
-    assert {"npu-sim", "npu-lowering", "npu-autotune", "npu-cache", "npu-launcher"} <= set(r["enabled"])
+    assert {"npu-sim", "npu-lowering", "npu-autotune", "npu-cache", "npu-launcher"} <= set(
+        r["enabled"]
+    )
     assert r["scheduling"].startswith("npu_lowering")
     if order == "inductor-first":
         assert r["n_codes"] and r["kernels"] >= 1
 
 
 def test_autoload_opt_out(tmp_path):
-    r = _run("""
+    r = _run(
+        """
         import json, sys
         import torch
         import torch._dynamo, torch._inductor.compile_fx  # the modules that would trigger registration
@@ -92,24 +108,32 @@ def test_autoload_opt_out(tmp_path):
         print(json.dumps({"device": torch._C._get_privateuse1_backend_name(), "npu": hasattr(torch, "npu"),
                           "sim_started": bool(sim and sim.is_started()),
                           "ours": sorted(m for m in sys.modules if m.split(".")[0] in %r + ("npu_inductor",))}))
-    """ % (COMPONENT_MODULES,), env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, tmp=tmp_path)
+    """
+        % (COMPONENT_MODULES,),
+        env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+        tmp=tmp_path,
+    )
     assert r == {"device": "privateuseone", "npu": False, "sim_started": False, "ours": []}
 
 
 def test_explicit_enable_still_works_and_does_not_nest(tmp_path):
     # enable() starts npu-sim, whose Dynamo interface imports torch._dynamo: the autoload hook
     # must leave that to the running enable() (a nested one deadlocked on its lock)
-    r = _run("""
+    r = _run(
+        """
         import json, torch, npu_inductor
         from npu_inductor import autoload
         print(json.dumps({"enabled": npu_inductor.enable(), "hook": autoload.state["components"]}))
-    """, tmp=tmp_path)
+    """,
+        tmp=tmp_path,
+    )
     assert "npu-lowering" in r["enabled"] and r["hook"] is None
 
 
 def test_direct_sim_start_leaves_registration_to_the_compile(tmp_path):
     # npu_sim.start() imports torch._dynamo under its own lock: the hook waits for the compile
-    r = _run("""
+    r = _run(
+        """
         import json, torch, npu_sim, npu_inductor
         npu_sim.start()
         after_start = npu_inductor.enabled()
@@ -117,7 +141,9 @@ def test_direct_sim_start_leaves_registration_to_the_compile(tmp_path):
         out = torch.compile(lambda x: x.sin() + 1)(x)
         print(json.dumps({"after_start": after_start, "enabled": npu_inductor.enabled(),
                           "match": torch.allclose(out.cpu(), (x.sin() + 1).cpu())}))
-    """, tmp=tmp_path)
+    """,
+        tmp=tmp_path,
+    )
     assert r["after_start"] is None and "npu-lowering" in r["enabled"] and r["match"]
 
 
@@ -125,15 +151,23 @@ def test_inductor_compile_workers_register_no_components(tmp_path):
     # a script at the path of Inductor's compile-worker entry, importing what that entry imports
     script = tmp_path / "torch" / "_inductor" / "compile_worker" / "__main__.py"
     script.parent.mkdir(parents=True)
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import json, torch
         from torch._inductor.codecache import torch_key  # imports compile_fx too
         import npu_inductor
         print(json.dumps({"enabled": npu_inductor.enabled(), "device": torch._C._get_privateuse1_backend_name()}))
-    """))
+    """)
+    )
     env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300,
-                          cwd=tmp_path.parent)
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path.parent,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"enabled": None, "device": "npu"}
 
@@ -146,8 +180,13 @@ def test_our_entry_points_are_declared():
 
 # --- torch_npu, statically -------------------------------------------------------------------
 
+
 def _recorded_line() -> tuple[str, str]:
-    lines = [ln.strip() for ln in FIXTURE.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    lines = [
+        ln.strip()
+        for ln in FIXTURE.read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
     assert lines[0] == "[torch.backends]" and len(lines) == 2, lines
     name, value = (s.strip() for s in lines[1].split("=", 1))
     return name, value
@@ -160,9 +199,29 @@ def _torch_npu_wheel() -> Path | None:
             return hits[0]
     cache = WHEEL_CACHES[0]
     cache.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                    "--python-version", "3.11", "--implementation", "cp", "--platform", "manylinux_2_28_x86_64",
-                    "-d", str(cache), "torch_npu==2.13.0"], capture_output=True, text=True, timeout=900)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            "3.11",
+            "--implementation",
+            "cp",
+            "--platform",
+            "manylinux_2_28_x86_64",
+            "-d",
+            str(cache),
+            "torch_npu==2.13.0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     hits = sorted(cache.glob(WHEEL_GLOB))
     return hits[0] if hits else None
 
@@ -174,7 +233,9 @@ def test_recorded_entry_point_is_the_wheels():
     with zipfile.ZipFile(wheel) as zf:
         text = zf.read("torch_npu-2.13.0.dist-info/entry_points.txt").decode()
     section = text.split("[torch.backends]", 1)[1].split("[", 1)[0]
-    assert [ln.strip() for ln in section.splitlines() if ln.strip()] == ["%s = %s" % _recorded_line()]
+    assert [ln.strip() for ln in section.splitlines() if ln.strip()] == [
+        "%s = %s" % _recorded_line()
+    ]
 
 
 def _stand_in_torch_npu(root: Path) -> None:
@@ -188,7 +249,8 @@ def _stand_in_torch_npu(root: Path) -> None:
     (dist / "entry_points.txt").write_text(f"[torch.backends]\n{name} = {value}\n")
     pkg = root / module
     (pkg / "utils").mkdir(parents=True)
-    (pkg / "__init__.py").write_text(textwrap.dedent(f"""
+    (pkg / "__init__.py").write_text(
+        textwrap.dedent(f"""
         import os, sys
         EVENTS = []
         _ORG = os.getenv("TORCH_DEVICE_BACKEND_AUTOLOAD", "1")
@@ -204,11 +266,14 @@ def _stand_in_torch_npu(root: Path) -> None:
             EVENTS.append(["autoload"])
 
         {attr}()
-    """))
+    """)
+    )
     (pkg / "utils" / "__init__.py").write_text("")
     # torch_npu 2.13 re-registers its own Inductor backend for "npu" at each compile unless this is called
-    (pkg / "utils" / "_dynamo.py").write_text("DISABLED = False\n\ndef disable_register_inductor_npu():\n"
-                                             "    global DISABLED\n    DISABLED = True\n")
+    (pkg / "utils" / "_dynamo.py").write_text(
+        "DISABLED = False\n\ndef disable_register_inductor_npu():\n"
+        "    global DISABLED\n    DISABLED = True\n"
+    )
 
 
 BESIDE_TORCH_NPU = """
@@ -255,11 +320,18 @@ def test_components_register_after_torch_npu(where, tmp_path):
 def test_a_torch_npu_that_cannot_import_is_named_not_us(where, tmp_path):
     # torch_npu without CANN: `import torch` fails (torch_npu's own entry point), naming torch_npu
     _stand_in_torch_npu(tmp_path / "site")
-    (tmp_path / "site" / "torch_npu" / "__init__.py").write_text("raise ImportError('libascendcl.so: no CANN')\n")
+    (tmp_path / "site" / "torch_npu" / "__init__.py").write_text(
+        "raise ImportError('libascendcl.so: no CANN')\n"
+    )
     add = "sys.path.insert(0, %r)" if where == "torch_npu-first" else "sys.path.append(%r)"
     env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
-    proc = subprocess.run([sys.executable, "-c", f"import sys; {add % str(tmp_path / 'site')}; import torch"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import sys; {add % str(tmp_path / 'site')}; import torch"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode != 0
     assert "Failed to load the backend extension: torch_npu." in proc.stderr
     assert "backend extension: npu_inductor" not in proc.stderr

@@ -18,7 +18,9 @@ def bump(tmp_path, monkeypatch):
             (tmp_path / "packages" / folder.name).mkdir(parents=True)
             for name in ("pyproject.toml", "CHANGELOG.md"):
                 shutil.copy(folder / name, tmp_path / "packages" / folder.name / name)
-    spec = importlib.util.spec_from_file_location("bump_version", ROOT / "tools" / "bump_version.py")
+    spec = importlib.util.spec_from_file_location(
+        "bump_version", ROOT / "tools" / "bump_version.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     monkeypatch.setattr(module, "ROOT", tmp_path)
@@ -27,14 +29,16 @@ def bump(tmp_path, monkeypatch):
     log = folder / "CHANGELOG.md"
     text = log.read_text()
     start = text.index("## Unreleased\n")
-    log.write_text(text[:start] + "## Unreleased\n" + text[text.index("\n## ", start + 1):])
+    log.write_text(text[:start] + "## Unreleased\n" + text[text.index("\n## ", start + 1) :])
     return module, folder
 
 
 def test_minor_bump_rewrites_version_and_changelog_and_names_stale_ranges(bump, capsys):
     module, folder = bump
     log = folder / "CHANGELOG.md"
-    log.write_text(log.read_text().replace("## Unreleased\n", "## Unreleased\n\n- descriptor schema 3\n", 1))
+    log.write_text(
+        log.read_text().replace("## Unreleased\n", "## Unreleased\n\n- descriptor schema 3\n", 1)
+    )
     old = module.VERSION_LINE.search((folder / "pyproject.toml").read_text())["version"]
     new = module.next_version(old, "minor")
     assert module.main(["npu-launcher", "minor", "--date", "2026-12-05"]) == 0

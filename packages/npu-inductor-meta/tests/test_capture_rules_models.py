@@ -79,6 +79,8 @@ def test_tiny_transformers_models_replay_under_the_capture_rules(arch):
     _fresh()
     spec = M.BY_NAME[arch]
     model = spec.build().to("npu")
-    inputs = {k: v for k, v in M.to_device(spec.inputs(spec.lengths[0]), "npu").items() if k != "labels"}
+    inputs = {
+        k: v for k, v in M.to_device(spec.inputs(spec.lengths[0]), "npu").items() if k != "labels"
+    }
     compiled = torch.compile(model, mode="reduce-overhead")
     _check(lambda i: (M.logits(compiled(**inputs)).cpu(), M.logits(model(**inputs)).cpu()))

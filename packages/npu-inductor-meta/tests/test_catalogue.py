@@ -20,4 +20,6 @@ def test_rows_are_complete_and_unique():
 @pytest.mark.parametrize("name", catalogue.FILES)
 def test_shipped_copies_equal_the_spec(name):
     shipped = Path(catalogue.__file__).parent / name
-    assert shipped.read_bytes() == (SPEC / name).read_bytes(), f"refresh {shipped} from {SPEC / name}"
+    assert shipped.read_bytes() == (SPEC / name).read_bytes(), (
+        f"refresh {shipped} from {SPEC / name}"
+    )

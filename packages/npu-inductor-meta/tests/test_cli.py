@@ -14,7 +14,9 @@ EXE = shutil.which("npu-inductor") or os.path.join(os.path.dirname(sys.executabl
 
 
 def _run(*args, env=None):
-    proc = subprocess.run([EXE, *args], capture_output=True, text=True, env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        [EXE, *args], capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -88,7 +90,10 @@ def test_doctor_fails_naming_a_broken_component(monkeypatch, capsys):
     assert cli.main(["doctor", "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["components"]["status"] == "error"
-    assert "npu-broken" in data["components"]["detail"] and "libfoo.so missing" in data["components"]["detail"]
+    assert (
+        "npu-broken" in data["components"]["detail"]
+        and "libfoo.so missing" in data["components"]["detail"]
+    )
 
 
 def test_text_reports_are_tables():

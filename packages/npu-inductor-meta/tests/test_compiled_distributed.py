@@ -78,12 +78,14 @@ def _reference(steps: int) -> list[torch.Tensor]:
 def _check_params(params, steps: int) -> None:
     for i, (p, q) in enumerate(zip(params, _reference(steps), strict=True)):
         p = p.full_tensor() if hasattr(p, "full_tensor") else p  # FSDP2's DTensor shards
-        torch.testing.assert_close(p.detach().cpu(), q, atol=ATOL, rtol=RTOL, msg=lambda m, i=i: f"parameter {i}: {m}")
+        torch.testing.assert_close(
+            p.detach().cpu(), q, atol=ATOL, rtol=RTOL, msg=lambda m, i=i: f"parameter {i}: {m}"
+        )
 
 
 def _shard(npu) -> torch.Tensor:
     rows = BATCH // WORLD
-    return _batch()[torch.distributed.get_rank() * rows:][:rows].to(npu)
+    return _batch()[torch.distributed.get_rank() * rows :][:rows].to(npu)
 
 
 def _inductor(graphs: list, **config_patches):
@@ -112,8 +114,12 @@ def ddp_optimizer_reduce_overhead(npu) -> dict:
     graphs: list = []
     with torch._dynamo.config.patch(optimize_ddp=True):  # DDPOptimizer
         # mode="reduce-overhead" is triton.cudagraphs on (npu-graphtree's trees for npu)
-        _steps(torch.compile(ddp, backend=_inductor(graphs, **{"triton.cudagraphs": True})),
-               ddp.parameters(), _shard(npu), steps)
+        _steps(
+            torch.compile(ddp, backend=_inductor(graphs, **{"triton.cudagraphs": True})),
+            ddp.parameters(),
+            _shard(npu),
+            steps,
+        )
     _check_params(ddp.module.parameters(), steps)
     counters = dict(npu_graphtree.manager_for("npu", npu.index).counters)
     npu_graphtree.reset_trees()
@@ -126,9 +132,13 @@ def python_reducer_compiled_autograd(npu) -> dict:
 
     graphs: list = []
     # DDP reads optimize_ddp when built, and then sets two Inductor flags: restored on exit
-    with torch._dynamo.config.patch(optimize_ddp="python_reducer", compiled_autograd=True), \
-            config.patch(_fuse_ddp_communication=config._fuse_ddp_communication,
-                         _fuse_ddp_bucket_size=config._fuse_ddp_bucket_size):
+    with (
+        torch._dynamo.config.patch(optimize_ddp="python_reducer", compiled_autograd=True),
+        config.patch(
+            _fuse_ddp_communication=config._fuse_ddp_communication,
+            _fuse_ddp_bucket_size=config._fuse_ddp_bucket_size,
+        ),
+    ):
         ddp = DDP(_model().to(npu), device_ids=[npu], bucket_cap_mb=BUCKET / 2**20)
         opt = torch.optim.SGD(ddp.parameters(), lr=0.5)
 
@@ -138,7 +148,10 @@ def python_reducer_compiled_autograd(npu) -> dict:
         torch.compile(step, backend=_inductor(graphs))(_shard(npu))
         opt.step()
     _check_params(ddp.module.parameters(), 1)
-    return {"graphs": len(graphs), "with_all_reduce": sum(_has_collective(g, "all_reduce") for g in graphs)}
+    return {
+        "graphs": len(graphs),
+        "with_all_reduce": sum(_has_collective(g, "all_reduce") for g in graphs),
+    }
 
 
 def fsdp2(npu) -> dict:
@@ -170,7 +183,9 @@ def _collective_op():
     tick.register_fake(lambda x: torch.empty_like(x))
 
     def all_reduce(x, op):
-        return torch.ops._c10d_functional.wait_tensor(torch.ops._c10d_functional.all_reduce(tick(x), op, "default"))
+        return torch.ops._c10d_functional.wait_tensor(
+            torch.ops._c10d_functional.all_reduce(tick(x), op, "default")
+        )
 
     @torch.library.custom_op("npu_dist_test::summed", mutates_args=())
     def summed(x: torch.Tensor) -> torch.Tensor:
@@ -184,7 +199,9 @@ def _collective_op():
     def avg_all_reduce_scaled(x):
         return all_reduce(x, "avg") * WORLD
 
-    register_custom_op_autotuning(summed, configs=[CustomOpConfig(sum_all_reduce), CustomOpConfig(avg_all_reduce_scaled)])
+    register_custom_op_autotuning(
+        summed, configs=[CustomOpConfig(sum_all_reduce), CustomOpConfig(avg_all_reduce_scaled)]
+    )
     return summed
 
 
@@ -202,8 +219,12 @@ def _collective_autotune(npu, op, **flags) -> dict:
     torch._dynamo.reset()  # a compile of its own (the lambda's code object is the same each time)
     try:
         # caches off: each compile benchmarks afresh; one warmup run per choice
-        with config.patch(force_disable_caches=True, autotune_local_cache=False, inductor_default_autotune_warmup=1,
-                          **flags):
+        with config.patch(
+            force_disable_caches=True,
+            autotune_local_cache=False,
+            inductor_default_autotune_warmup=1,
+            **flags,
+        ):
             out = torch.compile(lambda x: op(x) + 1)(x)
     finally:
         select_algorithm.clear_feedback_savers()
@@ -213,15 +234,25 @@ def _collective_autotune(npu, op, **flags) -> dict:
 
 def collective_benchmark(npu) -> dict:
     op = _collective_op()
-    return {"nruns": _collective_autotune(npu, op, collective_benchmark_nruns=3, collective_benchmark_timeout=120.0),
-            "timeout": _collective_autotune(npu, op, collective_benchmark_nruns=3, collective_benchmark_timeout=1e-6)}
+    return {
+        "nruns": _collective_autotune(
+            npu, op, collective_benchmark_nruns=3, collective_benchmark_timeout=120.0
+        ),
+        "timeout": _collective_autotune(
+            npu, op, collective_benchmark_nruns=3, collective_benchmark_timeout=1e-6
+        ),
+    }
 
 
 def distributed_max_autotune_gemm(npu) -> dict:
     from torch._inductor import config, select_algorithm
 
     tuned: list = []  # the GEMMs this rank benchmarked, by their input sizes
-    select_algorithm.add_feedback_saver(lambda timings, name, inputs, *_: tuned.append([[int(d) for d in i.get_size()] for i in inputs]))
+    select_algorithm.add_feedback_saver(
+        lambda timings, name, inputs, *_: tuned.append(
+            [[int(d) for d in i.get_size()] for i in inputs]
+        )
+    )
     g = torch.Generator().manual_seed(2)
     a, b, c = (torch.randn(*s, generator=g) for s in ((32, 64), (64, 32), (32, 48)))
 
@@ -229,8 +260,12 @@ def distributed_max_autotune_gemm(npu) -> dict:
         return torch.relu(a @ b) @ c
 
     try:
-        with config.patch(max_autotune_gemm=True, distributed_max_autotune_gemm=True, force_disable_caches=True,
-                          autotune_local_cache=False):
+        with config.patch(
+            max_autotune_gemm=True,
+            distributed_max_autotune_gemm=True,
+            force_disable_caches=True,
+            autotune_local_cache=False,
+        ):
             out = torch.compile(f)(a.to(npu), b.to(npu), c.to(npu))
     finally:
         select_algorithm.clear_feedback_savers()
@@ -238,8 +273,13 @@ def distributed_max_autotune_gemm(npu) -> dict:
     return {"tuned": tuned}
 
 
-CHECKS = [ddp_optimizer_reduce_overhead, fsdp2, python_reducer_compiled_autograd, collective_benchmark,
-          distributed_max_autotune_gemm]
+CHECKS = [
+    ddp_optimizer_reduce_overhead,
+    fsdp2,
+    python_reducer_compiled_autograd,
+    collective_benchmark,
+    distributed_max_autotune_gemm,
+]
 
 
 # ---- the spawn ---------------------------------------------------------------------------------
@@ -248,7 +288,9 @@ def _rank_main(rank: int, init: str, out: str) -> None:
     from torch._C._distributed_c10d import _register_process_group
 
     npu = torch.device("npu", 0)  # ASCEND_RT_VISIBLE_DEVICES=rank: this rank's one device
-    dist.init_process_group(init_method=init, rank=rank, world_size=WORLD, timeout=TIMEOUT, device_id=npu)
+    dist.init_process_group(
+        init_method=init, rank=rank, world_size=WORLD, timeout=TIMEOUT, device_id=npu
+    )
     _register_process_group("default", dist.group.WORLD)  # the group name the custom op names
     # DDP's first bucket is 1 MiB unless the default is changed; DDPOptimizer refuses a first
     # bucket larger than the others: a tiny model needs both tiny
@@ -280,7 +322,9 @@ def ranks(tmp_path_factory) -> list[dict]:
 
 def _outcome(ranks: list[dict], check) -> list[dict]:
     for rank, results in enumerate(ranks):
-        assert check.__name__ in results, f"rank {rank} did not reach {check.__name__} (crashed or hung)"
+        assert check.__name__ in results, (
+            f"rank {rank} did not reach {check.__name__} (crashed or hung)"
+        )
         assert results[check.__name__]["ok"], f"rank {rank}:\n{results[check.__name__]['error']}"
     return [results[check.__name__] for results in ranks]
 
@@ -320,7 +364,9 @@ def test_collective_benchmark_nruns_sets_the_timed_runs_per_choice(ranks):
         (timings,) = r["timings"]  # one autotuned op: its two decompositions and its default
         assert len(timings) == 3 and all(t != float("inf") for t in timings.values()), timings
         assert r["ticks"] == _runs(choices=3, nruns=3), r
-    assert results[0]["timings"] == results[1]["timings"]  # averaged across ranks: one choice for all
+    assert (
+        results[0]["timings"] == results[1]["timings"]
+    )  # averaged across ranks: one choice for all
 
 
 @pytest.mark.feature("A20")
@@ -336,4 +382,6 @@ def test_collective_benchmark_timeout_drops_the_choice_on_every_rank(ranks):
 def test_distributed_max_autotune_gemm_splits_the_gemms_across_ranks(ranks):
     tuned = [r["tuned"] for r in _outcome(ranks, distributed_max_autotune_gemm)]
     assert all(len(t) == 1 for t in tuned), tuned  # each rank benchmarked one of the two GEMMs
-    assert sorted(t[0] for t in tuned) == sorted([[[32, 64], [64, 32]], [[32, 32], [32, 48]]]), tuned
+    assert sorted(t[0] for t in tuned) == sorted([[[32, 64], [64, 32]], [[32, 32], [32, 48]]]), (
+        tuned
+    )

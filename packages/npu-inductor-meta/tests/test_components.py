@@ -41,7 +41,10 @@ reg_cycle_b.after = ("a",)
 
 
 def _eps(**targets):
-    return [metadata.EntryPoint(name, f"{FAKES}:{attr}", components.GROUP) for name, attr in targets.items()]
+    return [
+        metadata.EntryPoint(name, f"{FAKES}:{attr}", components.GROUP)
+        for name, attr in targets.items()
+    ]
 
 
 @pytest.fixture
@@ -68,7 +71,9 @@ def test_enable_orders_by_after_and_is_idempotent(fake_components):
 
 def test_failing_register_names_the_component(fake_components):
     fake_components(sim="reg_sim", broken="reg_broken")
-    with pytest.raises(npu_inductor.ComponentError, match=r"'broken' \(.*:reg_broken\).*no device") as info:
+    with pytest.raises(
+        npu_inductor.ComponentError, match=r"'broken' \(.*:reg_broken\).*no device"
+    ) as info:
         npu_inductor.enable()
     assert info.value.component == "broken"
     assert npu_inductor.enabled() is None  # nothing marked enabled after a failure
@@ -88,7 +93,14 @@ def test_after_cycle_is_reported(fake_components):
 
 def test_every_package_of_the_repository_is_an_installed_component():
     names = {c.name for c in npu_inductor.discover()}
-    assert {"npu-sim", "npu-lowering", "npu-fusion", "npu-autotune", "npu-cache", "npu-launcher",
-            "npu-graphtree"} <= names
+    assert {
+        "npu-sim",
+        "npu-lowering",
+        "npu-fusion",
+        "npu-autotune",
+        "npu-cache",
+        "npu-launcher",
+        "npu-graphtree",
+    } <= names
     for c in npu_inductor.discover():
         assert c.version, c

@@ -39,8 +39,9 @@ def _compile(mode: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
     if mode != "autoload":
         env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=600,
-                          env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=600, env=env
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -54,8 +55,10 @@ def test_cpu_codegen_is_byte_identical_with_the_backend_enabled():
     assert autoloaded["codes"] == plain["codes"]
 
 
-CUDA_ROUTES = ("torch._inductor.runtime.triton_heuristics.TritonCompileResult.make_launcher",
-               "torch._inductor.codegen.common.device_codegens['cuda'].wrapper_codegen")
+CUDA_ROUTES = (
+    "torch._inductor.runtime.triton_heuristics.TritonCompileResult.make_launcher",
+    "torch._inductor.codegen.common.device_codegens['cuda'].wrapper_codegen",
+)
 
 
 def test_the_backend_declares_no_route_of_cuda_compiles():

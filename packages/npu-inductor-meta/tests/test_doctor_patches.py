@@ -32,10 +32,18 @@ def _root(node):
 def _upstream_imports(stmts) -> set[str]:
     names = set()
     for node in stmts:
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] in UPSTREAM:
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module.split(".")[0] in UPSTREAM
+        ):
             names.update(a.asname or a.name for a in node.names)
         elif isinstance(node, ast.Import):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name.split(".")[0] in UPSTREAM)
+            names.update(
+                (a.asname or a.name).split(".")[0]
+                for a in node.names
+                if a.name.split(".")[0] in UPSTREAM
+            )
     return names
 
 
@@ -55,22 +63,38 @@ def _patches_upstream(fn, module_imports: set[str]) -> bool:
     stmts = list(_own_statements(fn))
     upstream = module_imports | _upstream_imports(stmts)
     for node in stmts:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             value = node.value
-            if _root(value) in upstream or (isinstance(value, ast.Call) and ast.unparse(value.func) == "importlib.import_module"):
+            if _root(value) in upstream or (
+                isinstance(value, ast.Call) and ast.unparse(value.func) == "importlib.import_module"
+            ):
                 upstream.add(node.targets[0].id)  # e.g. builder = interpreter.InterpreterBuilder
         targets = []
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             for t in getattr(node, "targets", None) or [node.target]:
                 targets += t.elts if isinstance(t, ast.Tuple) else [t]
-        if any(isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in upstream for t in targets):
+        if any(
+            isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in upstream for t in targets
+        ):
             return True
         if isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, ast.Name) and func.id == "setattr" and _root(node.args[0]) in upstream:
+            if (
+                isinstance(func, ast.Name)
+                and func.id == "setattr"
+                and _root(node.args[0]) in upstream
+            ):
                 return True
-            if (isinstance(func, ast.Attribute) and func.attr in MUTATORS and isinstance(func.value, ast.Attribute)
-                    and _root(func.value) in upstream):
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in MUTATORS
+                and isinstance(func.value, ast.Attribute)
+                and _root(func.value) in upstream
+            ):
                 return True  # e.g. utils.GPU_TYPES.append("npu")
     return False
 
@@ -85,29 +109,43 @@ def _installers() -> dict[str, bool]:
         module_imports = _upstream_imports(tree.body)
         for fn in tree.body:
             if isinstance(fn, ast.FunctionDef) and _patches_upstream(fn, module_imports):
-                found[f"{module}.{fn.name}"] = any("upstream_patch" in ast.unparse(d) for d in fn.decorator_list)
+                found[f"{module}.{fn.name}"] = any(
+                    "upstream_patch" in ast.unparse(d) for d in fn.decorator_list
+                )
     return found
 
 
 def test_every_installer_is_decorated():
     installers = _installers()
-    assert len(installers) >= 15, sorted(installers)  # the reader finds them (17 once torch 2.11's six went, 2026-12-05)
+    assert len(installers) >= 15, sorted(
+        installers
+    )  # the reader finds them (17 once torch 2.11's six went, 2026-12-05)
     assert not [name for name, decorated in installers.items() if not decorated]
-    decorated = {f"{p.parent.name}._compat.{fn.name}" for p in COMPATS for fn in ast.parse(p.read_text()).body
-                 if isinstance(fn, ast.FunctionDef) and any("upstream_patch" in ast.unparse(d) for d in fn.decorator_list)}
+    decorated = {
+        f"{p.parent.name}._compat.{fn.name}"
+        for p in COMPATS
+        for fn in ast.parse(p.read_text()).body
+        if isinstance(fn, ast.FunctionDef)
+        and any("upstream_patch" in ast.unparse(d) for d in fn.decorator_list)
+    }
     assert decorated == set(installers)  # and nothing decorated that patches nothing
 
 
 def test_the_reader_finds_patches(tmp_path):
-    src = ("import torch\nfrom torch._inductor import utils\n_state = {}\n"
-           "def a():\n    from torch._inductor import scheduler\n    scheduler.has_triton = lambda: True\n"
-           "def b():\n    utils.GPU_TYPES.append('npu')\n"
-           "def c():\n    import importlib\n    m = importlib.import_module('x')\n    m.f = 1\n"
-           "def d(obj):\n    obj.fn = 1\n    _state['k'] = 2\n    def inner():\n        utils.x = 3\n")
+    src = (
+        "import torch\nfrom torch._inductor import utils\n_state = {}\n"
+        "def a():\n    from torch._inductor import scheduler\n    scheduler.has_triton = lambda: True\n"
+        "def b():\n    utils.GPU_TYPES.append('npu')\n"
+        "def c():\n    import importlib\n    m = importlib.import_module('x')\n    m.f = 1\n"
+        "def d(obj):\n    obj.fn = 1\n    _state['k'] = 2\n    def inner():\n        utils.x = 3\n"
+    )
     tree = ast.parse(src)
     imports = _upstream_imports(tree.body)
-    assert [fn.name for fn in tree.body if isinstance(fn, ast.FunctionDef) and _patches_upstream(fn, imports)] == \
-        ["a", "b", "c"]
+    assert [
+        fn.name
+        for fn in tree.body
+        if isinstance(fn, ast.FunctionDef) and _patches_upstream(fn, imports)
+    ] == ["a", "b", "c"]
 
 
 def _live(symbol, missing_ok=False):
@@ -128,7 +166,9 @@ def _live(symbol, missing_ok=False):
             try:
                 obj = inspect.getattr_static(obj, attr)
             except AttributeError:
-                if missing_ok:  # a declared patch of a symbol this torch lacks (2.13-only ones on 2.11)
+                if (
+                    missing_ok
+                ):  # a declared patch of a symbol this torch lacks (2.13-only ones on 2.11)
                     return None
                 raise
         return obj
@@ -150,7 +190,10 @@ def _ours(obj, owner):
     return cls.__module__.split(".")[0] == pkg
 
 
-SCRIPT = inspect.getsource(_live) + inspect.getsource(_ours) + r"""
+SCRIPT = (
+    inspect.getsource(_live)
+    + inspect.getsource(_ours)
+    + r"""
 import contextlib, dataclasses, io, json
 from npu_inductor import cli
 from npu_inductor_core import patches
@@ -177,15 +220,18 @@ _, after = doctor("--json")
 print("RESULT " + json.dumps({"code": code, "jcode": jcode, "text": text, "json": data, "active": active,
                               "ours": ours, "sim": sorted(sim), "after": json.loads(after)}))
 """
+)
 
 
 @pytest.fixture(scope="module")
 def doctor(tmp_path_factory):
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path_factory.mktemp("inductor"))}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600, env=env
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    return json.loads(line[len("RESULT "):])
+    return json.loads(line[len("RESULT ") :])
 
 
 def test_doctor_lists_every_installer(doctor):
@@ -200,7 +246,12 @@ def test_doctor_lists_every_installer(doctor):
 
 def test_printed_count_is_the_registry_count(doctor):
     (count,) = re.findall(r"^(\d+) active patches$", doctor["text"], re.MULTILINE)
-    assert int(count) == len(doctor["active"]) == doctor["json"]["count"] == len(doctor["json"]["active"])
+    assert (
+        int(count)
+        == len(doctor["active"])
+        == doctor["json"]["count"]
+        == len(doctor["json"]["active"])
+    )
     assert doctor["json"]["active"] == doctor["active"]
 
 
@@ -219,9 +270,14 @@ def test_records_match_what_is_installed(doctor):
     data, ours = doctor["json"], doctor["ours"]
     assert [p["symbol"] for p, mine in zip(data["active"], ours["active"]) if mine is False] == []
     active_symbols = {p["symbol"] for p in data["active"]}
-    assert [p["symbol"] for p, mine in zip(data["not_installed"], ours["not_installed"])
-            if mine is True and p["symbol"] not in active_symbols] == []
-    assert sum(mine is True for mine in ours["active"]) >= len(data["active"]) // 2  # the check sees most
+    assert [
+        p["symbol"]
+        for p, mine in zip(data["not_installed"], ours["not_installed"])
+        if mine is True and p["symbol"] not in active_symbols
+    ] == []
+    assert (
+        sum(mine is True for mine in ours["active"]) >= len(data["active"]) // 2
+    )  # the check sees most
 
 
 def test_patches_this_torch_does_not_need_are_listed_apart_and_not_installed(doctor):
@@ -236,7 +292,9 @@ def test_patches_this_torch_does_not_need_are_listed_apart_and_not_installed(doc
     for p in data["not_needed"]:
         assert p["torch"] and series not in p["torch"] and p["removed_by"]
         assert p["symbol"] in doctor["text"]
-    assert [p["symbol"] for p, mine in zip(data["not_needed"], ours["not_needed"]) if mine is True] == []
+    assert [
+        p["symbol"] for p, mine in zip(data["not_needed"], ours["not_needed"]) if mine is True
+    ] == []
     if data["not_needed"]:
         assert f"not needed on torch {torch.__version__}" in doctor["text"]
 
@@ -248,7 +306,9 @@ def test_installing_later_records_once(doctor):
     now = {p["installer"] for p in after["active"]}
     assert set(doctor["sim"]) <= now
     added = [p for p in after["active"] if p["installer"] in doctor["sim"]]
-    assert len(added) == len({(p["installer"], p["symbol"]) for p in added})  # each once, though two launches called them
+    assert len(added) == len(
+        {(p["installer"], p["symbol"]) for p in added}
+    )  # each once, though two launches called them
     assert after["count"] == doctor["json"]["count"] + len(added)
 
 

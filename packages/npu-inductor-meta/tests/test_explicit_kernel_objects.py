@@ -36,15 +36,25 @@ def _code_lines(path: Path):
 
 @pytest.mark.parametrize("pattern", [r"globals\(\)\.update", r"__class__\s*=(?!=)"])
 def test_no_composition_at_run_time(pattern):
-    found = [f"{p.relative_to(PACKAGES)}:{n}" for p in SOURCES if _own_code(p)
-             for n, code in _code_lines(p) if re.search(pattern, code)]
+    found = [
+        f"{p.relative_to(PACKAGES)}:{n}"
+        for p in SOURCES
+        if _own_code(p)
+        for n, code in _code_lines(p)
+        if re.search(pattern, code)
+    ]
     assert not found, found
 
 
 def test_shared_kernel_meta_keys_are_named_once():
     keys = ('"npu_flavour"', '"npu_hint_size_hints"', "'npu_flavour'", "'npu_hint_size_hints'")
-    found = [f"{p.relative_to(PACKAGES)}:{n}" for p in SOURCES if not p.is_relative_to(CORE)
-             for n, code in _code_lines(p) if any(k in code for k in keys)]
+    found = [
+        f"{p.relative_to(PACKAGES)}:{n}"
+        for p in SOURCES
+        if not p.is_relative_to(CORE)
+        for n, code in _code_lines(p)
+        if any(k in code for k in keys)
+    ]
     assert not found, found
 
 
@@ -52,8 +62,13 @@ def test_no_private_reads_of_the_lowering_kernel_object():
     # what npu-autotune once read of npu-lowering's NpuCachingAutotuner
     private = re.compile(r"\._simulated\b|\._sim_config\b|\._declared_constants\b|\"_simulated\"")
     autotune = PACKAGES / "npu-autotune" / "src"
-    found = [f"{p.relative_to(PACKAGES)}:{n}" for p in SOURCES if p.is_relative_to(autotune)
-             for n, code in _code_lines(p) if private.search(code)]
+    found = [
+        f"{p.relative_to(PACKAGES)}:{n}"
+        for p in SOURCES
+        if p.is_relative_to(autotune)
+        for n, code in _code_lines(p)
+        if private.search(code)
+    ]
     assert not found, found
 
 

@@ -18,11 +18,13 @@ def plugin_pytester(pytester, monkeypatch):
 
 @pytest.mark.feature("X05")
 def test_unknown_id_stops_the_run(plugin_pytester):
-    plugin_pytester.makepyfile(test_x="""
+    plugin_pytester.makepyfile(
+        test_x="""
         import pytest
         @pytest.mark.feature("N01", "NOPE42")
         def test_a(): pass
-    """)
+    """
+    )
     result = plugin_pytester.runpytest_subprocess()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown catalogue id 'NOPE42'*"])
@@ -30,7 +32,8 @@ def test_unknown_id_stops_the_run(plugin_pytester):
 
 @pytest.mark.feature("X05")
 def test_results_file_records_ids_and_worst_outcome(plugin_pytester):
-    plugin_pytester.makepyfile(test_x="""
+    plugin_pytester.makepyfile(
+        test_x="""
         import pytest
         @pytest.mark.feature("N01")
         def test_pass(): pass
@@ -46,7 +49,8 @@ def test_results_file_records_ids_and_worst_outcome(plugin_pytester):
         @pytest.mark.skip(reason="no")
         def test_skip(): pass
         def test_unmarked(): pass
-    """)
+    """
+    )
     out = plugin_pytester.path / "r" / "features.json"
     result = plugin_pytester.runpytest_subprocess(f"--feature-results={out}")
     assert result.ret == pytest.ExitCode.TESTS_FAILED

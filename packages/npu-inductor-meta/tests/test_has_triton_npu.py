@@ -39,7 +39,9 @@ def test_upstream_has_triton_asks_the_npu_interface():
 
 
 @pytest.mark.feature("L08")
-@pytest.mark.skipif(at_least("2.14"), reason="torch 2.14+: upstream's has_triton asks npu's interface (test above)")
+@pytest.mark.skipif(
+    at_least("2.14"), reason="torch 2.14+: upstream's has_triton asks npu's interface (test above)"
+)
 def test_one_function_under_every_binding():
     ours = triton_utils.has_triton
     assert ours is scheduler.has_triton is autotune_cache.has_triton
@@ -51,4 +53,5 @@ def test_one_function_under_every_binding():
     with _under_graph({"cpu"}):
         assert scheduler.has_triton() == upstream()  # cpu/cuda graphs: upstream's answer
         assert autotune_cache.inductor_meta_from_config()["backend_hash"] == (
-            torch.utils._triton.triton_hash_with_backend() if upstream() else None)
+            torch.utils._triton.triton_hash_with_backend() if upstream() else None
+        )

@@ -30,8 +30,11 @@ def _modules(src: Path) -> tuple[Path, dict[str, Path]]:
 def _is_extension(pkg: Path, dotted: str) -> bool:
     """A compiled submodule (``_C``, ``_native``): not Python, cannot import back."""
     *folders, leaf = dotted.split(".")[1:]
-    return any(pkg.joinpath(*folders).glob(f"{leaf}.*.so")) or leaf.startswith("_") and not any(
-        pkg.joinpath(*folders).glob(f"{leaf}.py"))
+    return (
+        any(pkg.joinpath(*folders).glob(f"{leaf}.*.so"))
+        or leaf.startswith("_")
+        and not any(pkg.joinpath(*folders).glob(f"{leaf}.py"))
+    )
 
 
 def _dependencies(name: str, path: Path, mods: dict[str, Path], pkg: Path) -> set[str]:
@@ -72,11 +75,21 @@ def _dependencies(name: str, path: Path, mods: dict[str, Path], pkg: Path) -> se
 def _import_module_literal(node) -> str | None:
     """The module name of ``importlib.import_module("...")`` / ``import_module("...")`` /
     ``__import__("...")`` called with a string literal; None for anything else."""
-    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)):
+    if not (
+        isinstance(node, ast.Call)
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
         return None
     func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    name = (
+        func.attr
+        if isinstance(func, ast.Attribute)
+        else func.id
+        if isinstance(func, ast.Name)
+        else None
+    )
     return node.args[0].value if name in ("import_module", "__import__") else None
 
 
@@ -88,7 +101,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         stack.append(u)
         for v in sorted(graph[u]):
             if state.get(v) == "open":
-                found.append(stack[stack.index(v):] + [v])
+                found.append(stack[stack.index(v) :] + [v])
             elif v not in state:
                 visit(v)
         stack.pop()
@@ -115,7 +128,9 @@ def test_a_cycle_is_found(tmp_path):
     (pkg / "a.py").write_text("from . import b\n")
     (pkg / "b.py").write_text("def f():\n    from .a import g\n")  # lazy, still a cycle
     (pkg / "c.py").write_text("from . import _C\n")  # a compiled extension: no edge
-    (pkg / "d.py").write_text("def f():\n    from .e import _private\n")  # a private name, a lazy import
+    (pkg / "d.py").write_text(
+        "def f():\n    from .e import _private\n"
+    )  # a private name, a lazy import
     (pkg / "e.py").write_text("from .d import f\n_private = 1\n")
     _, mods = _modules(tmp_path / "src")
     graph = {m: _dependencies(m, p, mods, pkg) for m, p in mods.items()}
@@ -123,14 +138,17 @@ def test_a_cycle_is_found(tmp_path):
     assert graph["demo.c"] == set()
 
 
-@pytest.mark.parametrize("lazy_import", [
-    "def f():\n    from .a import g\n",  # relative, in a function
-    "def f():\n    import demo.a\n",  # absolute, in a function
-    "class K:\n    def m(self):\n        from demo import a\n",  # in a method
-    "def f():\n    if True:\n        from . import a\n",  # nested in a block
-    "import importlib\ndef f():\n    return importlib.import_module('demo.a')\n",  # by name
-    "from importlib import import_module\ndef f():\n    return import_module('.a', __package__)\n",
-])
+@pytest.mark.parametrize(
+    "lazy_import",
+    [
+        "def f():\n    from .a import g\n",  # relative, in a function
+        "def f():\n    import demo.a\n",  # absolute, in a function
+        "class K:\n    def m(self):\n        from demo import a\n",  # in a method
+        "def f():\n    if True:\n        from . import a\n",  # nested in a block
+        "import importlib\ndef f():\n    return importlib.import_module('demo.a')\n",  # by name
+        "from importlib import import_module\ndef f():\n    return import_module('.a', __package__)\n",
+    ],
+)
 def test_a_cycle_through_a_function_level_import_is_found(tmp_path, lazy_import):
     """A planted cycle whose back edge is a function-level import: a -> b at module level,
     b -> a only when b's function runs (issue 35)."""

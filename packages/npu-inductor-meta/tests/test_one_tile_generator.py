@@ -45,34 +45,72 @@ def _sources():
     from torch._inductor.runtime.hints import DeviceProperties
 
     dev = tiles.Device()
-    props = DeviceProperties(type="npu", index=0, multi_processor_count=48, cc="Ascend910B2", major=0,
-                             regs_per_multiprocessor=None, max_threads_per_multi_processor=None,
-                             max_threads_per_block=1024, warp_size=32)
+    props = DeviceProperties(
+        type="npu",
+        index=0,
+        multi_processor_count=48,
+        cc="Ascend910B2",
+        major=0,
+        regs_per_multiprocessor=None,
+        max_threads_per_multi_processor=None,
+        max_threads_per_block=1024,
+        warp_size=32,
+    )
     meta = {**SIG, "device": props}
     red = {"x": 64, "r0_": 256}
 
     def coordesc():
-        tuner = NpuCoordescTuner(name="k", size_hints=red, inductor_meta={}, triton_meta=meta, dev=dev,
-                                 persistent=False, pointwise=False, filename=None)
+        tuner = NpuCoordescTuner(
+            name="k",
+            size_hints=red,
+            inductor_meta={},
+            triton_meta=meta,
+            dev=dev,
+            persistent=False,
+            pointwise=False,
+            filename=None,
+        )
         tuner.is_valid_config(Config({"XBLOCK": 8, "R0_BLOCK": 64}, num_warps=1, num_stages=1))
 
     tuned = decorators(object)
     return [
         ("npu-autotune pointwise", lambda: tuned["pointwise"]({"x": 1024}, meta, inductor_meta={})),
-        ("npu-autotune reduction", lambda: tuned["reduction"](red, triton_meta=meta, inductor_meta={})),
-        ("npu-lowering default pointwise", lambda: lowering.pointwise({"x": 1024}, meta, inductor_meta={})),
-        ("npu-lowering default reduction", lambda: lowering.reduction(red, triton_meta=meta, inductor_meta={})),
-        ("npu-lowering default persistent reduction",
-         lambda: lowering.persistent_reduction(red, triton_meta=meta, inductor_meta={})),
-        ("npu-autotune pointwise candidates", lambda: combo._candidates(
-            "pointwise", {"x": 1024}, meta, dev, exhaustive=True, multibuffer=True)),
-        ("npu-autotune reduction candidates", lambda: combo._candidates(
-            "reduction", red, meta, dev, exhaustive=True, multibuffer=True)),
+        (
+            "npu-autotune reduction",
+            lambda: tuned["reduction"](red, triton_meta=meta, inductor_meta={}),
+        ),
+        (
+            "npu-lowering default pointwise",
+            lambda: lowering.pointwise({"x": 1024}, meta, inductor_meta={}),
+        ),
+        (
+            "npu-lowering default reduction",
+            lambda: lowering.reduction(red, triton_meta=meta, inductor_meta={}),
+        ),
+        (
+            "npu-lowering default persistent reduction",
+            lambda: lowering.persistent_reduction(red, triton_meta=meta, inductor_meta={}),
+        ),
+        (
+            "npu-autotune pointwise candidates",
+            lambda: combo._candidates(
+                "pointwise", {"x": 1024}, meta, dev, exhaustive=True, multibuffer=True
+            ),
+        ),
+        (
+            "npu-autotune reduction candidates",
+            lambda: combo._candidates(
+                "reduction", red, meta, dev, exhaustive=True, multibuffer=True
+            ),
+        ),
         ("npu-autotune coordinate descent", coordesc),
         ("GEMM template tiles", lambda: gemm_templates.fits(64, 64, 64)),
         ("GEMM swap-A/B tiles", lambda: gemm_templates.fits(64, 64, 64, accumulators=2)),
         ("flex-attention forward tiles", lambda: flex_configs.fwd_fits(64, 64, 64, 1, 2, dev)),
-        ("flex-attention backward tiles", lambda: flex_configs.bwd_fits(32, 64, 64, 32, 64, 1, 2, dev)),
+        (
+            "flex-attention backward tiles",
+            lambda: flex_configs.bwd_fits(32, 64, 64, 32, 64, 1, 2, dev),
+        ),
         ("npu-fusion refusal rule", lambda: ub_rule.estimate({4: 2}, {4: 1}, 1024, True, "910B")),
     ]
 
@@ -95,10 +133,15 @@ def test_the_generator_budget_is_the_models_floor():
     for mb in (False, True):
         n = tiles.element_budget(SIG, dev, mb)
         counts = tiles.block_buffers(SIG)
-        assert ub_model.floor_bytes(counts, n, mb) <= dev.ub_bytes < ub_model.floor_bytes(counts, 2 * n, mb)
+        assert (
+            ub_model.floor_bytes(counts, n, mb)
+            <= dev.ub_bytes
+            < ub_model.floor_bytes(counts, 2 * n, mb)
+        )
         for fam in ("910B", "950"):
             assert ub_model.floor_bytes(counts, n, mb) <= ub_model.estimate_buffers(
-                {"l": counts["v"]} if mb else counts, n, mb, fam)
+                {"l": counts["v"]} if mb else counts, n, mb, fam
+            )
 
 
 # a UB budget computed outside the one model: the UB divided or multiplied in an expression
@@ -115,7 +158,9 @@ def test_no_source_computes_its_own_ub_budget():
             code = line.split("#", 1)[0]
             if _OWN_BUDGET.search(code):
                 found.append(f"{path.relative_to(PACKAGES)}:{i}: {line.strip()}")
-    assert not found, "UB budgets computed outside npu_inductor_core.tiles / ub_model:\n" + "\n".join(found)
+    assert not found, (
+        "UB budgets computed outside npu_inductor_core.tiles / ub_model:\n" + "\n".join(found)
+    )
 
 
 def test_the_near_copies_are_gone():

@@ -23,7 +23,6 @@ class UnexpectedPass(UserWarning):
     pass
 
 
-
 @pytest.fixture(scope="module")
 def expected():
     return O.load_expected_failures()
@@ -40,9 +39,13 @@ def test_opinfo_pair(npu, expected, case):
             pytest.xfail(f"{reason} [{res.status}: {res.error[:200]}]")
         pytest.fail(f"{case.id}: {res.status}: {res.error}\n{res.detail}", pytrace=False)
     # nothing compiled is a pass only where upstream allows it: a data-dependent op that graph-breaks
-    assert res.graphs >= 1 or res.graph_breaks, f"{case.id}: passed without Inductor compiling a graph"
+    assert res.graphs >= 1 or res.graph_breaks, (
+        f"{case.id}: passed without Inductor compiling a graph"
+    )
     if reason:
-        warnings.warn(UnexpectedPass(f"{case.id} passes: prune it from expected_failures.tsv ({reason})"))
+        warnings.warn(
+            UnexpectedPass(f"{case.id} passes: prune it from expected_failures.tsv ({reason})")
+        )
 
 
 def test_harness_sees_wrong_results(npu, monkeypatch):

@@ -16,8 +16,11 @@ def _catalogue_ids_in_comments(path: Path, ids: set[str]) -> list[tuple[int, str
     word = re.compile(r"\b[A-Z]{1,2}\d{2}\b")
     with tokenize.open(path) as f:
         tokens = tokenize.generate_tokens(io.StringIO(f.read()).readline)
-        return [(t.start[0], t.string) for t in tokens
-                if t.type == tokenize.COMMENT and set(word.findall(t.string)) & ids]
+        return [
+            (t.start[0], t.string)
+            for t in tokens
+            if t.type == tokenize.COMMENT and set(word.findall(t.string)) & ids
+        ]
 
 
 def test_no_catalogue_ids_in_src_comments():
@@ -25,11 +28,16 @@ def test_no_catalogue_ids_in_src_comments():
     assert {"A54", "GT10", "N18"} <= ids  # the catalogue is what the check reads
     found = []
     for path in sorted(PACKAGES.glob("*/src/**/*.py")):
-        found += [f"{path.relative_to(PACKAGES)}:{n}: {c}" for n, c in _catalogue_ids_in_comments(path, ids)]
+        found += [
+            f"{path.relative_to(PACKAGES)}:{n}: {c}"
+            for n, c in _catalogue_ids_in_comments(path, ids)
+        ]
     assert not found, "say what and why in words, not a catalogue id:\n" + "\n".join(found)
 
 
 def test_the_check_finds_a_planted_id(tmp_path):
     planted = tmp_path / "m.py"
-    planted.write_text('x = 1  # A54\ny = "A54 in a string is not a comment"\n# C99 pow: not an id\n')
+    planted.write_text(
+        'x = 1  # A54\ny = "A54 in a string is not a comment"\n# C99 pow: not an id\n'
+    )
     assert _catalogue_ids_in_comments(planted, {"A54"}) == [(1, "# A54")]

@@ -16,8 +16,17 @@ from packaging.version import Version
 
 from npu_inductor_core import torch_versions
 
-DISTS = ("npu-inductor", "npu-inductor-core", "npu-sim", "npu-lowering", "npu-fusion", "npu-autotune",
-         "npu-cache", "npu-launcher", "npu-graphtree")
+DISTS = (
+    "npu-inductor",
+    "npu-inductor-core",
+    "npu-sim",
+    "npu-lowering",
+    "npu-fusion",
+    "npu-autotune",
+    "npu-cache",
+    "npu-launcher",
+    "npu-graphtree",
+)
 
 
 def _requires(dist: str) -> list[Requirement]:
@@ -32,17 +41,30 @@ def test_every_package_takes_every_supported_torch_and_this_one():
         ranges = [r.specifier for r in _requires(dist) if r.name == "torch" and not r.marker]
         assert ranges, f"{dist} declares no torch"
         for series in torch_versions.SUPPORTED:
-            assert all(Version(f"{series}.0") in s or "==" in str(s) for s in ranges), (dist, series, ranges)
+            assert all(Version(f"{series}.0") in s or "==" in str(s) for s in ranges), (
+                dist,
+                series,
+                ranges,
+            )
         assert all(running in s for s in ranges), (dist, torch.__version__, ranges)
 
 
 @pytest.mark.feature("X17")
 def test_npu_sim_is_built_for_this_torch_and_pins_its_triton():
     reqs = [r for r in _requires("npu-sim") if not r.marker]
-    torch_pins = [str(r.specifier) for r in reqs if r.name == "torch" and str(r.specifier).startswith("==")]
-    assert torch_pins == [f"=={torch_versions.series()}.*"]  # the series the C++ device was built against
-    triton_pins = [r.specifier for r in reqs if r.name == "triton" and str(r.specifier).startswith("~=")]
-    assert len(triton_pins) == 1 and Version(triton.__version__) in triton_pins[0], (triton.__version__, triton_pins)
+    torch_pins = [
+        str(r.specifier) for r in reqs if r.name == "torch" and str(r.specifier).startswith("==")
+    ]
+    assert torch_pins == [
+        f"=={torch_versions.series()}.*"
+    ]  # the series the C++ device was built against
+    triton_pins = [
+        r.specifier for r in reqs if r.name == "triton" and str(r.specifier).startswith("~=")
+    ]
+    assert len(triton_pins) == 1 and Version(triton.__version__) in triton_pins[0], (
+        triton.__version__,
+        triton_pins,
+    )
 
 
 @pytest.mark.feature("X17")
@@ -57,7 +79,7 @@ def test_each_torch_npu_extra_names_the_torch_that_torch_npu_requires():
     per_torch = {k: v for k, v in extras.items() if k.startswith("ascend-torch")}
     assert per_torch, extras
     for extra, npu in per_torch.items():
-        series = f"{extra[len('ascend-torch')]}.{extra[len('ascend-torch') + 1:]}"
+        series = f"{extra[len('ascend-torch')]}.{extra[len('ascend-torch') + 1 :]}"
         assert series in torch_versions.SUPPORTED and npu.startswith(series + "."), (extra, npu)
     assert extras["ascend"] == max(per_torch.values(), key=Version)
 
@@ -76,7 +98,9 @@ def test_dev_environments_pin_the_torch_and_triton_of_their_constraints():
         pins = env.get("extra-dependencies", [])
         constraint = env.get("env-vars", {}).get("PIP_CONSTRAINT", "")
         series = re.search(r"torch(\d+\.\d+)\.txt$", constraint).group(1)
-        lines = (root / "constraints" / f"torch{series}.txt").read_text(encoding="utf-8").splitlines()
+        lines = (
+            (root / "constraints" / f"torch{series}.txt").read_text(encoding="utf-8").splitlines()
+        )
         assert sorted(pins) == sorted(ln for ln in lines if ln and not ln.startswith("#")), name
         assert any(p.startswith(f"torch=={series}.") for p in pins), (name, pins)
         assert env.get("env-vars", {}).get("PIP_BUILD_CONSTRAINT") == constraint, name
@@ -85,9 +109,6 @@ def test_dev_environments_pin_the_torch_and_triton_of_their_constraints():
 
 
 @pytest.mark.feature("X17")
-@pytest.mark.xfail(strict=True, reason="CI runs the README's commands on torch 2.13 for now: a run on 2.15 "
-                   "with the older releases beside it is ~78 min, over the 60-minute target (README); "
-                   "strict, so moving CI to 2.15 shows here")
 def test_the_readme_commands_use_the_newest_supported_torch():
     """The README's commands run in hatch's default environment, which has the newest supported
     torch; every older supported torch has its environment and internals script (``hatch run
@@ -106,10 +127,13 @@ def test_the_readme_commands_use_the_newest_supported_torch():
     older = [s for s in torch_versions.SUPPORTED if s != newest]
     run_tests = (root / "tools" / "run_tests.py").read_text(encoding="utf-8")
     older_envs = re.search(r"^OLDER_TORCH = \(([^)]*)\)", run_tests, re.M).group(1)
-    for series in older:  # each older torch's environment, with its internals script, is in the test command
+    # each older torch's environment, with its internals script, is in the test command
+    for series in older:
         name = f"torch{series.replace('.', '')}"
         assert f'"{name}"' in older_envs and name in envs, (series, older_envs)
-        assert any(p.startswith(f"torch=={series}.") for p in envs[name]["extra-dependencies"]), name
+        assert any(p.startswith(f"torch=={series}.") for p in envs[name]["extra-dependencies"]), (
+            name
+        )
     assert any("--internals" in c for c in envs["default"]["scripts"]["internals"])
 
 
@@ -121,8 +145,5 @@ def _readme_test_command() -> str:
 
 
 @pytest.mark.feature("X17")
-@pytest.mark.xfail(strict=True, reason="CI runs one torch (2.13) for now: with the older releases' "
-                   "internals beside the newest the run is ~78 min, over the 60-minute target (README "
-                   "'Supported torch releases'); strict, so putting them in shows here")
 def test_ci_tests_every_older_supported_torch():
     assert "--older-torch" in _readme_test_command()

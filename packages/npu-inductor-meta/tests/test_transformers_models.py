@@ -28,7 +28,6 @@ XFAIL: dict[str, str] = {}  # architecture -> reason, for a known failure (none 
 ATOL, RTOL = 1e-4, 1e-4  # fp32; compiled kernels reassociate sums
 
 
-
 def _params(spec):
     marks = [pytest.mark.xfail(reason=XFAIL[spec.name], strict=False)] if spec.name in XFAIL else []
     return pytest.param(spec, id=spec.name, marks=marks)
@@ -55,7 +54,9 @@ def _step(model, inputs, lr=0.1):
 def _close(actual, expected, what):
     import torch
 
-    torch.testing.assert_close(actual.cpu(), expected.cpu(), atol=ATOL, rtol=RTOL, msg=lambda m: f"{what}: {m}")
+    torch.testing.assert_close(
+        actual.cpu(), expected.cpu(), atol=ATOL, rtol=RTOL, msg=lambda m: f"{what}: {m}"
+    )
 
 
 def _counting_compile(model, graphs, dynamic):
@@ -90,7 +91,9 @@ def test_model_training_step(npu, spec):
     eager, model = copy.deepcopy(base).to(npu), copy.deepcopy(base).to(npu)
     graphs = []
     compiled = _counting_compile(model, graphs, dynamic=False)
-    _compare_steps(spec, eager, compiled, M.to_device(spec.inputs(spec.lengths[0]), npu), "training step")
+    _compare_steps(
+        spec, eager, compiled, M.to_device(spec.inputs(spec.lengths[0]), npu), "training step"
+    )
     assert graphs, "nothing was compiled"
 
 
@@ -109,7 +112,11 @@ def test_model_dynamic_lengths(npu, spec):
         model(**M.to_device(spec.inputs(spec.lengths[0]), npu))
         for i, length in enumerate(spec.lengths):
             inputs = M.to_device(spec.inputs(length), npu)
-            _close(M.logits(compiled(**inputs)), M.logits(model(**inputs)), f"{spec.name} logits, length {length}")
+            _close(
+                M.logits(compiled(**inputs)),
+                M.logits(model(**inputs)),
+                f"{spec.name} logits, length {length}",
+            )
             if i == 0:
                 first = len(graphs)
                 assert first >= 1, "nothing was compiled"
@@ -124,4 +131,6 @@ def test_model_training_dynamic_lengths(npu):
     graphs = []
     compiled = _counting_compile(model, graphs, dynamic=True)
     for length in spec.lengths:
-        _compare_steps(spec, eager, compiled, M.to_device(spec.inputs(length), npu), f"length {length}")
+        _compare_steps(
+            spec, eager, compiled, M.to_device(spec.inputs(length), npu), f"length {length}"
+        )

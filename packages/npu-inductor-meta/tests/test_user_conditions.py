@@ -27,8 +27,13 @@ def _phase(phase: str, cache: Path, tmp: Path) -> dict[str, dict]:
     out = tmp / f"{phase}.jsonl"
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache))
     env.pop("TORCHINDUCTOR_COMPILE_THREADS", None)  # upstream's default, unless the phase sets it
-    proc = subprocess.run([sys.executable, str(CHILD), phase, str(out)], env=env, capture_output=True,
-                          text=True, timeout=1200)
+    proc = subprocess.run(
+        [sys.executable, str(CHILD), phase, str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return {row["model"]: row for row in map(json.loads, out.read_text().splitlines())}
 

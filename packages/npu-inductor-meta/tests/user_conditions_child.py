@@ -60,6 +60,7 @@ def transformers_models():
             if spec.kind != "encoder-decoder":  # its labels make the decoder's inputs
                 inputs.pop("labels", None)  # inference
             return spec.build(), inputs
+
         return build
 
     return [(spec.name, make(spec)) for spec in M.SPECS]
@@ -86,7 +87,9 @@ def run_model(build, modes):
             ref = first_tensor(model(**inputs))
             out = first_tensor(compiled(**inputs))
         assert out.device.type == "npu", out.device
-        torch.testing.assert_close(out.cpu(), ref.cpu(), atol=ATOL, rtol=RTOL, msg=lambda m, n=name: f"{n}: {m}")
+        torch.testing.assert_close(
+            out.cpu(), ref.cpu(), atol=ATOL, rtol=RTOL, msg=lambda m, n=name: f"{n}: {m}"
+        )
         errors[name] = float((out.cpu() - ref.cpu()).abs().max())
     return errors
 
@@ -111,7 +114,9 @@ def main(phase: str, out_path: str) -> int:
                 row["ok"] = True
             except Exception as exc:  # noqa: BLE001 - reported per model
                 row["ok"] = False
-                row["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-3000:]
+                row["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()[
+                    -3000:
+                ]
             row["fxgraph_cache_hit"] = counters["inductor"]["fxgraph_cache_hit"]
             row["fxgraph_cache_miss"] = counters["inductor"]["fxgraph_cache_miss"]
             out.write(json.dumps(row) + "\n")

@@ -79,8 +79,10 @@ def main() -> None:
 
     npu_inductor.enable()  # every component: the small matmul becomes a GEMM template
     npu_lowering.kernel.flavour = lambda: "ascend"  # kernels generated as on Ascend
-    fake_triton_ascend.install_compile(os.environ.get("FAKE_TRITON_ASCEND_SOC", fake_triton_ascend.SOC),
-                                       parallel_mode=os.environ.get("FAKE_TRITON_ASCEND_PARALLEL_MODE", "simd"))
+    fake_triton_ascend.install_compile(
+        os.environ.get("FAKE_TRITON_ASCEND_SOC", fake_triton_ascend.SOC),
+        parallel_mode=os.environ.get("FAKE_TRITON_ASCEND_PARALLEL_MODE", "simd"),
+    )
     cfg = torch._inductor.config
     cfg.compile_threads = 1  # the fake compile lives in this process
     cfg.use_static_triton_launcher = "--static-off" not in flags
@@ -88,7 +90,9 @@ def main() -> None:
     if hasattr(cfg, "keep_static_cubin_raw"):  # torch 2.11 lacks the flag
         cfg.keep_static_cubin_raw = True
     cfg.static_launch_user_defined_triton_kernels = "--user-kernels-off" not in flags
-    chosen = user_kernel_model if "--user-kernel" in flags or "--user-kernels-off" in flags else model
+    chosen = (
+        user_kernel_model if "--user-kernel" in flags or "--user-kernels-off" in flags else model
+    )
     torch.manual_seed(0)
     x, w = torch.randn(4, 32, device="npu"), torch.randn(32, 16, device="npu")
     out = {"x_ptr": x.data_ptr()}
@@ -107,7 +111,9 @@ def main() -> None:
     out["compiled"] = list(fake_triton_ascend.COMPILES)
     out["arg_types"] = descriptor_arg_types()
     out["promoted"] = [name for name, _grid, _launch, _slot in direct_launch.PROMOTED]
-    out["launch_types"] = sorted({type(launch).__module__ for _n, _g, launch, _s in direct_launch.PROMOTED})
+    out["launch_types"] = sorted(
+        {type(launch).__module__ for _n, _g, launch, _s in direct_launch.PROMOTED}
+    )
     print(json.dumps(out))
 
 

@@ -18,10 +18,12 @@ def undefined_dynamic_symbols(elf: bytes) -> set[str]:
             continue
         strtab = sections[link][4]
         for j in range(size // 24):
-            st_name, _info, _other, shndx, _v, _s = struct.unpack_from("<IBBHQQ", elf, offset + j * 24)
+            st_name, _info, _other, shndx, _v, _s = struct.unpack_from(
+                "<IBBHQQ", elf, offset + j * 24
+            )
             if shndx == 0 and st_name:
                 end = elf.index(b"\0", strtab + st_name)
-                out.add(elf[strtab + st_name:end].decode())
+                out.add(elf[strtab + st_name : end].decode())
     return out
 
 
@@ -30,7 +32,11 @@ def param_types(params: str) -> list[str]:
     out = []
     for p in [p.strip() for p in params.split(",") if p.strip() and p.strip() != "void"]:
         toks = re.findall(r"\w+|\*", p)
-        if len(toks) > 1 and re.fullmatch(r"\w+", toks[-1]) and toks[-1] not in ("int", "char", "long"):
+        if (
+            len(toks) > 1
+            and re.fullmatch(r"\w+", toks[-1])
+            and toks[-1] not in ("int", "char", "long")
+        ):
             toks = toks[:-1]
         out.append(" ".join(toks).replace(" *", "*"))
     return out
@@ -76,7 +82,10 @@ def call_sites(source: str, name: str) -> list[list[str]]:
 
 def expression_is_pointer(expr: str):
     """True / False for call-site expressions whose kind is evident, None otherwise."""
-    if re.match(r"^(&|NULL$|nullptr$|static_cast<\s*\w+\s*\*|\(\s*\w+\s*\*+\s*\))", expr) or ".c_str()" in expr:
+    if (
+        re.match(r"^(&|NULL$|nullptr$|static_cast<\s*\w+\s*\*|\(\s*\w+\s*\*+\s*\))", expr)
+        or ".c_str()" in expr
+    ):
         return True
     if re.match(r"^(sizeof\s*\(|\d+$)", expr):
         return False

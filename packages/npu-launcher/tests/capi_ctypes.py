@@ -14,11 +14,28 @@ ERR = 1024
 class NplCApi(ctypes.Structure):
     _fields_ = [
         ("version", ctypes.c_int),
-        ("load", ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)),
+        (
+            "load",
+            ctypes.CFUNCTYPE(
+                ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t
+            ),
+        ),
         ("num_args", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)),
-        ("launch", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
-                                    ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_char_p,
-                                    ctypes.c_size_t)),
+        (
+            "launch",
+            ctypes.CFUNCTYPE(
+                ctypes.c_int,
+                ctypes.c_void_p,
+                ctypes.c_uint32,
+                ctypes.c_uint32,
+                ctypes.c_uint32,
+                ctypes.c_void_p,
+                ctypes.POINTER(ctypes.c_void_p),
+                ctypes.c_int,
+                ctypes.c_char_p,
+                ctypes.c_size_t,
+            ),
+        ),
         ("release", ctypes.CFUNCTYPE(None, ctypes.c_void_p)),
     ]
 
@@ -45,7 +62,9 @@ def direct_api() -> NplCApi:
 
 def handle(t: torch.Tensor) -> ctypes.c_void_p:
     """A new AtenTensorHandle of ``t`` (leaked: tests are short processes)."""
-    return ctypes.c_void_p(_capsule_pointer(torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(t), None))
+    return ctypes.c_void_p(
+        _capsule_pointer(torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(t), None)
+    )
 
 
 def c_args(values) -> tuple:

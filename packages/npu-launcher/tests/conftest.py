@@ -69,8 +69,9 @@ def fake_sim(monkeypatch, tmp_path):
 def sim_add_descriptor():
     from npu_launcher import sim_descriptor
 
-    return sim_descriptor(add_kernel, ADD_SIGNATURE, {"BLOCK": 64}, divisibility=ALIGNED,
-                          device_type="cpu")
+    return sim_descriptor(
+        add_kernel, ADD_SIGNATURE, {"BLOCK": 64}, divisibility=ALIGNED, device_type="cpu"
+    )
 
 
 def compile_add_for_cuda(arch: int = 90):
@@ -78,10 +79,16 @@ def compile_add_for_cuda(arch: int = 90):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    src = ASTSource(add_kernel, signature={**ADD_SIGNATURE, "BLOCK": "constexpr"},
-                    constexprs={"BLOCK": 1024},
-                    attrs={(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]],
-                           (2,): [["tt.divisibility", 16]]})
+    src = ASTSource(
+        add_kernel,
+        signature={**ADD_SIGNATURE, "BLOCK": "constexpr"},
+        constexprs={"BLOCK": 1024},
+        attrs={
+            (0,): [["tt.divisibility", 16]],
+            (1,): [["tt.divisibility", 16]],
+            (2,): [["tt.divisibility", 16]],
+        },
+    )
     return triton.compile(src, target=GPUTarget("cuda", arch, 32))
 
 
@@ -95,9 +102,13 @@ def kernels():
     """The kernels and signatures above (test modules cannot import conftest by name)."""
     import types
 
-    return types.SimpleNamespace(add_kernel=add_kernel, scale_kernel=scale_kernel,
-                                 ADD_SIGNATURE=ADD_SIGNATURE, ALIGNED=ALIGNED,
-                                 compile_add_for_cuda=compile_add_for_cuda)
+    return types.SimpleNamespace(
+        add_kernel=add_kernel,
+        scale_kernel=scale_kernel,
+        ADD_SIGNATURE=ADD_SIGNATURE,
+        ALIGNED=ALIGNED,
+        compile_add_for_cuda=compile_add_for_cuda,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -106,7 +117,9 @@ def c_decls():
     import importlib.util
     from pathlib import Path
 
-    spec = importlib.util.spec_from_file_location("npu_launcher_test_c_decls", Path(__file__).with_name("c_decls.py"))
+    spec = importlib.util.spec_from_file_location(
+        "npu_launcher_test_c_decls", Path(__file__).with_name("c_decls.py")
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

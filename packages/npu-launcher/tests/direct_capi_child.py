@@ -30,10 +30,23 @@ def main() -> None:
     from npu_launcher.descriptor import ArgSpec, KernelDescriptor, SpecializedArg, Target
 
     desc = KernelDescriptor(
-        "triton_mixed_args", Target("npu", "Ascend910B3"), "npubin", b"\x7fELF-fake-npubin:mixed",
-        (ArgSpec("x", "*fp32", 16), ArgSpec("y", "*fp16"), ArgSpec("n", "i32"), ArgSpec("m", "i64", 16),
-         ArgSpec("alpha", "fp32"), ArgSpec("flag", "i1"), ArgSpec("u", "u32"), ArgSpec("d", "fp64")),
-        extra={"mix_mode": "aiv", "ffts": True}, specialized=(SpecializedArg(8, "one", 1),))
+        "triton_mixed_args",
+        Target("npu", "Ascend910B3"),
+        "npubin",
+        b"\x7fELF-fake-npubin:mixed",
+        (
+            ArgSpec("x", "*fp32", 16),
+            ArgSpec("y", "*fp16"),
+            ArgSpec("n", "i32"),
+            ArgSpec("m", "i64", 16),
+            ArgSpec("alpha", "fp32"),
+            ArgSpec("flag", "i1"),
+            ArgSpec("u", "u32"),
+            ArgSpec("d", "fp64"),
+        ),
+        extra={"mix_mode": "aiv", "ffts": True},
+        specialized=(SpecializedArg(8, "one", 1),),
+    )
     path = folder / "mixed.npld"
     path.write_bytes(desc.to_bytes())
     x = torch.randn(64, device="npu")
@@ -53,8 +66,16 @@ def main() -> None:
         rc = api.launch(k, *grid, None, args, len(values) if n is None else n, err, ERR)
         return "ok" if rc == 0 else err.value.decode()
 
-    good = (x, y, ctypes.c_int32(64), ctypes.c_int64(32), ctypes.c_float(0.5), ctypes.c_bool(True),
-            ctypes.c_uint32(7), ctypes.c_double(2.25))
+    good = (
+        x,
+        y,
+        ctypes.c_int32(64),
+        ctypes.c_int64(32),
+        ctypes.c_float(0.5),
+        ctypes.c_bool(True),
+        ctypes.c_uint32(7),
+        ctypes.c_double(2.25),
+    )
     out["direct"] = launch(*good)
     bad = {
         "dtype": (x, x) + good[2:],
@@ -65,13 +86,15 @@ def main() -> None:
     }
     out["errors"] = {name: launch(*values) for name, values in bad.items()}
     out["errors"]["count"] = launch(*good, n=7)
-    out["errors"]["grid"] = launch(*good, grid=(2 ** 31, 1, 1))
+    out["errors"]["grid"] = launch(*good, grid=(2**31, 1, 1))
     api.release(k)
 
     corrupt = bytearray(desc.to_bytes())
     corrupt[-1] ^= 1
     (folder / "corrupt.npld").write_bytes(bytes(corrupt))
-    sim = KernelDescriptor("triton_sim", Target("sim"), "triton-python", b"def f(): pass", (ArgSpec("n", "i32"),))
+    sim = KernelDescriptor(
+        "triton_sim", Target("sim"), "triton-python", b"def f(): pass", (ArgSpec("n", "i32"),)
+    )
     (folder / "sim.npld").write_bytes(sim.to_bytes())
     loads = {}
     for name in ("corrupt.npld", "sim.npld", "missing.npld"):

@@ -38,9 +38,16 @@ class AscendShapedKernel:
         self._sim = sim
         md = sim.metadata._asdict()
         name = md["name"]
-        md.update(target=GPUTarget("npu", soc, 0), name=f"{name} {mix_mode}", mix_mode=mix_mode,
-                  parallel_mode=parallel_mode, kernel_name=name, shared=1, tensor_kinds=[],
-                  required_ub_bits=0)
+        md.update(
+            target=GPUTarget("npu", soc, 0),
+            name=f"{name} {mix_mode}",
+            mix_mode=mix_mode,
+            parallel_mode=parallel_mode,
+            kernel_name=name,
+            shared=1,
+            tensor_kinds=[],
+            required_ub_bits=0,
+        )
         self.metadata = collections.namedtuple("KernelMetadata", md)(**md)
         self.asm = {**sim.asm, "npubin": NPUBIN_MAGIC + name.encode()}
         self.src, self.hash, self.name = sim.src, sim.hash, sim.name
@@ -89,8 +96,12 @@ def fake_cann_library(directory: Path) -> Path:
     if cc is None:
         raise RuntimeError("no C compiler to build the fake CANN runtime")
     out = Path(directory) / "libfake_cann.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(out), str(HERE / "fake_cann" / "fake_cann.c")],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-O1", "-o", str(out), str(HERE / "fake_cann" / "fake_cann.c")],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return out
 
 

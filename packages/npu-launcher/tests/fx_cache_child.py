@@ -24,6 +24,7 @@ def counting(key, real):
     def wrapper(*args, **kwargs):
         seen[key] += 1
         return real(*args, **kwargs)
+
     return wrapper
 
 
@@ -31,7 +32,8 @@ def counting(key, real):
 triton.compile = counting("triton_compile", triton.compile)
 launcher_inductor.describe_triton = counting("described", launcher_inductor.describe_triton)
 async_compile._load_triton_kernel_from_source = counting(
-    "loaded_from_source", async_compile._load_triton_kernel_from_source)
+    "loaded_from_source", async_compile._load_triton_kernel_from_source
+)
 
 
 def model(a, b):
@@ -46,14 +48,18 @@ refs = model(a, b)
 ok = all(torch.allclose(o.cpu(), r, atol=1e-5, rtol=1e-5) for o, r in zip(outs, refs))
 launches = [entry[-1] for entry in autotuner.LAUNCHES]
 objects = [type(l).__module__ for l in autotuner._static_launches.values() if l is not None]
-print(json.dumps({
-    "ok": ok,
-    **seen,
-    "launches": len(launches),
-    "static_launches": sum(map(bool, launches)),
-    "launch_object_modules": sorted(set(objects)),
-    "fx_hit": counters["inductor"]["fxgraph_cache_hit"],
-    "saved": counters["inductor"]["triton_bundler_save_static_autotuner"],
-    "restored": counters["inductor"]["triton_bundler_load_static_autotuner"],
-}))
+print(
+    json.dumps(
+        {
+            "ok": ok,
+            **seen,
+            "launches": len(launches),
+            "static_launches": sum(map(bool, launches)),
+            "launch_object_modules": sorted(set(objects)),
+            "fx_hit": counters["inductor"]["fxgraph_cache_hit"],
+            "saved": counters["inductor"]["triton_bundler_save_static_autotuner"],
+            "restored": counters["inductor"]["triton_bundler_load_static_autotuner"],
+        }
+    )
+)
 sys.stdout.flush()

@@ -22,7 +22,9 @@ import pytest
 
 from npu_launcher import _native
 
-CACHE = Path(os.environ.get("NPU_LAUNCHER_WHEEL_CACHE") or Path.home() / ".cache" / "npu_launcher" / "wheels")
+CACHE = Path(
+    os.environ.get("NPU_LAUNCHER_WHEEL_CACHE") or Path.home() / ".cache" / "npu_launcher" / "wheels"
+)
 CSRC = Path(__file__).resolve().parents[1] / "csrc"
 
 
@@ -30,10 +32,28 @@ def wheel(requirement: str, glob: str) -> Path:
     hits = sorted(CACHE.glob(glob))
     if not hits:
         CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                        "--python-version", "3.11", "--implementation", "cp",
-                        "--platform", "manylinux_2_28_x86_64", "-d", str(CACHE), requirement],
-                       check=True, timeout=900)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--python-version",
+                "3.11",
+                "--implementation",
+                "cp",
+                "--platform",
+                "manylinux_2_28_x86_64",
+                "-d",
+                str(CACHE),
+                requirement,
+            ],
+            check=True,
+            timeout=900,
+        )
         hits = sorted(CACHE.glob(glob))
     assert hits, f"pip download {requirement} left no {glob} in {CACHE}"
     return hits[0]
@@ -47,8 +67,10 @@ def torch_npu_wheel():
 @pytest.fixture(scope="module")
 def triton_ascend_source():
     z = zipfile.ZipFile(wheel("triton-ascend==3.2.0", "triton_ascend-3.2.0-*.whl"))
-    return "\n".join(z.read(n).decode() for n in ("triton/backends/ascend/npu_utils.cpp",
-                                                   "triton/backends/ascend/driver.py"))
+    return "\n".join(
+        z.read(n).decode()
+        for n in ("triton/backends/ascend/npu_utils.cpp", "triton/backends/ascend/driver.py")
+    )
 
 
 def our_symbols(c_decls):
@@ -56,7 +78,11 @@ def our_symbols(c_decls):
 
 
 def test_every_symbol_is_imported_by_libtorch_npu(torch_npu_wheel, c_decls):
-    libs = [n for n in torch_npu_wheel.namelist() if n.startswith("torch_npu/lib/") and n.endswith(".so")]
+    libs = [
+        n
+        for n in torch_npu_wheel.namelist()
+        if n.startswith("torch_npu/lib/") and n.endswith(".so")
+    ]
     assert "torch_npu/lib/libtorch_npu.so" in libs
     imported = set()
     for lib in libs:
@@ -67,8 +93,11 @@ def test_every_symbol_is_imported_by_libtorch_npu(torch_npu_wheel, c_decls):
 
 
 def test_prototypes_match_the_torch_npu_headers(torch_npu_wheel, c_decls):
-    headers = "\n".join(torch_npu_wheel.read(n).decode(errors="replace") for n in torch_npu_wheel.namelist()
-                        if n.endswith(("hacl_rt.h", "acl/acl_rt.h", "acl/acl_base_rt.h")))
+    headers = "\n".join(
+        torch_npu_wheel.read(n).decode(errors="replace")
+        for n in torch_npu_wheel.namelist()
+        if n.endswith(("hacl_rt.h", "acl/acl_rt.h", "acl/acl_base_rt.h"))
+    )
     for name, ours in our_symbols(c_decls).items():
         theirs = c_decls.header_prototype(headers, name)
         assert theirs is not None, f"{name} not declared in the torch_npu wheel's headers"
@@ -76,11 +105,19 @@ def test_prototypes_match_the_torch_npu_headers(torch_npu_wheel, c_decls):
 
 
 def test_constants_and_binary_struct_match(torch_npu_wheel):
-    hdr = next(torch_npu_wheel.read(n).decode() for n in torch_npu_wheel.namelist() if n.endswith("hacl_rt.h"))
+    hdr = next(
+        torch_npu_wheel.read(n).decode()
+        for n in torch_npu_wheel.namelist()
+        if n.endswith("hacl_rt.h")
+    )
     ours = (CSRC / "ascend_api.h").read_text()
-    for name, value in re.findall(r"constexpr \w+ (RT_DEV_BINARY_MAGIC_\w+) = (0x[0-9a-fA-F]+);", ours):
+    for name, value in re.findall(
+        r"constexpr \w+ (RT_DEV_BINARY_MAGIC_\w+) = (0x[0-9a-fA-F]+);", ours
+    ):
         assert re.search(rf"#define {name}\s+{value}\b", hdr), name
-    fields = lambda text: re.findall(r"(\w+\s*\*?)\s*(\w+);", re.search(r"struct tagRtDevBinary \{(.*?)\}", text, re.S).group(1))
+    fields = lambda text: re.findall(
+        r"(\w+\s*\*?)\s*(\w+);", re.search(r"struct tagRtDevBinary \{(.*?)\}", text, re.S).group(1)
+    )
     norm = lambda fs: [(t.replace(" ", ""), n) for t, n in fs]
     assert norm(fields(ours)) == norm(fields(hdr))
 
@@ -100,6 +137,8 @@ def test_rt_calls_are_triton_ascends_with_the_same_shapes(triton_ascend_source, 
             for expr, ty in zip(args, params):
                 kind = c_decls.expression_is_pointer(expr)
                 if kind is not None:
-                    assert kind == ("*" in ty or ty == "rtStream_t"), f"{src_name}: {expr!r} vs {ty}"
+                    assert kind == ("*" in ty or ty == "rtStream_t"), (
+                        f"{src_name}: {expr!r} vs {ty}"
+                    )
                     checked += 1
     assert checked >= 8  # the evident-kind arguments really were compared

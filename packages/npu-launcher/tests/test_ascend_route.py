@@ -24,6 +24,7 @@ import torch._inductor.config
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # importlib import mode: the helper module is found by path
 import fake_triton_ascend as fta  # noqa: E402
+
 CHILD = HERE / "ascend_route_child.py"
 AIVEC_MAGIC = "41415246"  # RT_DEV_BINARY_MAGIC_ELF_AIVEC: vector-core kernels ("aiv")
 ELF_MAGIC = "43554245"  # RT_DEV_BINARY_MAGIC_ELF: cube + vector kernels ("mix": GEMM templates)
@@ -38,25 +39,40 @@ def fake_cann(tmp_path_factory) -> Path:
         pytest.fail(f"cannot build the fake CANN runtime: {exc}")
 
 
-def run_child(tmp_path: Path, *flags, cann: Path | None, cache: Path | None = None, **env) -> tuple[dict, list]:
+def run_child(
+    tmp_path: Path, *flags, cann: Path | None, cache: Path | None = None, **env
+) -> tuple[dict, list]:
     log = tmp_path / f"cann-{len(list(tmp_path.glob('cann-*')))}.log"
     inductor = cache or tmp_path / "inductor"
     # Triton's cache dir inside the Inductor one (whatever the suite's environment says), so a
     # test can delete the binaries' files
-    child_env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor), "TRITON_CACHE_DIR": str(inductor / "triton"),
-                 "FAKE_CANN_LOG": str(log), **env}
+    child_env = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": str(inductor),
+        "TRITON_CACHE_DIR": str(inductor / "triton"),
+        "FAKE_CANN_LOG": str(log),
+        **env,
+    }
     child_env.pop("NPU_LAUNCHER_CANN_LIBS", None)
     if cann is not None:
         child_env["NPU_LAUNCHER_CANN_LIBS"] = str(cann)
-    proc = subprocess.run([sys.executable, str(CHILD), *flags], env=child_env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(CHILD), *flags],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1]), fta.read_log(log)
 
 
 def launches(log, name=None) -> list[tuple[str, int, bytes]]:
-    return [(r[1], int(r[2]), bytes.fromhex(r[5])) for r in log
-            if r[0] == "launch" and (name is None or r[1] == name)]
+    return [
+        (r[1], int(r[2]), bytes.fromhex(r[5]))
+        for r in log
+        if r[0] == "launch" and (name is None or r[1] == name)
+    ]
 
 
 def registered(log) -> dict[str, str]:
@@ -97,12 +113,15 @@ def unpack(args: bytes, types: list[str]) -> tuple[list, tuple]:
     from npu_launcher import _native
     from npu_launcher.launcher import KINDS
 
-    offsets, grid_offset, size = _native.ascend_layout([KINDS["*" if t.startswith("*") else t] for t in types],
-                                                       True, False)
+    offsets, grid_offset, size = _native.ascend_layout(
+        [KINDS["*" if t.startswith("*") else t] for t in types], True, False
+    )
     assert size == len(args)
     fmt = {"i32": "<i", "i64": "<q", "fp32": "<f", "fp64": "<d", "i1": "<i"}
-    fields = [struct.unpack_from("<Q" if t.startswith("*") else fmt[t], args, off)[0]
-              for t, off in zip(types, offsets)]
+    fields = [
+        struct.unpack_from("<Q" if t.startswith("*") else fmt[t], args, off)[0]
+        for t, off in zip(types, offsets)
+    ]
     return fields, struct.unpack_from("<3i", args, grid_offset)
 
 
@@ -119,7 +138,10 @@ def test_without_a_cann_runtime_falls_back_or_raises_when_strict(tmp_path):
     assert "error" not in out, out["error"]
     assert out["max_error"] < 1e-4 and not out["promoted"]  # Triton's launcher, correct results
     out, _ = run_child(tmp_path, "--strict", cann=None, cache=tmp_path / "strict")
-    assert "cannot be launched statically" in out["error"] and "ascend driver unavailable" in out["error"]
+    assert (
+        "cannot be launched statically" in out["error"]
+        and "ascend driver unavailable" in out["error"]
+    )
     assert "triton_" in out["error"]  # names the kernel
 
 
@@ -128,7 +150,9 @@ def test_a_binary_for_another_soc_is_refused(tmp_path, fake_cann):
     out, log = run_child(tmp_path, "--strict", cann=fake_cann, FAKE_CANN_SOC="Ascend910B4")
     assert "was compiled for Ascend910B3 but npu:0 is Ascend910B4" in out["error"], out
     assert not launches(log)
-    out, log = run_child(tmp_path, cann=fake_cann, cache=tmp_path / "lenient", FAKE_CANN_SOC="Ascend910B4")
+    out, log = run_child(
+        tmp_path, cann=fake_cann, cache=tmp_path / "lenient", FAKE_CANN_SOC="Ascend910B4"
+    )
     assert out["max_error"] < 1e-4 and not launches(log)
 
 
@@ -153,9 +177,11 @@ def test_user_triton_kernels_launch_through_cann_when_allowed(tmp_path, fake_can
     assert "add_scaled" not in registered(log) and registered(log)  # Inductor's kernels still do
 
 
-@pytest.mark.skipif(not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
-                    reason="this torch (2.11) has no Inductor flag keep_static_cubin_raw (the FX entry "
-                           "carries the kernel descriptors only with it)")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
+    reason="this torch (2.11) has no Inductor flag keep_static_cubin_raw (the FX entry "
+    "carries the kernel descriptors only with it)",
+)
 @pytest.mark.feature("C04")
 def test_a_new_process_restores_launchers_from_the_fx_cache_without_triton(tmp_path, fake_cann):
     cache = tmp_path / "shared"

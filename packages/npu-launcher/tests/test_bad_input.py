@@ -4,8 +4,15 @@ argument; never a crash. Run with the tensor fast path on and off."""
 import pytest
 import torch
 
-from npu_launcher import (DescriptorError, KernelArgumentError, KernelArgumentTypeError,
-                          KernelDescriptor, bind, _native, _tensor_abi)
+from npu_launcher import (
+    DescriptorError,
+    KernelArgumentError,
+    KernelArgumentTypeError,
+    KernelDescriptor,
+    bind,
+    _native,
+    _tensor_abi,
+)
 
 
 @pytest.fixture(params=["fast", "slow"])
@@ -22,24 +29,59 @@ def launch(request, fake_sim, sim_add_descriptor):
 X, Y, OUT = torch.randn(64), torch.randn(64), torch.zeros(64)
 
 CASES = [
-    ((1, 1, 1, None, X, Y, OUT), KernelArgumentTypeError,
-     r"kernel 'add_kernel' takes grid_x, grid_y, grid_z, stream and 4 kernel arguments \(x, y, out, n\); got 7"),
+    (
+        (1, 1, 1, None, X, Y, OUT),
+        KernelArgumentTypeError,
+        r"kernel 'add_kernel' takes grid_x, grid_y, grid_z, stream and 4 kernel arguments \(x, y, out, n\); got 7",
+    ),
     ((1, 1, 1, None, X, Y, OUT, 64, 1), KernelArgumentTypeError, "got 9 arguments"),
     ((1.0, 1, 1, None, X, Y, OUT, 64), KernelArgumentTypeError, "grid_x must be an int, got float"),
     ((1, -1, 1, None, X, Y, OUT, 64), KernelArgumentError, "grid_y must be in"),
-    ((1, 1, 1, "s", X, Y, OUT, 64), KernelArgumentTypeError, "stream must be an int handle or None"),
-    ((1, 1, 1, None, 1.5, Y, OUT, 64), KernelArgumentTypeError,
-     r"argument 'x' \(#0, \*fp32\) expects a tensor, a data pointer int or None, got float"),
-    ((1, 1, 1, None, X, "y", OUT, 64), KernelArgumentTypeError, r"argument 'y' \(#1, \*fp32\) expects a tensor"),
-    ((1, 1, 1, None, X, Y, OUT.double(), 64), KernelArgumentError,
-     r"argument 'out' \(#2\): tensor dtype is torch.float64, the kernel was compiled for \*fp32 \(torch.float32\)"),
-    ((1, 1, 1, None, X.to("meta"), Y, OUT, 64), KernelArgumentError,
-     r"argument 'x' \(#0\): tensor is on meta, the kernel runs on cpu"),
-    ((1, 1, 1, None, X, Y[1:], OUT, 63), KernelArgumentError,
-     r"argument 'y' \(#1\): data pointer 0x[0-9a-f]+ is not 16-byte aligned"),
-    ((1, 1, 1, None, X, Y, 12, 64), KernelArgumentError, r"argument 'out' \(#2\): data pointer 0xc is not 16-byte"),
-    ((1, 1, 1, None, X, Y, OUT, 2**31), KernelArgumentError, r"argument 'n' \(#3\): 2147483648 is out of range for i32"),
-    ((1, 1, 1, None, X, Y, OUT, 64.0), KernelArgumentTypeError, r"argument 'n' \(#3, i32\) expects an int, got float"),
+    (
+        (1, 1, 1, "s", X, Y, OUT, 64),
+        KernelArgumentTypeError,
+        "stream must be an int handle or None",
+    ),
+    (
+        (1, 1, 1, None, 1.5, Y, OUT, 64),
+        KernelArgumentTypeError,
+        r"argument 'x' \(#0, \*fp32\) expects a tensor, a data pointer int or None, got float",
+    ),
+    (
+        (1, 1, 1, None, X, "y", OUT, 64),
+        KernelArgumentTypeError,
+        r"argument 'y' \(#1, \*fp32\) expects a tensor",
+    ),
+    (
+        (1, 1, 1, None, X, Y, OUT.double(), 64),
+        KernelArgumentError,
+        r"argument 'out' \(#2\): tensor dtype is torch.float64, the kernel was compiled for \*fp32 \(torch.float32\)",
+    ),
+    (
+        (1, 1, 1, None, X.to("meta"), Y, OUT, 64),
+        KernelArgumentError,
+        r"argument 'x' \(#0\): tensor is on meta, the kernel runs on cpu",
+    ),
+    (
+        (1, 1, 1, None, X, Y[1:], OUT, 63),
+        KernelArgumentError,
+        r"argument 'y' \(#1\): data pointer 0x[0-9a-f]+ is not 16-byte aligned",
+    ),
+    (
+        (1, 1, 1, None, X, Y, 12, 64),
+        KernelArgumentError,
+        r"argument 'out' \(#2\): data pointer 0xc is not 16-byte",
+    ),
+    (
+        (1, 1, 1, None, X, Y, OUT, 2**31),
+        KernelArgumentError,
+        r"argument 'n' \(#3\): 2147483648 is out of range for i32",
+    ),
+    (
+        (1, 1, 1, None, X, Y, OUT, 64.0),
+        KernelArgumentTypeError,
+        r"argument 'n' \(#3, i32\) expects an int, got float",
+    ),
     ((1, 1, 1, None, X, Y, OUT, None), KernelArgumentTypeError, "expects an int, got NoneType"),
 ]
 
@@ -58,12 +100,19 @@ def test_keywords_are_refused(launch):
 
 
 SLOT_CASES = [  # slot = launch.at(1, 1, 1, 2): stream, the 4 kernel arguments, 2 ignored
-    ((None, X, Y, OUT, 64), KernelArgumentTypeError,
-     r"kernel 'add_kernel' takes \(at its fixed grid\) stream and 4 kernel arguments \(x, y, out, n\) "
-     r"then 2 ignored; got 5"),
+    (
+        (None, X, Y, OUT, 64),
+        KernelArgumentTypeError,
+        r"kernel 'add_kernel' takes \(at its fixed grid\) stream and 4 kernel arguments \(x, y, out, n\) "
+        r"then 2 ignored; got 5",
+    ),
     ((None, X, Y, OUT, 64, 1, 2, 3), KernelArgumentTypeError, "got 8 arguments"),
     (("s", X, Y, OUT, 64, 1, 2), KernelArgumentTypeError, "stream must be an int handle or None"),
-    ((None, X, Y, OUT.double(), 64, 1, 2), KernelArgumentError, r"argument 'out' \(#2\): tensor dtype"),
+    (
+        (None, X, Y, OUT.double(), 64, 1, 2),
+        KernelArgumentError,
+        r"argument 'out' \(#2\): tensor dtype",
+    ),
 ]
 
 
@@ -77,12 +126,15 @@ def test_bad_grid_slot_call_names_kernel_and_argument(launch, fake_sim, args, er
     assert len(fake_sim) == 1
 
 
-@pytest.mark.parametrize("at_args, error, message", [
-    ((1, 1), TypeError, "takes 3 or 4 arguments, got 2"),
-    ((1, -1, 1), KernelArgumentError, "grid_y must be in"),
-    ((1.0, 1, 1), KernelArgumentTypeError, "grid_x must be an int, got float"),
-    ((1, 1, 1, -1), KernelArgumentError, "ignore_trailing must be in"),
-])
+@pytest.mark.parametrize(
+    "at_args, error, message",
+    [
+        ((1, 1), TypeError, "takes 3 or 4 arguments, got 2"),
+        ((1, -1, 1), KernelArgumentError, "grid_y must be in"),
+        ((1.0, 1, 1), KernelArgumentTypeError, "grid_x must be an int, got float"),
+        ((1, 1, 1, -1), KernelArgumentError, "ignore_trailing must be in"),
+    ],
+)
 def test_bad_grid_slot_is_refused_when_made(launch, at_args, error, message):
     with pytest.raises(error, match=message):
         launch.at(*at_args)
@@ -100,16 +152,26 @@ def test_good_arguments_after_bad_ones_still_launch(launch, fake_sim):
 def test_integer_divisibility_is_checked(fake_sim, kernels):
     from npu_launcher import sim_descriptor
 
-    d = sim_descriptor(kernels.add_kernel, kernels.ADD_SIGNATURE, {"BLOCK": 64},
-                       divisibility={"n": 16}, device_type="cpu")
-    with pytest.raises(KernelArgumentError, match=r"argument 'n' \(#3\): 60 is not a multiple of 16"):
+    d = sim_descriptor(
+        kernels.add_kernel,
+        kernels.ADD_SIGNATURE,
+        {"BLOCK": 64},
+        divisibility={"n": 16},
+        device_type="cpu",
+    )
+    with pytest.raises(
+        KernelArgumentError, match=r"argument 'n' \(#3\): 60 is not a multiple of 16"
+    ):
         bind(d)(1, 1, 1, None, X, Y, OUT, 60)
 
 
 def test_descriptor_for_another_target_is_refused(cuda_add_kernel, sim_add_descriptor):
     from npu_launcher import descriptor_from_compiled
 
-    with pytest.raises(DescriptorError, match=r"kernel 'add_kernel' targets 'cuda' \(cuda driver\), not the sim driver"):
+    with pytest.raises(
+        DescriptorError,
+        match=r"kernel 'add_kernel' targets 'cuda' \(cuda driver\), not the sim driver",
+    ):
         bind(descriptor_from_compiled(cuda_add_kernel), driver="sim")
     with pytest.raises(DescriptorError, match="targets 'sim'"):
         bind(sim_add_descriptor, driver="cuda")
@@ -118,6 +180,8 @@ def test_descriptor_for_another_target_is_refused(cuda_add_kernel, sim_add_descr
 def test_descriptor_bytes_of_another_schema_version_are_refused():
     from npu_launcher.descriptor import ArgSpec, Target
 
-    d = KernelDescriptor("k", Target("sim", device_type="cpu"), "triton-python", b"", (ArgSpec("n", "i32"),))
+    d = KernelDescriptor(
+        "k", Target("sim", device_type="cpu"), "triton-python", b"", (ArgSpec("n", "i32"),)
+    )
     with pytest.raises(DescriptorError, match="kernel 'k': descriptor schema version 7"):
         bind(d.to_bytes().replace(b'"version":2', b'"version":7'))  # bind takes bytes too

@@ -35,18 +35,20 @@ def test_load_and_launch_from_c(fake_sim, sim_add_descriptor, tmp_path):
         x, y, out = torch.randn(100), torch.randn(100), torch.zeros(100)
         hx, hy, ho = handle(x), handle(y), handle(out)
         n = ctypes.c_int32(100)
-        args = (ctypes.c_void_p * 4)(ctypes.addressof(hx), ctypes.addressof(hy), ctypes.addressof(ho),
-                                     ctypes.addressof(n))
+        args = (ctypes.c_void_p * 4)(
+            ctypes.addressof(hx), ctypes.addressof(hy), ctypes.addressof(ho), ctypes.addressof(n)
+        )
         assert api.launch(k, 2, 1, 1, None, args, 4, err, _ERR) == 0, err.value
         torch.testing.assert_close(out, x + y)
-        (_fn, grid, sim_args, _c), = fake_sim
+        ((_fn, grid, sim_args, _c),) = fake_sim
         assert grid == (2, 1, 1) and sim_args[2].data_ptr() == out.data_ptr()  # the caller's memory
         # a wrong count and a wrong dtype are errors with the launch object's message
         assert api.launch(k, 2, 1, 1, None, args, 3, err, _ERR) != 0
         assert b"takes 4 arguments" in err.value
         hi = handle(torch.zeros(100, dtype=torch.int32))
-        bad = (ctypes.c_void_p * 4)(ctypes.addressof(hx), ctypes.addressof(hy), ctypes.addressof(hi),
-                                    ctypes.addressof(n))
+        bad = (ctypes.c_void_p * 4)(
+            ctypes.addressof(hx), ctypes.addressof(hy), ctypes.addressof(hi), ctypes.addressof(n)
+        )
         assert api.launch(k, 2, 1, 1, None, bad, 4, err, _ERR) != 0
         assert b"KernelArgument" in err.value and b"out" in err.value
     finally:

@@ -12,8 +12,16 @@ from npu_launcher import sim
 
 def test_environment_default_in_a_fresh_process(tmp_path):
     code = "import npu_launcher.config as c; from npu_launcher import sim; print(c.cache_dir, sim.cache_dir())"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
-                         env=dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0", NPU_LAUNCHER_CACHE_DIR=str(tmp_path)))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env=dict(
+            os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0", NPU_LAUNCHER_CACHE_DIR=str(tmp_path)
+        ),
+    )
     assert out.stdout.split() == [str(tmp_path), str(tmp_path / "sim")]
 
 

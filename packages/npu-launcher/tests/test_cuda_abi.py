@@ -27,7 +27,9 @@ def test_prototypes_match_cuda_h(cuda_h, c_decls):
         ours = c_decls.parse_prototype(proto)
         theirs = c_decls.header_prototype(cuda_h, name)
         assert theirs == ours, f"{name}: we declare {ours}, cuda.h has {theirs}"
-        assert not re.search(rf"#define\s+{name}\s+{name}_v\d", cuda_h), f"{name} is a versioned macro"
+        assert not re.search(rf"#define\s+{name}\s+{name}_v\d", cuda_h), (
+            f"{name} is a versioned macro"
+        )
 
 
 def test_constants_match_cuda_h(cuda_h):

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from npu_launcher import (DescriptorError, KernelArgumentError, bind,
-                          descriptor_from_compiled)
+from npu_launcher import DescriptorError, KernelArgumentError, bind, descriptor_from_compiled
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 BENCH = Path(__file__).resolve().parents[3] / "bench"  # cuda_routes.py: the benchmark's cuda routes
@@ -73,9 +72,14 @@ def test_bad_input_on_cuda(jit_add):
     _, d = jit_add
     launch = bind(d, device=0)
     x = torch.randn(1024, device="cuda")
-    with pytest.raises(KernelArgumentError, match=r"argument 'x' \(#0\): tensor is on cpu, the kernel runs on cuda:0"):
+    with pytest.raises(
+        KernelArgumentError,
+        match=r"argument 'x' \(#0\): tensor is on cpu, the kernel runs on cuda:0",
+    ):
         launch(1, 1, 1, 0, x.cpu(), x, x, 1024)
-    with pytest.raises(KernelArgumentError, match=r"argument 'y' \(#1\): tensor dtype is torch.float16"):
+    with pytest.raises(
+        KernelArgumentError, match=r"argument 'y' \(#1\): tensor dtype is torch.float16"
+    ):
         launch(1, 1, 1, 0, x, x.half(), x, 1024)
     with pytest.raises(KernelArgumentError, match=r"argument 'out' \(#2\).*not 16-byte aligned"):
         launch(1, 1, 1, 0, x, x, x[1:], 1023)
@@ -86,7 +90,9 @@ def test_descriptor_for_another_arch_is_refused(jit_add):
 
     _, d = jit_add
     major, minor = torch.cuda.get_device_capability(0)
-    other = dataclasses.replace(d, target=dataclasses.replace(d.target, arch="80" if major * 10 + minor != 80 else "90"))
+    other = dataclasses.replace(
+        d, target=dataclasses.replace(d.target, arch="80" if major * 10 + minor != 80 else "90")
+    )
     with pytest.raises(DescriptorError, match="was compiled for sm_"):
         bind(other, device=0)
 

@@ -41,16 +41,27 @@ def test_library_needs_no_python_and_exports_one_symbol():
         pytest.skip("binutils (readelf, nm) not installed")
     needed = subprocess.run([readelf, "-d", lib], capture_output=True, text=True, check=True).stdout
     assert "NEEDED" in needed and "python" not in needed.lower() and "torch" not in needed.lower()
-    undefined = subprocess.run([nm, "-D", "--undefined-only", lib], capture_output=True, text=True, check=True).stdout
+    undefined = subprocess.run(
+        [nm, "-D", "--undefined-only", lib], capture_output=True, text=True, check=True
+    ).stdout
     assert not [s for s in undefined.split() if s.startswith(("Py", "_Py", "aoti_torch"))]
-    defined = subprocess.run([nm, "-D", "--defined-only", lib], capture_output=True, text=True, check=True).stdout
-    assert [line.split()[-1] for line in defined.splitlines() if line.split()[1] == "T"] == ["npl_direct_api"]
+    defined = subprocess.run(
+        [nm, "-D", "--defined-only", lib], capture_output=True, text=True, check=True
+    ).stdout
+    assert [line.split()[-1] for line in defined.splitlines() if line.split()[1] == "T"] == [
+        "npl_direct_api"
+    ]
 
 
 def test_direct_launch_packs_what_the_launch_object_packs(fake_cann, tmp_path):
     log = tmp_path / "cann.log"
-    proc = subprocess.run([sys.executable, str(HERE / "direct_capi_child.py"), str(tmp_path)],
-                          env=_env(fake_cann, log), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "direct_capi_child.py"), str(tmp_path)],
+        env=_env(fake_cann, log),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["num_args"] == 8 and out["direct"] == "ok"
@@ -58,22 +69,43 @@ def test_direct_launch_packs_what_the_launch_object_packs(fake_cann, tmp_path):
     # the Python launch, the direct one, then the direct launch with a null pointer
     assert len(launches) == 3, launches
     python, direct = launches[0], launches[1]
-    assert python[1:] == direct[1:], (python, direct)  # same function, blockDim, size, stream, bytes
+    assert python[1:] == direct[1:], (
+        python,
+        direct,
+    )  # same function, blockDim, size, stream, bytes
     assert int(direct[2]) == 3 * 2 * 1
     raw = bytes.fromhex(direct[5])
     # C2C control address, syncBlockLock + workspace, then x, y (pointers), n (i32), m (i64),
     # alpha (float), flag (i1 as int32), u (u32), d (fp64), gridX/Y/Z
-    c2c, _lock, _ws, x, y, n, m, alpha, flag, u, d, gx, gy, gz = struct.unpack_from("<QQQQQi4xqfiI4xdiii", raw)
+    c2c, _lock, _ws, x, y, n, m, alpha, flag, u, d, gx, gy, gz = struct.unpack_from(
+        "<QQQQQi4xqfiI4xdiii", raw
+    )
     assert (c2c, x, y, n, m, alpha, flag, u, d, (gx, gy, gz)) == (
-        0xC2C0000, out["x"], out["y"], 64, 32, 0.5, 1, 7, 2.25, (3, 2, 1))
+        0xC2C0000,
+        out["x"],
+        out["y"],
+        64,
+        32,
+        0.5,
+        1,
+        7,
+        2.25,
+        (3, 2, 1),
+    )
     null = bytes.fromhex(launches[2][5])
     assert struct.unpack_from("<Q", null, 24)[0] == 0 and null[32:] == raw[32:]
 
     errors = out["errors"]
     assert "argument 'y' (#1): tensor dtype is" in errors["dtype"]
-    assert "tensor dtype is torch.float32, the kernel was compiled for *fp16 (torch.float16)" in errors["dtype"]
+    assert (
+        "tensor dtype is torch.float32, the kernel was compiled for *fp16 (torch.float16)"
+        in errors["dtype"]
+    )
     assert "argument 'x' (#0): tensor is on cpu, the kernel runs on npu:0" in errors["device"]
-    assert "argument 'x' (#0)" in errors["misaligned"] and "not 16-byte aligned" in errors["misaligned"]
+    assert (
+        "argument 'x' (#0)" in errors["misaligned"]
+        and "not 16-byte aligned" in errors["misaligned"]
+    )
     assert "argument 'm' (#3): 33 is not a multiple of 16" in errors["divisibility"]
     assert errors["null"] == "ok"
     assert "takes 8 arguments, the C call passed 7" in errors["count"]
@@ -91,20 +123,47 @@ def test_a_process_without_python_or_torch_launches(fake_cann, tmp_path):
     from npu_launcher.descriptor import ArgSpec, KernelDescriptor, Target
 
     exe = tmp_path / "serve_without_python"
-    subprocess.run([cc, "-O1", "-rdynamic", "-I", capi.header_dir(), "-o", str(exe),
-                    str(HERE / "direct_c" / "serve_without_python.c"), "-ldl"], check=True, capture_output=True)
-    desc = KernelDescriptor("triton_add", Target("npu", "Ascend910B3"), "npubin", b"\x7fELF-fake-npubin:add",
-                            (ArgSpec("x", "*fp32", 16), ArgSpec("n", "i32")), extra={"mix_mode": "aiv"})
+    subprocess.run(
+        [
+            cc,
+            "-O1",
+            "-rdynamic",
+            "-I",
+            capi.header_dir(),
+            "-o",
+            str(exe),
+            str(HERE / "direct_c" / "serve_without_python.c"),
+            "-ldl",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    desc = KernelDescriptor(
+        "triton_add",
+        Target("npu", "Ascend910B3"),
+        "npubin",
+        b"\x7fELF-fake-npubin:add",
+        (ArgSpec("x", "*fp32", 16), ArgSpec("n", "i32")),
+        extra={"mix_mode": "aiv"},
+    )
     path = tmp_path / "add.npld"
     path.write_bytes(desc.to_bytes())
     log = tmp_path / "cann.log"
     env = {k: v for k, v in _env(fake_cann, log).items() if not k.startswith("PYTHON")}
-    proc = subprocess.run([str(exe), capi.direct_library(), str(path)], env=env, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [str(exe), capi.direct_library(), str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
     assert lines["python_mapped"] == "0"
-    assert "tensor dtype is torch.float16, the kernel was compiled for *fp32 (torch.float32)" in lines["refused"]
+    assert (
+        "tensor dtype is torch.float16, the kernel was compiled for *fp32 (torch.float32)"
+        in lines["refused"]
+    )
     calls = fta.read_log(log)
     assert [r[0] for r in calls] == ["set_device", "register", "function", "launch"]
     assert calls[1][1] == "41415246"  # RT_DEV_BINARY_MAGIC_ELF_AIVEC: a vector-core kernel
@@ -157,5 +216,7 @@ def test_cuda_launch_through_the_python_free_library(kernels, tmp_path):
     torch.cuda.synchronize()
     torch.testing.assert_close(out, x + y)
     bad, _keep2 = c_args((x.cpu(), y, out, ctypes.c_int32(4000)))
-    assert api.launch(k, 4, 1, 1, stream, bad, 4, err, ERR) != 0 and b"tensor is on cpu" in err.value
+    assert (
+        api.launch(k, 4, 1, 1, stream, bad, 4, err, ERR) != 0 and b"tensor is on cpu" in err.value
+    )
     api.release(k)

@@ -43,7 +43,7 @@ def _compile(fn, x):
 
     compiled = torch.compile(fn)
     out, (code,) = run_and_get_code(compiled, x)
-    return compiled, out, code[code.index("def call"):]
+    return compiled, out, code[code.index("def call") :]
 
 
 def _check(out, fn, x):
@@ -58,7 +58,7 @@ def test_wrapper_calls_launch_objects_directly_after_the_first_run(state):
     _check(out, _fn, x)
     assert "_npu_dl[0](" in code and ".run(" not in code  # the wrapper calls the slot
     assert len(autotuner.LAUNCHES) == 1  # first call: through run (precompile, autotune)
-    (name, grid, launch, slot), = promoted
+    ((name, grid, launch, slot),) = promoted
     assert launch is next(iter(autotuner._static_launches.values()))  # the kernel's launch object
     # the slot is npu-launcher's native grid slot over it: the grid validated once, one C call
     assert type(slot).__name__ == "GridSlot" and slot.launch is launch and slot.grid == grid
@@ -81,14 +81,20 @@ def test_gemm_template_slots_drop_the_grid_arguments_natively(state):
     templates = [p for p in promoted if "_tem_" in p[0]]
     assert templates, promoted
     for _name, _grid, launch, slot in templates:
-        assert type(slot).__name__ == "GridSlot" and slot.launch is launch and slot.ignore_trailing >= 1
+        assert (
+            type(slot).__name__ == "GridSlot"
+            and slot.launch is launch
+            and slot.ignore_trailing >= 1
+        )
     for _ in range(2):  # later calls: through the slots, on new inputs
         a, b = torch.randn(32, 48, device="npu"), torch.randn(48, 16, device="npu")
         torch.testing.assert_close(compiled(a, b).cpu(), fn(a.cpu(), b.cpu()), atol=1e-4, rtol=1e-4)
 
 
-@pytest.mark.skipif(not hasattr(torch._inductor.config, "use_fast_triton_launcher"),
-                    reason=f"torch {torch.__version__} has no Inductor flag use_fast_triton_launcher")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "use_fast_triton_launcher"),
+    reason=f"torch {torch.__version__} has no Inductor flag use_fast_triton_launcher",
+)
 def test_use_fast_triton_launcher_off_keeps_run(state):
     autotuner, promoted = state
     x = torch.randn(16, 48, device="npu")
@@ -107,7 +113,9 @@ def test_dynamic_shapes_keep_run(state):
     for n in (40, 72, 40):
         x = torch.randn(n, device="npu")
         _check(compiled(x), fn, x)
-    assert not promoted and len(autotuner.LAUNCHES) == 3  # symbolic numels: the grid varies per call
+    assert (
+        not promoted and len(autotuner.LAUNCHES) == 3
+    )  # symbolic numels: the grid varies per call
 
 
 def test_fallback_and_strict_when_a_kernel_cannot_launch_statically(state, monkeypatch):
@@ -144,8 +152,10 @@ def test_profiler_sees_kernels_through_run(state):
     assert len(autotuner.LAUNCHES) == 2
 
 
-@pytest.mark.skipif(not hasattr(torch._inductor.config, "incremental_autotune"),
-                    reason=f"torch {torch.__version__} has no Inductor flag incremental_autotune")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "incremental_autotune"),
+    reason=f"torch {torch.__version__} has no Inductor flag incremental_autotune",
+)
 def test_incrementally_tuned_kernel_is_tuned_then_launched_directly(state):
     """A kernel still trying configs (A29: one candidate per real call) goes through run on
     every call; once it settles, its slot becomes the winner's launch object."""
@@ -155,8 +165,12 @@ def test_incrementally_tuned_kernel_is_tuned_then_launched_directly(state):
     counters.clear()
     fn = lambda a: torch.tanh(a) * 3  # noqa: E731
     x = torch.randn(1024, device="npu")
-    with torch._inductor.config.patch(incremental_autotune=True, max_autotune_pointwise=True,
-                                      inductor_default_autotune_warmup=0, inductor_default_autotune_rep=1):
+    with torch._inductor.config.patch(
+        incremental_autotune=True,
+        max_autotune_pointwise=True,
+        inductor_default_autotune_warmup=0,
+        inductor_default_autotune_rep=1,
+    ):
         compiled = torch.compile(fn)
         _check(compiled(x), fn, x)
         for _ in range(32):
@@ -165,8 +179,12 @@ def test_incrementally_tuned_kernel_is_tuned_then_launched_directly(state):
             _check(compiled(x), fn, x)
     runs = counters["npu_autotune"]["incremental_runs"]
     assert runs >= 2 and promoted  # every candidate ran for real, then the slot was promoted
-    (kernel,) = [k for k in autotuner._static_launches if autotuner._static_launches[k] is promoted[0][2]]
+    (kernel,) = [
+        k for k in autotuner._static_launches if autotuner._static_launches[k] is promoted[0][2]
+    ]
     assert len(kernel.configs) == 1 and kernel._npu_incremental is None
-    assert kernel.compile_results[0].config.kwargs == kernel.configs[0].kwargs  # the winner is bound
+    assert (
+        kernel.compile_results[0].config.kwargs == kernel.configs[0].kwargs
+    )  # the winner is bound
     y = torch.randn(1024, device="npu")
     _check(compiled(y), fn, y)

@@ -21,11 +21,18 @@ CHILD = Path(__file__).with_name("fx_cache_child.py")
 
 
 def run_child(root: Path, **env) -> dict:
-    full = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(root / "inductor"),
-            "NPU_LAUNCHER_CACHE_DIR": str(root / "launcher"), "TORCHINDUCTOR_FX_GRAPH_CACHE": "1",
-            "TORCHINDUCTOR_COMPILE_THREADS": "1", **env}
+    full = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": str(root / "inductor"),
+        "NPU_LAUNCHER_CACHE_DIR": str(root / "launcher"),
+        "TORCHINDUCTOR_FX_GRAPH_CACHE": "1",
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",
+        **env,
+    }
     full.pop("TRITON_CACHE_DIR", None)  # Triton's cache dir then lies under the inductor cache dir
-    proc = subprocess.run([sys.executable, str(CHILD)], env=full, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(CHILD)], env=full, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -39,7 +46,11 @@ def delete_binaries(root: Path) -> None:
 def assert_restored(second: dict, kernels: int) -> None:
     assert second["ok"] and second["fx_hit"] == 1
     assert second["restored"] == kernels  # every kernel object came from the cache entry
-    assert second["loaded_from_source"] == 0 and second["described"] == 0 and second["triton_compile"] == 0
+    assert (
+        second["loaded_from_source"] == 0
+        and second["described"] == 0
+        and second["triton_compile"] == 0
+    )
     assert second["static_launches"] == second["launches"] > 0  # and launched through our launcher
     assert second["launch_object_modules"] == ["npu_launcher._native"]
 
@@ -58,13 +69,20 @@ def test_static_launch_off_bundles_nothing(tmp_path):
     first = run_child(tmp_path, **off)
     second = run_child(tmp_path, **off)
     assert first["saved"] == 0 and first["static_launches"] == 0
-    assert second["ok"] and second["fx_hit"] == 1 and second["restored"] == 0 and second["loaded_from_source"] > 0
+    assert (
+        second["ok"]
+        and second["fx_hit"] == 1
+        and second["restored"] == 0
+        and second["loaded_from_source"] > 0
+    )
 
 
 @pytest.mark.feature("C04", "L04")
-@pytest.mark.skipif(not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
-                    reason="this torch (2.11) has no Inductor flag keep_static_cubin_raw (the FX entry "
-                           "carries the kernel descriptors only with it)")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "keep_static_cubin_raw"),
+    reason="this torch (2.11) has no Inductor flag keep_static_cubin_raw (the FX entry "
+    "carries the kernel descriptors only with it)",
+)
 def test_descriptor_kept_in_the_entry_survives_deleting_the_binary_files(tmp_path):
     keep = {"TORCHINDUCTOR_KEEP_STATIC_CUBIN_RAW": "1"}
     first = run_child(tmp_path / "keep", **keep)

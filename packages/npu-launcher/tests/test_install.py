@@ -14,7 +14,11 @@ def test_register_is_the_idempotent_component_entry_point():
     import npu_launcher
     from npu_launcher import _native
 
-    (ep,) = [e for e in metadata.entry_points(group="npu_inductor.components") if e.name == "npu-launcher"]
+    (ep,) = [
+        e
+        for e in metadata.entry_points(group="npu_inductor.components")
+        if e.name == "npu-launcher"
+    ]
     assert ep.value == "npu_launcher:register" and ep.load() is npu_launcher.register
     npu_launcher.register()
     npu_launcher.register()
@@ -26,8 +30,12 @@ def test_pip_install_in_a_fresh_venv_builds_without_torch(tmp_path):
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
     # --no-deps: torch is not installed, so the build and the import below cannot use it
-    proc = subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", str(PACKAGE)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [py, "-m", "pip", "install", "-q", "--no-deps", str(PACKAGE)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     check = (
         "import importlib.util; assert importlib.util.find_spec('torch') is None\n"
@@ -37,7 +45,9 @@ def test_pip_install_in_a_fresh_venv_builds_without_torch(tmp_path):
         "assert KernelDescriptor.from_bytes(d.to_bytes()) == d\n"
         "print(_native.driver_status('ascend')[0], len(_native.cuda_symbols()))"
     )
-    proc = subprocess.run([py, "-c", check], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    proc = subprocess.run(
+        [py, "-c", check], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["False", str(len(_native_symbols()))]
 

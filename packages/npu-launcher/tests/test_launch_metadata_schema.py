@@ -40,10 +40,14 @@ def test_schema_is_read_where_offered(cuda_add_kernel):
 
 
 @pytest.mark.feature("L03")
-@pytest.mark.skipif(not hasattr(inductor_config, "use_launch_metadata_schema"),
-                    reason="this torch (2.11) has no use_launch_metadata_schema flag")
+@pytest.mark.skipif(
+    not hasattr(inductor_config, "use_launch_metadata_schema"),
+    reason="this torch (2.11) has no use_launch_metadata_schema flag",
+)
 def test_use_launch_metadata_schema_off_forces_legacy(cuda_add_kernel, monkeypatch):
-    k = SchemaKernel(cuda_add_kernel, {"entry_name": "add_kernel", "num_warps": 8, "shared_mem": 4096})
+    k = SchemaKernel(
+        cuda_add_kernel, {"entry_name": "add_kernel", "num_warps": 8, "shared_mem": 4096}
+    )
     k.metadata = cuda_add_kernel.metadata  # legacy fields present again
     monkeypatch.setattr(inductor_config, "use_launch_metadata_schema", False)
     d = descriptor_from_compiled(k)

@@ -20,8 +20,13 @@ def entry(name):
 
 def test_every_public_entry_point_loads():
     names = {ep.name for ep in metadata.entry_points(group=GROUP)}
-    assert {"bind_triton", "describe_triton", "bind_descriptor", "descriptor_to_bytes",
-            "descriptor_from_bytes"} <= names
+    assert {
+        "bind_triton",
+        "describe_triton",
+        "bind_descriptor",
+        "descriptor_to_bytes",
+        "descriptor_from_bytes",
+    } <= names
     for name in names:
         assert callable(entry(name))
 

@@ -21,7 +21,7 @@ def test_sim_launch_runs_the_kernel_through_the_entry_point(fake_sim, sim_add_de
     x, y, out = torch.randn(100), torch.randn(100), torch.zeros(100)
     launch(2, 1, 1, None, x, y, out, 100)
     torch.testing.assert_close(out, x + y)
-    (fn, grid, args, constexprs), = fake_sim
+    ((fn, grid, args, constexprs),) = fake_sim
     assert grid == (2, 1, 1) and constexprs == {"BLOCK": 64}
     assert args[0] is x and args[2] is out  # the entry gets the caller's tensors
 
@@ -33,8 +33,12 @@ def test_zero_grid_launches_nothing(fake_sim, sim_add_descriptor):
 
 
 def test_helpers_constexpr_globals_and_float_args(fake_sim, kernels):
-    d = sim_descriptor(kernels.scale_kernel, {"x": "*fp32", "out": "*fp32", "n": "i32", "alpha": "fp32"},
-                       {"BLOCK": 32}, device_type="cpu")
+    d = sim_descriptor(
+        kernels.scale_kernel,
+        {"x": "*fp32", "out": "*fp32", "n": "i32", "alpha": "fp32"},
+        {"BLOCK": 32},
+        device_type="cpu",
+    )
     x, out = torch.randn(40), torch.zeros(40)
     bind(d)(2, 1, 1, 0, x, out, 40, 0.5)
     torch.testing.assert_close(out, x)  # _twice (x * SCALE=2) * 0.5
@@ -56,10 +60,20 @@ x = torch.arange(10.0); out = torch.zeros(10)
 launch(1, 1, 1, None, x, x, out, 10)
 print(out.tolist() == (2 * x).tolist())
 """
-    env = {"TRITON_INTERPRET": "1", "NPU_LAUNCHER_CACHE_DIR": str(tmp_path / "c"),
-           "PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                         env=env, cwd=tmp_path)
+    env = {
+        "TRITON_INTERPRET": "1",
+        "NPU_LAUNCHER_CACHE_DIR": str(tmp_path / "c"),
+        "PYTHONPATH": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr[-3000:]
 
 
@@ -67,5 +81,7 @@ def test_missing_npu_sim_is_a_clear_error(monkeypatch, sim_add_descriptor):
     from npu_launcher import sim
 
     monkeypatch.setattr(sim, "_entry_points", lambda: [])
-    with pytest.raises(DriverUnavailable, match="no entry point 'launch' in group 'npu_inductor.sim_launch'"):
+    with pytest.raises(
+        DriverUnavailable, match="no entry point 'launch' in group 'npu_inductor.sim_launch'"
+    ):
         bind(sim_add_descriptor)

@@ -20,7 +20,12 @@ class NoPythonDataPtr(torch.Tensor):
 def test_fast_path_is_calibrated_on_this_torch():
     ok, why = _tensor_abi.calibrate()
     assert ok, why
-    for t in (torch.randn(8), torch.randn(4, 4).t(), torch.arange(10.0)[3:], torch.nn.Parameter(torch.ones(2))):
+    for t in (
+        torch.randn(8),
+        torch.randn(4, 4).t(),
+        torch.arange(10.0)[3:],
+        torch.nn.Parameter(torch.ones(2)),
+    ):
         dev, idx, dt = _native.tensor_codes(t)
         assert dev == 0 and dt == _tensor_abi.dtype_for("fp32")[1]
     assert _native.tensor_codes(object()) is None
@@ -44,7 +49,12 @@ import torch
 from npu_launcher import _native, _tensor_abi
 print(_tensor_abi.calibrate(), _native.tensor_codes(torch.zeros(1)))
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env={"NPU_LAUNCHER_TENSOR_FAST_PATH": "0", "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"NPU_LAUNCHER_TENSOR_FAST_PATH": "0", "PATH": "/usr/bin:/bin"},
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "(False, 'NPU_LAUNCHER_TENSOR_FAST_PATH=0') None"

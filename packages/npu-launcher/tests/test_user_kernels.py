@@ -32,8 +32,11 @@ def launches():
     return autotuner
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})], key=["n"],
-                 reset_to_zero=["total"])
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})],
+    key=["n"],
+    reset_to_zero=["total"],
+)
 @triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
 @triton.jit
 def scaled_add(x, y, out, total, n, ALPHA: tl.constexpr, BLOCK: tl.constexpr, EVEN: tl.constexpr):
@@ -74,7 +77,11 @@ def test_user_kernel_launches_through_the_pre_bound_launch_object(launches):
     assert config == {"BLOCK": 16, "EVEN": False}  # the first autotune config, with its heuristic
     assert tuple(grid)[0] == triton.cdiv(100, 16)  # the user's grid lambda on that config
     assert triton_meta["constants"]["ALPHA"] == 3.0
-    bound = [obj for k, obj in launches._static_launches.items() if k.inductor_meta["kernel_name"] == name]
+    bound = [
+        obj
+        for k, obj in launches._static_launches.items()
+        if k.inductor_meta["kernel_name"] == name
+    ]
     assert bound and type(bound[0]).__module__ == "npu_launcher._native"
 
 
@@ -92,14 +99,18 @@ def test_flag_off_falls_back_and_strict_raises(launches):
     assert not static
     torch._dynamo.reset()
     launches._static_launches.clear()
-    with torch._inductor.config.patch(static_launch_user_defined_triton_kernels=False,
-                                      strict_static_triton_launcher=True):
+    with torch._inductor.config.patch(
+        static_launch_user_defined_triton_kernels=False, strict_static_triton_launcher=True
+    ):
         with pytest.raises(Exception, match="cannot be launched statically"):
             run_user_kernel(launches, n=96)
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})], key=["n"],
-                 reset_to_zero=["total"])
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})],
+    key=["n"],
+    reset_to_zero=["total"],
+)
 @triton.jit
 def add_and_sum(x, y, out, total, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -124,7 +135,9 @@ def test_configs_benchmarked_with_reset_to_zero_then_the_winner_launches_statica
     # hook must zero it before each: without it `total` comes out 26x too large), then the
     # winning config is described and launched through a launch object
     a, b = torch.randn(100), torch.randn(100)
-    with torch._inductor.config.patch(static_launch_user_defined_triton_kernels=True, max_autotune=True):
+    with torch._inductor.config.patch(
+        static_launch_user_defined_triton_kernels=True, max_autotune=True
+    ):
         out, total = torch.compile(add_and_sum_model)(a.to("npu"), b.to("npu"))
     torch.testing.assert_close(out.cpu(), (a + b) * 2)
     torch.testing.assert_close(total.cpu(), (a + b).sum().reshape(1), atol=1e-4, rtol=1e-4)

@@ -22,8 +22,10 @@ def npu():
 
 
 # kernels go through run() only with use_fast_triton_launcher off (torch 2.11 lacks the flag)
-pytestmark = pytest.mark.skipif(not hasattr(torch._inductor.config, "use_fast_triton_launcher"),
-                                reason=f"torch {torch.__version__} has no Inductor flag use_fast_triton_launcher")
+pytestmark = pytest.mark.skipif(
+    not hasattr(torch._inductor.config, "use_fast_triton_launcher"),
+    reason=f"torch {torch.__version__} has no Inductor flag use_fast_triton_launcher",
+)
 
 
 @pytest.fixture
@@ -45,7 +47,9 @@ def compiled_under_debug_mode(wrap: bool, launches, *, backward=False):
     na, nb = (t.to("npu").requires_grad_(backward) for t in (a, b))
     # use_fast_triton_launcher off: kernels go through run() on every call, which records each
     # launch in LAUNCHES (direct-launch slots call the same launch objects without a record)
-    with torch._inductor.config.patch(wrap_inductor_compiled_regions=wrap, use_fast_triton_launcher=False):
+    with torch._inductor.config.patch(
+        wrap_inductor_compiled_regions=wrap, use_fast_triton_launcher=False
+    ):
         fn = torch.compile(f)
         fn(na, nb)  # compile outside the mode
         launches.clear()

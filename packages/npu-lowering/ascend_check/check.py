@@ -55,6 +55,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import hivm  # noqa: E402  (stage 2: linalg -> HIVM with bishengir)
 from ub_report import ub_agreement, ub_below, ub_comparison  # noqa: E402  (the UB report)
+
 SRC = HERE.parent / "src"  # npu-lowering's source in this checkout
 CORE_SRC = HERE.parents[1] / "npu-inductor-core" / "src"  # npu-inductor-core's, which it imports
 KERNEL_GLOB = "npu_kernel_*.py"
@@ -91,7 +92,9 @@ class ConfigResult:
     num_stages: int | None = None
     ub_ours: int | None = None  # npu-lowering's UB estimate (bytes)
     ub_body: dict = field(default_factory=dict)  # npu_inductor_core.ub_model's, per SoC family
-    ub_apart: dict = field(default_factory=dict)  # its buffers each at its own address (ub_model.apart)
+    ub_apart: dict = field(
+        default_factory=dict
+    )  # its buffers each at its own address (ub_model.apart)
     # the body model's buffer bytes by class at each statement where the peak may fall, as
     # profiled here (with triton-ascend's Triton, as on Ascend): what the calibration fits
     ub_classes: list = field(default_factory=list)
@@ -147,20 +150,32 @@ def _setup_imports():
     try:
         version = metadata.version("triton-ascend")
     except metadata.PackageNotFoundError:
-        raise SystemExit("ascend_check: triton-ascend is not installed in this Python "
-                         f"({sys.executable}); run it with the venv that setup.py creates") from None
+        raise SystemExit(
+            "ascend_check: triton-ascend is not installed in this Python "
+            f"({sys.executable}); run it with the venv that setup.py creates"
+        ) from None
     from torch._inductor.runtime import triton_heuristics as upstream
 
     from npu_lowering.runtime import heuristics
     from npu_lowering.runtime.flavour import flavour
 
     if flavour() != "ascend":
-        raise SystemExit(f"ascend_check: npu_lowering resolves flavour {flavour()!r}, expected 'ascend'")
+        raise SystemExit(
+            f"ascend_check: npu_lowering resolves flavour {flavour()!r}, expected 'ascend'"
+        )
 
-    def capture(size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None, **_):
+    def capture(
+        size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None, **_
+    ):
         def decorate(fn):
-            return Captured(fn, list(configs or ()), dict(triton_meta or {}), str(getattr(heuristic_type, "name", heuristic_type)),
-                            dict(inductor_meta or {}), dict(size_hints or {}))
+            return Captured(
+                fn,
+                list(configs or ()),
+                dict(triton_meta or {}),
+                str(getattr(heuristic_type, "name", heuristic_type)),
+                dict(inductor_meta or {}),
+                dict(size_hints or {}),
+            )
 
         return decorate
 
@@ -217,7 +232,13 @@ def launch_metadata(linalg: str, arch: str) -> dict:
     return {**{k: md[k] for k in LAUNCH_FIELDS if k in md}, "arch": arch}
 
 
-def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None, target_options: dict | None = None):
+def _lower(
+    cap: Captured,
+    config,
+    arch: str,
+    on_stage=lambda stage: None,
+    target_options: dict | None = None,
+):
     """AST -> TTIR -> linalg for one config; returns the linalg module's text, the compile
     metadata and the NPUOptions (what triton-ascend's linalg -> binary step reads)."""
     from triton._C.libtriton import ir
@@ -234,8 +255,11 @@ def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None, target
     target = GPUTarget("npu", arch, 0)
     backend = make_backend(target)
     option_fields = set(ascend.NPUOptions.__dataclass_fields__)
-    opts = {"num_warps": getattr(config, "num_warps", 1) or 1, "num_stages": getattr(config, "num_stages", 1) or 1,
-            **(target_options or {})}
+    opts = {
+        "num_warps": getattr(config, "num_warps", 1) or 1,
+        "num_stages": getattr(config, "num_stages", 1) or 1,
+        **(target_options or {}),
+    }
     from npu_inductor_core import tiles
 
     opts.update(tiles.compile_options(config))  # what the compile path passes (runtime/ub_fit.py)
@@ -247,7 +271,9 @@ def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None, target
         elif k in option_fields:  # e.g. multibuffer: a compile option, not a kernel argument
             opts[k] = v
         else:
-            raise RuntimeError(f"config sets {k}={v!r}, neither a kernel argument nor an NPU option")
+            raise RuntimeError(
+                f"config sets {k}={v!r}, neither a kernel argument nor an NPU option"
+            )
     missing = [k for k in constexpr_names if k not in constants]
     if missing:
         raise RuntimeError(f"constexpr arguments without a value: {missing}")
@@ -264,14 +290,18 @@ def _lower(cap: Captured, config, arch: str, on_stage=lambda stage: None, target
     backend.load_dialects(context)
     metadata = {"hash": src.hash(), "target": target, **options.__dict__}
     try:
-        mod = src.make_ir(options, backend.get_codegen_implementation(), backend.get_module_map(), context)
+        mod = src.make_ir(
+            options, backend.get_codegen_implementation(), backend.get_module_map(), context
+        )
         mod = ascend.make_ttir(mod, metadata, options)
         on_stage("linalg")
         try:
             linalg = ascend.ttir_to_linalg(mod, metadata, options, named_ops=True)
         except subprocess.CalledProcessError as e:
             err = (e.stderr or b"").decode("utf-8", "replace")
-            err = re.split(r"^(?:PLEASE submit a bug report|Stack dump:)", err, maxsplit=1, flags=re.M)[0].strip() or str(e)
+            err = re.split(
+                r"^(?:PLEASE submit a bug report|Stack dump:)", err, maxsplit=1, flags=re.M
+            )[0].strip() or str(e)
             raise RuntimeError(f"triton-adapter-opt exited {e.returncode}: {err}") from None
     finally:
         context.disable_multithreading()
@@ -290,8 +320,11 @@ def _front_end_for(target):
     if target is None or not target.compile_on_910_95:
         yield
         return
-    mods = [m for name, m in list(sys.modules.items())
-            if name.startswith("triton") and isinstance(getattr(m, "is_compile_on_910_95", None), bool)]
+    mods = [
+        m
+        for name, m in list(sys.modules.items())
+        if name.startswith("triton") and isinstance(getattr(m, "is_compile_on_910_95", None), bool)
+    ]
     saved = [(m, m.is_compile_on_910_95) for m in mods]
     try:
         for m in mods:
@@ -316,8 +349,16 @@ def _front_end(cap, config, arch, target, printed):
 
     def lower(seconds):
         with _deadline(seconds), contextlib.redirect_stdout(printed), _front_end_for(target):
-            return (*_lower(cap, config, arch, on_stage=lambda stage: state.__setitem__("stage", stage),
-                            target_options=opts), state)
+            return (
+                *_lower(
+                    cap,
+                    config,
+                    arch,
+                    on_stage=lambda stage: state.__setitem__("stage", stage),
+                    target_options=opts,
+                ),
+                state,
+            )
 
     try:
         try:
@@ -332,8 +373,16 @@ def _front_end(cap, config, arch, target, printed):
         raise
 
 
-def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(), pool=None,
-                 workroot: Path | None = None, only_config: dict | None = None) -> KernelResult:
+def check_kernel(
+    path: Path,
+    arch: str,
+    which: str,
+    dump: Path | None,
+    targets=(),
+    pool=None,
+    workroot: Path | None = None,
+    only_config: dict | None = None,
+) -> KernelResult:
     """Load the kernel and lower every chosen config; with ``targets`` (hivm.Target) also run
     each config's front end for each target and submit its bishengir run to ``pool`` (the
     futures are in ``ConfigResult.hivm``; ``finish_kernel`` collects them)."""
@@ -347,10 +396,18 @@ def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(
         res.error = _short(e)
         return res
     res.heuristic = cap.heuristic
-    if only_config is not None:  # one given config instead of the heuristics' (a compile stand-in's)
+    if (
+        only_config is not None
+    ):  # one given config instead of the heuristics' (a compile stand-in's)
         from triton import Config
 
-        cap.configs = [Config(dict(only_config["kwargs"]), num_warps=1, num_stages=only_config.get("num_stages", 1))]
+        cap.configs = [
+            Config(
+                dict(only_config["kwargs"]),
+                num_warps=1,
+                num_stages=only_config.get("num_stages", 1),
+            )
+        ]
     res.configs_total = len(cap.configs)
     res.ub_model = ub_model_of(cap)
     body_profile = ub_profile_of(path, cap, res.name)
@@ -360,20 +417,35 @@ def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(
     chosen = cap.configs if which == "all" else cap.configs[:1]
     for i, config in enumerate(chosen):
         t0 = time.monotonic()
-        cr = ConfigResult(index=i, kwargs=dict(config.kwargs), num_warps=getattr(config, "num_warps", None),
-                          ok=False, stage="ttir")
+        cr = ConfigResult(
+            index=i,
+            kwargs=dict(config.kwargs),
+            num_warps=getattr(config, "num_warps", None),
+            ok=False,
+            stage="ttir",
+        )
         cr.num_stages = getattr(config, "num_stages", None)
         cr.ub_ours = ub_estimate(cap, config)
         if body_profile is not None:
             from npu_inductor_core import ub_model
 
             mb = bool(getattr(config, "num_stages", 1) and config.num_stages >= 2)
-            cr.ub_body = {fam: ub_model.estimate(body_profile, dict(config.kwargs), multibuffer=mb, soc_family=fam)
-                          for fam in ("910B", "950")}
-            cr.ub_apart = {fam: ub_model.apart(body_profile, dict(config.kwargs), multibuffer=mb, soc_family=fam)
-                           for fam in ("910B", "950")}
-            cr.ub_classes = [{k: v for k, v in by.items() if v}
-                             for by in ub_model.class_bytes(body_profile, dict(config.kwargs), mb)]
+            cr.ub_body = {
+                fam: ub_model.estimate(
+                    body_profile, dict(config.kwargs), multibuffer=mb, soc_family=fam
+                )
+                for fam in ("910B", "950")
+            }
+            cr.ub_apart = {
+                fam: ub_model.apart(
+                    body_profile, dict(config.kwargs), multibuffer=mb, soc_family=fam
+                )
+                for fam in ("910B", "950")
+            }
+            cr.ub_classes = [
+                {k: v for k, v in by.items() if v}
+                for by in ub_model.class_bytes(body_profile, dict(config.kwargs), mb)
+            ]
         # stage 1 for the kernel's own SoC (as before), then per target: front end + bishengir
         own_arch = kernel_arch(cap, arch)
         runs = [(None, own_arch)] + [(t, t.arch) for t in targets]
@@ -382,7 +454,11 @@ def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(
             printed = io.StringIO()
             key = target.name if target is not None else None
             try:
-                if target is not None and own is not None and _same_front_end(target, t_arch, own_arch):
+                if (
+                    target is not None
+                    and own is not None
+                    and _same_front_end(target, t_arch, own_arch)
+                ):
                     linalg, metadata, options = own
                 else:
                     linalg, metadata, options, _ = _front_end(cap, config, t_arch, target, printed)
@@ -395,17 +471,25 @@ def check_kernel(path: Path, arch: str, which: str, dump: Path | None, targets=(
                 else:
                     cmd = hivm.derive_command(linalg, metadata, options, target)
                     work = workroot / f"{path.stem}.cfg{i}.{target.name}"
-                    cr.targets[key] = {"stage": "hivm", "ok": False, "arch": t_arch,
-                                       "multibuffer": metadata.get("multibuffer"),
-                                       "enable_auto_bind_sub_block": metadata.get("enable_auto_bind_sub_block")}
-                    cr.futures[key], first = _hivm_run(pool, cmd, linalg, work, path.stem, f"{path.stem} cfg{i}")
+                    cr.targets[key] = {
+                        "stage": "hivm",
+                        "ok": False,
+                        "arch": t_arch,
+                        "multibuffer": metadata.get("multibuffer"),
+                        "enable_auto_bind_sub_block": metadata.get("enable_auto_bind_sub_block"),
+                    }
+                    cr.futures[key], first = _hivm_run(
+                        pool, cmd, linalg, work, path.stem, f"{path.stem} cfg{i}"
+                    )
                     if first != f"{path.stem} cfg{i}":
                         cr.targets[key]["same_run_as"] = first
             except BaseException as e:  # noqa: BLE001
                 if isinstance(e, KeyboardInterrupt):
                     raise
                 err = _short(e)
-                if printed.getvalue().strip():  # triton's static_print output explains some failures
+                if (
+                    printed.getvalue().strip()
+                ):  # triton's static_print output explains some failures
                     err += "\n[printed while compiling] " + printed.getvalue().strip()[:2000]
                 stage = getattr(e, "stage", "hivm")
                 if target is None:
@@ -430,7 +514,9 @@ def _hivm_run(pool, cmd: list[str], linalg: str, work: Path, kernel: str, who: s
     and command but for the name, and bishengir's result is then the same; the second one
     shares the first one's run. Returns the future and ``who`` of the run it got (its report
     says ``same_run_as`` and counts the run's seconds once)."""
-    flags = tuple(a.replace(kernel, "@") for a in cmd[1:] if not a.startswith("/"))  # paths are per run
+    flags = tuple(
+        a.replace(kernel, "@") for a in cmd[1:] if not a.startswith("/")
+    )  # paths are per run
     key = (cmd[0], flags, hashlib.sha256(linalg.replace(kernel, "@").encode()).hexdigest())
     if key not in _HIVM_RUNS:
         _HIVM_RUNS[key] = (pool.submit(hivm.run, cmd, linalg, work), who)
@@ -440,14 +526,22 @@ def _hivm_run(pool, cmd: list[str], linalg: str, work: Path, kernel: str, who: s
 # failures of Ascend's compiler itself, known and reported (an "xfail" per config, counted on
 # the summary line and in the report), which do not fail the run: (target, error pattern, why)
 KNOWN_FAILURES = (
-    ("950", re.compile(r"failed to legalize operation 'linalg\.reduce' that was explicitly marked illegal"),
-     "bishengir-compile-a5 (ascendnpu-ir 1.2.0) cannot lower a reduce with index (argmax/argmin: "
-     "a two-operand linalg.reduce) for the 950; the 910B's bishengir-compile does"),
+    (
+        "950",
+        re.compile(
+            r"failed to legalize operation 'linalg\.reduce' that was explicitly marked illegal"
+        ),
+        "bishengir-compile-a5 (ascendnpu-ir 1.2.0) cannot lower a reduce with index (argmax/argmin: "
+        "a two-operand linalg.reduce) for the 950; the 910B's bishengir-compile does",
+    ),
 )
 
 
 def _known_failure(target: str, error: str) -> str | None:
-    return next((why for t, pattern, why in KNOWN_FAILURES if t == target and pattern.search(error or "")), None)
+    return next(
+        (why for t, pattern, why in KNOWN_FAILURES if t == target and pattern.search(error or "")),
+        None,
+    )
 
 
 def finish_kernel(res: KernelResult, ub_overflow: str = "fail") -> KernelResult:
@@ -459,9 +553,17 @@ def finish_kernel(res: KernelResult, ub_overflow: str = "fail") -> KernelResult:
         for key, fut in cr.futures.items():
             h = fut.result()
             t = cr.targets[key]
-            t.update(ok=h.ok, seconds=h.seconds, cpu_seconds=h.cpu_seconds, ub_bytes=h.ub_bytes, ub_available_bytes=h.ub_available_bytes,
-                     ub_required_bytes=h.ub_required_bytes, retried_without_multibuffer=h.retried_without_multibuffer,
-                     single_attempt=h.single_attempt, command=" ".join(h.command[1:]))
+            t.update(
+                ok=h.ok,
+                seconds=h.seconds,
+                cpu_seconds=h.cpu_seconds,
+                ub_bytes=h.ub_bytes,
+                ub_available_bytes=h.ub_available_bytes,
+                ub_required_bytes=h.ub_required_bytes,
+                retried_without_multibuffer=h.retried_without_multibuffer,
+                single_attempt=h.single_attempt,
+                command=" ".join(h.command[1:]),
+            )
             if h.ok:
                 t["stage"] = "done"
             else:
@@ -473,23 +575,33 @@ def finish_kernel(res: KernelResult, ub_overflow: str = "fail") -> KernelResult:
             key, t = bad[0]
             cr.stage, cr.error = f"{key}:{t['stage']}", t.get("error", "")
         cr.ok = cr.stage == "done"
-        cr.dropped = (not cr.ok and ub_overflow == "drop" and cr.stage.endswith(":hivm") and bool(bad)
-                      and all(t.get("ub_required_bytes") and "ub overflow" in t.get("error", "") for _, t in bad))
+        cr.dropped = (
+            not cr.ok
+            and ub_overflow == "drop"
+            and cr.stage.endswith(":hivm")
+            and bool(bad)
+            and all(
+                t.get("ub_required_bytes") and "ub overflow" in t.get("error", "") for _, t in bad
+            )
+        )
     kept = [c for c in res.configs if not getattr(c, "dropped", False)]
     res.ok = bool(kept) and all(c.ok for c in kept)
     if res.configs:
         res.stage = "done" if res.ok else next((c.stage for c in kept if not c.ok), "hivm")
     if not res.ok and res.configs:
-        res.error = next((c.error for c in kept if not c.ok), None) or "every config overflows the UB: " + next(
-            c.error for c in res.configs if not c.ok)
+        res.error = next(
+            (c.error for c in kept if not c.ok), None
+        ) or "every config overflows the UB: " + next(c.error for c in res.configs if not c.ok)
     return res
 
 
 def ub_model_of(cap) -> dict:
     """What npu-lowering's UB model sees of the kernel."""
     sig = cap.triton_meta.get("signature", {})
-    return {"pointers": [str(t) for t in sig.values() if str(t).startswith("*")],
-            **{k: cap.inductor_meta.get(k) for k in ("num_load", "num_store", "num_reduction")}}
+    return {
+        "pointers": [str(t) for t in sig.values() if str(t).startswith("*")],
+        **{k: cap.inductor_meta.get(k) for k in ("num_load", "num_store", "num_reduction")},
+    }
 
 
 def ub_profile_of(path, cap, name) -> dict | None:
@@ -498,8 +610,11 @@ def ub_profile_of(path, cap, name) -> dict | None:
     try:
         from npu_inductor_core import ub_model
 
-        return ub_model.profile(Path(path).read_text(), ub_model.pointer_dtypes(cap.triton_meta.get("signature", {})),
-                                name=name)
+        return ub_model.profile(
+            Path(path).read_text(),
+            ub_model.pointer_dtypes(cap.triton_meta.get("signature", {})),
+            name=name,
+        )
     except Exception:  # noqa: BLE001 - the comparison is a report, never a check failure
         return None
 
@@ -509,13 +624,20 @@ def ub_estimate(cap, config) -> int | None:
     cap, ``tiles.ub_estimate``), with the multi-buffer setting it compiles with."""
     from npu_inductor_core import tiles
 
-    return tiles.ub_estimate(dict(config.kwargs), cap.triton_meta, cap.inductor_meta, cap.size_hints,
-                             multibuffer=tiles.is_multibuffer(config))
+    return tiles.ub_estimate(
+        dict(config.kwargs),
+        cap.triton_meta,
+        cap.inductor_meta,
+        cap.size_hints,
+        multibuffer=tiles.is_multibuffer(config),
+    )
 
 
 def _short(e: BaseException, limit: int = 4000) -> str:
     text = "".join(traceback.format_exception_only(type(e), e)).strip()
-    if type(e).__name__ != "CompilationError" and not (isinstance(e, (RuntimeError, _Timeout)) and str(e)):
+    if type(e).__name__ != "CompilationError" and not (
+        isinstance(e, (RuntimeError, _Timeout)) and str(e)
+    ):
         # an error while loading the module: where in the kernel, and where it was raised
         frames = traceback.extract_tb(e.__traceback__)
         ours = [f for f in frames if "npu_kernel_" in f.filename]
@@ -533,7 +655,11 @@ def summary(error: str) -> str:
     if "CompilationError" in lines[0]:
         caret = next((i for i, line in enumerate(lines) if line.strip() == "^"), None)
         src = lines[caret - 1].strip() if caret else ""
-        tail = lines[caret + 1].strip() if caret is not None and caret + 1 < len(lines) else lines[-1].strip()
+        tail = (
+            lines[caret + 1].strip()
+            if caret is not None and caret + 1 < len(lines)
+            else lines[-1].strip()
+        )
         return f"{lines[0]} `{src}`: {tail}"[:400]
     if "triton-adapter-opt" in lines[0]:
         for line in lines:
@@ -598,8 +724,11 @@ def _config_line(r: KernelResult, c: ConfigResult) -> str:
     if c.num_stages and c.num_stages != 1:
         cfg += f",num_stages={c.num_stages}"
     head = f"{'ok  ' if c.ok else 'DROP' if c.dropped else 'FAIL'} {r.name} {r.heuristic.lower()} cfg{c.index}/{r.configs_total} {cfg}"
-    ub = " ".join(f"{k}:ub={t.get('ub_bytes') or t.get('ub_required_bytes')}" for k, t in c.targets.items()
-                  if t.get("ub_bytes") or t.get("ub_required_bytes"))
+    ub = " ".join(
+        f"{k}:ub={t.get('ub_bytes') or t.get('ub_required_bytes')}"
+        for k, t in c.targets.items()
+        if t.get("ub_bytes") or t.get("ub_required_bytes")
+    )
     if c.ok:
         xf = "".join(f" [xfail {k}: {summary(c.targets[k]['error'])}]" for k in c.xfails)
         return f"{head} {ub}{xf}".rstrip()
@@ -614,10 +743,14 @@ def _stage_counts(results, targets) -> dict:
         linalg = sum(1 for x in cfgs if x and x["stage"] in ("hivm", "done"))
         done = sum(1 for x in cfgs if x and x["stage"] == "done")
         runs = [x for x in cfgs if x and not x.get("same_run_as")]  # a shared run counts once
-        out[t.name] = {"configs": len(cfgs), "linalg": linalg, "hivm": done,
-                       "hivm_runs": len(runs),
-                       "hivm_seconds": round(sum(x.get("seconds", 0) for x in runs), 1),
-                       "hivm_cpu_seconds": round(sum(x.get("cpu_seconds", 0) for x in runs), 1)}
+        out[t.name] = {
+            "configs": len(cfgs),
+            "linalg": linalg,
+            "hivm": done,
+            "hivm_runs": len(runs),
+            "hivm_seconds": round(sum(x.get("seconds", 0) for x in runs), 1),
+            "hivm_cpu_seconds": round(sum(x.get("cpu_seconds", 0) for x in runs), 1),
+        }
     return out
 
 
@@ -629,15 +762,30 @@ def serve(targets) -> int:
     "num_stages": n}}``, one JSON answer per stdout line after SERVE_MARK (the config's per-target results), so
     a compile stand-in pays the imports once (tests/ub_fit_child.py)."""
     _setup_imports()
-    with tempfile.TemporaryDirectory(prefix="npu-ascend-serve-") as root, \
-            concurrent.futures.ThreadPoolExecutor(1) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="npu-ascend-serve-") as root,
+        concurrent.futures.ThreadPoolExecutor(1) as pool,
+    ):
         for n, line in enumerate(sys.stdin):
             req = json.loads(line)
             with contextlib.redirect_stdout(io.StringIO()):
-                r = finish_kernel(check_kernel(Path(req["path"]), None, "all", None, targets, pool,
-                                               Path(root) / str(n), req["config"]))
-            answer = {"ok": r.ok, "error": r.error,
-                      "targets": r.configs[0].targets if r.configs else {}}
+                r = finish_kernel(
+                    check_kernel(
+                        Path(req["path"]),
+                        None,
+                        "all",
+                        None,
+                        targets,
+                        pool,
+                        Path(root) / str(n),
+                        req["config"],
+                    )
+                )
+            answer = {
+                "ok": r.ok,
+                "error": r.error,
+                "targets": r.configs[0].targets if r.configs else {},
+            }
             print(SERVE_MARK + json.dumps(answer, default=str), flush=True)
     return 0
 
@@ -647,29 +795,59 @@ def main(argv=None) -> int:
     ap.add_argument("paths", nargs="*", help="kernel files or folders of npu_kernel_*.py")
     ap.add_argument("--serve", action="store_true", help="answer requests on stdin (see serve())")
     ap.add_argument("--json", type=Path, help="write the report here")
-    ap.add_argument("--configs", choices=("all", "first"), default="all",
-                    help="check every config the heuristics produce (default) or only the first")
-    ap.add_argument("--arch", default=os.environ.get("NPU_ASCEND_CHECK_ARCH") or None,
-                    help=f"SoC of the TTIR -> linalg stage and launch fields (default: the kernel's triton_meta "
-                         f"device, else {DEFAULT_ARCH})")
-    ap.add_argument("--targets", default=os.environ.get("NPU_ASCEND_CHECK_TARGETS", ",".join(hivm.TARGETS)),
-                    help=f"SoCs for front end + bishengir (comma-separated of {', '.join(hivm.TARGETS)}; "
-                         "'none': stop at linalg)")
-    ap.add_argument("--jobs", type=int, default=int(os.environ.get("NPU_ASCEND_CHECK_JOBS", "2")),
-                    help="bishengir processes at once (default 2)")
-    ap.add_argument("--ub-overflow", choices=("fail", "drop"), default=os.environ.get("NPU_ASCEND_CHECK_UB_OVERFLOW", "fail"),
-                    help="a config bishengir rejects only for the UB: fails the run (default), or is counted as "
-                         "dropped, as the Ascend compile path drops it; a kernel with no config left fails either way")
-    ap.add_argument("--keep-hivm", type=Path, help="keep bishengir's temps (module.hivm.opt.mlir ...) here")
-    ap.add_argument("--config", type=json.loads, default=None,
-                    help='check only this config: {"kwargs": {"XBLOCK": 1024}, "num_stages": 1}')
+    ap.add_argument(
+        "--configs",
+        choices=("all", "first"),
+        default="all",
+        help="check every config the heuristics produce (default) or only the first",
+    )
+    ap.add_argument(
+        "--arch",
+        default=os.environ.get("NPU_ASCEND_CHECK_ARCH") or None,
+        help=f"SoC of the TTIR -> linalg stage and launch fields (default: the kernel's triton_meta "
+        f"device, else {DEFAULT_ARCH})",
+    )
+    ap.add_argument(
+        "--targets",
+        default=os.environ.get("NPU_ASCEND_CHECK_TARGETS", ",".join(hivm.TARGETS)),
+        help=f"SoCs for front end + bishengir (comma-separated of {', '.join(hivm.TARGETS)}; "
+        "'none': stop at linalg)",
+    )
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=int(os.environ.get("NPU_ASCEND_CHECK_JOBS", "2")),
+        help="bishengir processes at once (default 2)",
+    )
+    ap.add_argument(
+        "--ub-overflow",
+        choices=("fail", "drop"),
+        default=os.environ.get("NPU_ASCEND_CHECK_UB_OVERFLOW", "fail"),
+        help="a config bishengir rejects only for the UB: fails the run (default), or is counted as "
+        "dropped, as the Ascend compile path drops it; a kernel with no config left fails either way",
+    )
+    ap.add_argument(
+        "--keep-hivm", type=Path, help="keep bishengir's temps (module.hivm.opt.mlir ...) here"
+    )
+    ap.add_argument(
+        "--config",
+        type=json.loads,
+        default=None,
+        help='check only this config: {"kwargs": {"XBLOCK": 1024}, "num_stages": 1}',
+    )
     ap.add_argument("--dump-linalg", type=Path, help="write each lowered kernel's linalg here")
-    ap.add_argument("--follow", type=Path, metavar="DONE_FILE",
-                    help="check kernels as they appear in the folders, one bishengir at a time, until DONE_FILE "
-                         "exists (the test command writes it when pytest ends); then the rest with --jobs")
+    ap.add_argument(
+        "--follow",
+        type=Path,
+        metavar="DONE_FILE",
+        help="check kernels as they appear in the folders, one bishengir at a time, until DONE_FILE "
+        "exists (the test command writes it when pytest ends); then the rest with --jobs",
+    )
     args = ap.parse_args(argv)
 
-    targets = [] if args.targets in ("", "none") else [hivm.TARGETS[t] for t in args.targets.split(",")]
+    targets = (
+        [] if args.targets in ("", "none") else [hivm.TARGETS[t] for t in args.targets.split(",")]
+    )
     if args.serve:
         return serve(targets)
     if not args.paths:
@@ -678,10 +856,14 @@ def main(argv=None) -> int:
     version = _setup_imports()
     results = []
     with contextlib.ExitStack() as stack:
-        workroot = args.keep_hivm or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="npu-ascend-hivm-")))
+        workroot = args.keep_hivm or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="npu-ascend-hivm-"))
+        )
         jobs = max(1, args.jobs)
-        pool = _GatedPool(stack.enter_context(concurrent.futures.ThreadPoolExecutor(jobs)),
-                          1 if args.follow else jobs)
+        pool = _GatedPool(
+            stack.enter_context(concurrent.futures.ThreadPoolExecutor(jobs)),
+            1 if args.follow else jobs,
+        )
         pending = collections.deque()
 
         def finish(keep: int) -> None:
@@ -693,57 +875,103 @@ def main(argv=None) -> int:
                 for c in r.configs:
                     print(_config_line(r, c), flush=True)
 
-        for path in _kernel_files(args.paths, args.follow, pool, jobs):  # front ends here, bishengir in the pool
-            pending.append(check_kernel(path, args.arch, args.configs, args.dump_linalg, targets, pool, workroot,
-                                        args.config))
+        for path in _kernel_files(
+            args.paths, args.follow, pool, jobs
+        ):  # front ends here, bishengir in the pool
+            pending.append(
+                check_kernel(
+                    path,
+                    args.arch,
+                    args.configs,
+                    args.dump_linalg,
+                    targets,
+                    pool,
+                    workroot,
+                    args.config,
+                )
+            )
             finish(4 * jobs)
         finish(0)
     failed = [r for r in results if not r.ok]
     n_cfg = sum(len(r.configs) for r in results)
     # how triton-ascend would launch them (npu-launcher's Ascend route reads these fields)
-    modes = collections.Counter(f"{c.launch.get('mix_mode')}/{c.launch.get('parallel_mode')}"
-                                for r in results for c in r.configs if c.launch)
+    modes = collections.Counter(
+        f"{c.launch.get('mix_mode')}/{c.launch.get('parallel_mode')}"
+        for r in results
+        for c in r.configs
+        if c.launch
+    )
     stages = _stage_counts(results, targets)
     elapsed = time.monotonic() - t0
     ub_rows = ub_comparison(results) if targets else []
     report = {
-        "triton_ascend": version, "ascendnpu_ir": _version("ascendnpu-ir") if targets else None,
-        "arch": args.arch or "per kernel", "configs_checked": args.configs,
-        "targets": {t.name: {"arch": t.arch, "compiler": t.compiler, **stages[t.name]} for t in targets},
-        "kernels": len(results), "kernel_configs": n_cfg, "failed": [r.name for r in failed],
+        "triton_ascend": version,
+        "ascendnpu_ir": _version("ascendnpu-ir") if targets else None,
+        "arch": args.arch or "per kernel",
+        "configs_checked": args.configs,
+        "targets": {
+            t.name: {"arch": t.arch, "compiler": t.compiler, **stages[t.name]} for t in targets
+        },
+        "kernels": len(results),
+        "kernel_configs": n_cfg,
+        "failed": [r.name for r in failed],
         "launch_modes": dict(modes),
         "ub_comparison": ub_rows,
         "ub_agreement": ub_agreement(results, targets) if targets else {},
         "seconds": round(elapsed, 1),
-        "results": [{**{k: v for k, v in vars(r).items() if k != "configs"},
-                     "configs": [{k: v for k, v in vars(c).items() if k != "futures"} for c in r.configs]}
-                    for r in results],
+        "results": [
+            {
+                **{k: v for k, v in vars(r).items() if k != "configs"},
+                "configs": [
+                    {k: v for k, v in vars(c).items() if k != "futures"} for c in r.configs
+                ],
+            }
+            for r in results
+        ],
     }
     lowered = sum(1 for r in results for c in r.configs if c.launch)
     dropped = [(r, c) for r in results for c in r.configs if c.dropped]
     xfails = [(r, c, k) for r, c in ((r, c) for r in results for c in r.configs) for k in c.xfails]
-    report["known_failures"] = [{"kernel": r.name, "config": c.index, "kwargs": c.kwargs, "target": k,
-                                 "why": c.targets[k]["xfail"]} for r, c, k in xfails]
-    report["ub_overflow_dropped"] = [{"kernel": r.name, "config": c.index, "kwargs": c.kwargs} for r, c in dropped]
+    report["known_failures"] = [
+        {
+            "kernel": r.name,
+            "config": c.index,
+            "kwargs": c.kwargs,
+            "target": k,
+            "why": c.targets[k]["xfail"],
+        }
+        for r, c, k in xfails
+    ]
+    report["ub_overflow_dropped"] = [
+        {"kernel": r.name, "config": c.index, "kwargs": c.kwargs} for r, c in dropped
+    ]
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1, default=str))
 
-    per_target = "; ".join(f"{t.arch}: {stages[t.name]['linalg']}/{stages[t.name]['configs']} linalg, "
-                           f"{stages[t.name]['hivm']}/{stages[t.name]['configs']} HIVM ({t.compiler}, "
-                           f"{stages[t.name]['hivm_runs']} runs, {stages[t.name]['hivm_cpu_seconds']} s CPU)"
-                           for t in targets)
-    print(f"ascend_check: {len(results) - len(failed)}/{len(results)} kernels ({n_cfg} configs) pass; "
-          f"TTIR -> linalg {lowered}/{n_cfg} with triton-ascend {version}"
-          + (f"; {per_target}" if targets else "")
-          + (f"; {len(dropped)} configs dropped for a UB overflow" if dropped else "")
-          + (f"; {len(xfails)} known compiler failures (xfail)" if xfails else "")
-          + "".join(f"; UB estimate below bishengir's ({t}): {row['body_model']['below']}/{row['configs']} "
-                    f"(median {row['body_model']['median_ratio']}x, lowest {row['body_model']['min_ratio']}x; peak estimate "
-                    f"{row['body_model_peak']['below']} below, lowest {row['body_model_peak']['min_ratio']}x)"
-                    for t, row in report["ub_agreement"].items() if row.get("body_model"))
-          + f"; in {elapsed:.1f}s; launch modes (mix/parallel): "
-          f"{', '.join(f'{k} {v}' for k, v in sorted(modes.items())) or 'none'}", flush=True)
+    per_target = "; ".join(
+        f"{t.arch}: {stages[t.name]['linalg']}/{stages[t.name]['configs']} linalg, "
+        f"{stages[t.name]['hivm']}/{stages[t.name]['configs']} HIVM ({t.compiler}, "
+        f"{stages[t.name]['hivm_runs']} runs, {stages[t.name]['hivm_cpu_seconds']} s CPU)"
+        for t in targets
+    )
+    print(
+        f"ascend_check: {len(results) - len(failed)}/{len(results)} kernels ({n_cfg} configs) pass; "
+        f"TTIR -> linalg {lowered}/{n_cfg} with triton-ascend {version}"
+        + (f"; {per_target}" if targets else "")
+        + (f"; {len(dropped)} configs dropped for a UB overflow" if dropped else "")
+        + (f"; {len(xfails)} known compiler failures (xfail)" if xfails else "")
+        + "".join(
+            f"; UB estimate below bishengir's ({t}): {row['body_model']['below']}/{row['configs']} "
+            f"(median {row['body_model']['median_ratio']}x, lowest {row['body_model']['min_ratio']}x; peak estimate "
+            f"{row['body_model_peak']['below']} below, lowest {row['body_model_peak']['min_ratio']}x)"
+            for t, row in report["ub_agreement"].items()
+            if row.get("body_model")
+        )
+        + f"; in {elapsed:.1f}s; launch modes (mix/parallel): "
+        f"{', '.join(f'{k} {v}' for k, v in sorted(modes.items())) or 'none'}",
+        flush=True,
+    )
     if not results:
         print("ascend_check: FAILED: no kernels to check", flush=True)
         return 2
@@ -755,15 +983,22 @@ def main(argv=None) -> int:
     below = ub_below(results, targets) if targets else []
     fatal = ub_below(results, targets, required_only=True) if targets else []
     for line in below:
-        verdict = "FAILED UB estimate below what bishengir required" if line in fatal else \
-            "UB estimate below bishengir's plan, which fit (reported)"
+        verdict = (
+            "FAILED UB estimate below what bishengir required"
+            if line in fatal
+            else "UB estimate below bishengir's plan, which fit (reported)"
+        )
         print(f"ascend_check: {verdict}: {line}", flush=True)
     if failed:
         for r in failed:
             bad = next((c for c in r.configs if not c.ok and not c.dropped), None) or next(
-                (c for c in r.configs if not c.ok), None)
+                (c for c in r.configs if not c.ok), None
+            )
             where = f" cfg{bad.index} {bad.kwargs}" if bad is not None else ""
-            print(f"ascend_check: FAILED kernel {r.name}{where} ({r.path}) [{r.stage}]: {summary(r.error)}", flush=True)
+            print(
+                f"ascend_check: FAILED kernel {r.name}{where} ({r.path}) [{r.stage}]: {summary(r.error)}",
+                flush=True,
+            )
     return exit_status(failed, fatal)
 
 

@@ -106,8 +106,12 @@ class Target:
         (NPUOptions' field defaults are written in terms of that flag)."""
         if not self.compile_on_910_95:
             return {}
-        return {"compile_on_910_95": True, "multibuffer": False, "enable_auto_bind_sub_block": False,
-                "enable_select_analysis": True}
+        return {
+            "compile_on_910_95": True,
+            "multibuffer": False,
+            "enable_auto_bind_sub_block": False,
+            "enable_select_analysis": True,
+        }
 
 
 TARGETS = {
@@ -176,8 +180,15 @@ def derive_command(linalg: str, metadata: dict, options, target: Target) -> list
 
     cdir = compiler_dir(target)
     compiler = cdir / "bishengir-compile"
-    saved = {k: getattr(ascend, k) for k in ("subprocess", "NPUUtils", "_check_bishengir_api_change",
-                                             "_check_bishengir_is_regbased")}
+    saved = {
+        k: getattr(ascend, k)
+        for k in (
+            "subprocess",
+            "NPUUtils",
+            "_check_bishengir_api_change",
+            "_check_bishengir_is_regbased",
+        )
+    }
     old_path = os.environ.get("PATH", "")
     os.environ["PATH"] = f"{cdir}{os.pathsep}{old_path}"
 
@@ -190,8 +201,11 @@ def derive_command(linalg: str, metadata: dict, options, target: Target) -> list
         ascend.NPUUtils = _Arch
         for fn in ("_check_bishengir_api_change", "_check_bishengir_is_regbased"):
             setattr(ascend, fn, functools.partial(_probe, saved[fn], str(compiler)))
-        step = (ascend.linalg_to_bin_enable_npu_compile_910_95 if options.compile_on_910_95
-                else ascend.linalg_to_bin_enable_npu_compile_A2_A3)
+        step = (
+            ascend.linalg_to_bin_enable_npu_compile_910_95
+            if options.compile_on_910_95
+            else ascend.linalg_to_bin_enable_npu_compile_A2_A3
+        )
         try:
             step(linalg, dict(metadata), options)
         except _Captured as c:
@@ -213,7 +227,9 @@ class HivmResult:
     ub_available_bytes: int | None = None
     ub_required_bytes: int | None = None  # from an overflow message
     retried_without_multibuffer: bool = False
-    retried_after_timeout: bool = False  # the first run passed TIMEOUT_S; this is the retry's result
+    retried_after_timeout: bool = (
+        False  # the first run passed TIMEOUT_S; this is the retry's result
+    )
     cpu_seconds: float = 0.0  # user + system time of bishengir itself (wall time depends on load)
     single_attempt: bool = False  # the 950's compiler ran once (SINGLE_ATTEMPT), not five times
 
@@ -235,7 +251,11 @@ def _run_timed(args: list[str], cwd: Path, timeout: float | None = None) -> tupl
             time.sleep(0.01)
         proc.returncode = os.waitstatus_to_exitcode(status)
         log.seek(0)
-        return proc.returncode, log.read().decode("utf-8", "replace"), usage.ru_utime + usage.ru_stime
+        return (
+            proc.returncode,
+            log.read().decode("utf-8", "replace"),
+            usage.ru_utime + usage.ru_stime,
+        )
 
 
 OVERFLOW = re.compile(r"ub overflow, requires (\d+) bits while (\d+) bits available")
@@ -281,11 +301,20 @@ def _attempt(args: list[str], workdir: Path) -> HivmResult:
             with _RUNS.alone():
                 returncode, out, cpu = _run_timed(args, workdir, RETRY_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            return HivmResult(False, round(time.monotonic() - t0, 3), args,
-                              f"bishengir timed out after {TIMEOUT_S}s, and again alone after {RETRY_TIMEOUT_S}s",
-                              retried_after_timeout=True)
-    res = HivmResult(False, round(time.monotonic() - t0, 3), args, cpu_seconds=round(cpu, 3),
-                     retried_after_timeout=retried)
+            return HivmResult(
+                False,
+                round(time.monotonic() - t0, 3),
+                args,
+                f"bishengir timed out after {TIMEOUT_S}s, and again alone after {RETRY_TIMEOUT_S}s",
+                retried_after_timeout=True,
+            )
+    res = HivmResult(
+        False,
+        round(time.monotonic() - t0, 3),
+        args,
+        cpu_seconds=round(cpu, 3),
+        retried_after_timeout=retried,
+    )
     res.retried_without_multibuffer = RETRY_MB in out
     m = OVERFLOW.search(out)
     if m:
@@ -309,8 +338,12 @@ def _attempt(args: list[str], workdir: Path) -> HivmResult:
 
 
 # `%c8192_i64 = arith.constant 8192 : i64` / `%2 = llvm.mlir.constant(8192 : i64) : i64`
-_CONST = re.compile(r"(%[\w.$-]+)\s*=\s*(?:arith\.constant\s+(-?\d+)\s*:\s*i\d+|llvm\.mlir\.constant\((-?\d+)\s*:\s*i\d+\))")
-_CAST = re.compile(r"hivm\.hir\.pointer_cast\(([^)]*)\)[^:]*:\s*memref<(?:(\d+(?:x\d+)*)x)?([a-z]\w*)[^#]*#hivm\.address_space<ub>>")
+_CONST = re.compile(
+    r"(%[\w.$-]+)\s*=\s*(?:arith\.constant\s+(-?\d+)\s*:\s*i\d+|llvm\.mlir\.constant\((-?\d+)\s*:\s*i\d+\))"
+)
+_CAST = re.compile(
+    r"hivm\.hir\.pointer_cast\(([^)]*)\)[^:]*:\s*memref<(?:(\d+(?:x\d+)*)x)?([a-z]\w*)[^#]*#hivm\.address_space<ub>>"
+)
 _ELEM_BITS = re.compile(r"^[a-z]+(\d+)$")
 
 

@@ -60,8 +60,11 @@ def python_of(venv: Path) -> Path:
 
 
 def _wanted() -> dict:
-    return {"requirements": list(REQUIREMENTS), "pip_args": os.environ.get(PIP_ARGS_ENV, ""),
-            "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
+    return {
+        "requirements": list(REQUIREMENTS),
+        "pip_args": os.environ.get(PIP_ARGS_ENV, ""),
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+    }
 
 
 def is_ready(venv: Path) -> bool:
@@ -72,9 +75,12 @@ def is_ready(venv: Path) -> bool:
         return False
     have.pop("seconds", None)
     want = _wanted()
-    return (have.get("requirements") == want["requirements"] and have.get("python") == want["python"]
-            and python_of(venv).exists()
-            and any(venv.glob("lib/python*/site-packages/triton/backends/ascend/triton-adapter-opt")))
+    return (
+        have.get("requirements") == want["requirements"]
+        and have.get("python") == want["python"]
+        and python_of(venv).exists()
+        and any(venv.glob("lib/python*/site-packages/triton/backends/ascend/triton-adapter-opt"))
+    )
 
 
 def _base_python() -> str:
@@ -95,12 +101,26 @@ def create(venv: Path, quiet: bool = False) -> Path:
     extra = shlex.split(os.environ.get(PIP_ARGS_ENV, ""))
     # this venv pins its own torch (triton-ascend's): a dev environment's pip constraints
     # (hatch.toml's, torch 2.15 in the default one) would make its install impossible
-    env = {k: v for k, v in os.environ.items() if k not in ("PIP_CONSTRAINT", "PIP_BUILD_CONSTRAINT")}
-    proc = subprocess.run([*pip, *extra, *REQUIREMENTS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          env=env)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PIP_CONSTRAINT", "PIP_BUILD_CONSTRAINT")
+    }
+    proc = subprocess.run(
+        [*pip, *extra, *REQUIREMENTS],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     if proc.returncode:
-        raise SystemExit(f"ascend_check setup: pip install failed ({proc.returncode}):\n{proc.stdout[-4000:]}")
-    probe = subprocess.run([py, "-W", "ignore", "-c", PROBE], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        raise SystemExit(
+            f"ascend_check setup: pip install failed ({proc.returncode}):\n{proc.stdout[-4000:]}"
+        )
+    probe = subprocess.run(
+        [py, "-W", "ignore", "-c", PROBE],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     if probe.returncode:
         raise SystemExit(f"ascend_check setup: the new venv does not work:\n{probe.stdout[-4000:]}")
     stamp = {**_wanted(), "seconds": round(time.monotonic() - t0, 1)}

@@ -19,11 +19,19 @@ def ub_comparison(results, target="910B2") -> list[dict]:
         for c in r.configs:
             t = c.targets.get(target) or {}
             theirs = t.get("ub_required_bytes") or t.get("ub_bytes")
-            rows.append({"kernel": r.name, "config": c.index, "kwargs": c.kwargs, "ours": c.ub_ours,
-                         "ours_body": (c.ub_body or {}).get(family(target)),
-                         "bishengir": theirs, "available": t.get("ub_available_bytes"),
-                         "fits": bool(t.get("ok")) and not t.get("retried_without_multibuffer"),
-                         "retried_without_multibuffer": t.get("retried_without_multibuffer")})
+            rows.append(
+                {
+                    "kernel": r.name,
+                    "config": c.index,
+                    "kwargs": c.kwargs,
+                    "ours": c.ub_ours,
+                    "ours_body": (c.ub_body or {}).get(family(target)),
+                    "bishengir": theirs,
+                    "available": t.get("ub_available_bytes"),
+                    "fits": bool(t.get("ok")) and not t.get("retried_without_multibuffer"),
+                    "retried_without_multibuffer": t.get("retried_without_multibuffer"),
+                }
+            )
     return rows
 
 
@@ -36,7 +44,9 @@ def _ours(c, x: dict, fam: str) -> int | None:
     available = x.get("ub_available_bytes")
     if not peak or not available:
         return peak
-    return ub_model.plan_bound(peak, (getattr(c, "ub_apart", None) or {}).get(fam) or peak, available)
+    return ub_model.plan_bound(
+        peak, (getattr(c, "ub_apart", None) or {}).get(fam) or peak, available
+    )
 
 
 def ub_below(results, targets, required_only: bool = False) -> list[str]:
@@ -56,7 +66,9 @@ def ub_below(results, targets, required_only: bool = False) -> list[str]:
                 theirs = x.get("ub_required_bytes") or x.get("ub_bytes")
                 ours = _ours(c, x, family(t.name))
                 if theirs and not (ours and ours >= theirs):
-                    out.append(f"{r.name} cfg{c.index} {c.kwargs} [{t.name}]: ours {ours} < bishengir {theirs} ({r.path})")
+                    out.append(
+                        f"{r.name} cfg{c.index} {c.kwargs} [{t.name}]: ours {ours} < bishengir {theirs} ({r.path})"
+                    )
     return out
 
 
@@ -69,14 +81,22 @@ def ub_agreement(results, targets) -> dict:
     out = {}
     for t in targets:
         fam = family(t.name)
-        rows = [(theirs, c.ub_ours, (c.ub_body or {}).get(fam), _ours(c, x, fam))
-                for r in results for c in r.configs for x in [c.targets.get(t.name) or {}]
-                for theirs in [x.get("ub_required_bytes") or x.get("ub_bytes")] if theirs]
+        rows = [
+            (theirs, c.ub_ours, (c.ub_body or {}).get(fam), _ours(c, x, fam))
+            for r in results
+            for c in r.configs
+            for x in [c.targets.get(t.name) or {}]
+            for theirs in [x.get("ub_required_bytes") or x.get("ub_bytes")]
+            if theirs
+        ]
         row = {"configs": len(rows)}
         for i, label in ((1, "pointer_model"), (2, "body_model_peak"), (3, "body_model")):
             ratios = sorted(p[i] / p[0] for p in rows if p[i])
             if ratios:
-                row[label] = {"below": sum(1 for q in ratios if q < 1), "median_ratio": round(statistics.median(ratios), 2),
-                              "min_ratio": round(ratios[0], 3)}
+                row[label] = {
+                    "below": sum(1 for q in ratios if q < 1),
+                    "median_ratio": round(statistics.median(ratios), 2),
+                    "min_ratio": round(ratios[0], 3),
+                }
         out[t.name] = row
     return out

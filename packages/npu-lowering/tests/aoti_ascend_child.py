@@ -68,8 +68,13 @@ def serve(folder: Path) -> dict:
     with torch.no_grad():
         y = runner(x)
     y = y[0] if isinstance(y, (list, tuple)) else y
-    return {"shape": list(y.shape), "device": str(y.device), "x_ptr": x.data_ptr(),
-            "python_capi_imported": "npu_launcher.capi" in sys.modules, "launch_objects_bound": calls}
+    return {
+        "shape": list(y.shape),
+        "device": str(y.device),
+        "x_ptr": x.data_ptr(),
+        "python_capi_imported": "npu_launcher.capi" in sys.modules,
+        "launch_objects_bound": calls,
+    }
 
 
 def jit(folder: Path) -> dict:
@@ -87,7 +92,11 @@ def jit(folder: Path) -> dict:
         after_first = len(calls)
         for _ in range(2):
             y = fn(x)
-    return {"shape": list(y.shape), "binds_first_call": after_first, "binds_later": len(calls) - after_first}
+    return {
+        "shape": list(y.shape),
+        "binds_first_call": after_first,
+        "binds_later": len(calls) - after_first,
+    }
 
 
 if __name__ == "__main__":

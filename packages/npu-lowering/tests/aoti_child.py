@@ -39,7 +39,9 @@ def main():
     from torch._inductor import codecache, graph
 
     forbid(graph.GraphLowering, "codegen")  # Inductor's code generation
-    forbid(codecache.PyCodeCache, "load_by_key_path")  # a generated Python module (kernels, wrapper)
+    forbid(
+        codecache.PyCodeCache, "load_by_key_path"
+    )  # a generated Python module (kernels, wrapper)
     forbid(codecache.CppCodeCache, "load")  # a C++ compile
 
     import npu_launcher.capi as capi
@@ -61,9 +63,23 @@ def main():
             out = runner(*(x.to("npu") for x in saved["inputs"]))
             outs = out if isinstance(out, (list, tuple)) else [out]
             diff = max(float((o.cpu() - r).abs().max()) for o, r in zip(outs, saved["outputs"]))
-            cases.append({"batch": saved["inputs"][0].shape[0], "device": str(outs[0].device), "max_abs_diff": diff})
-    print(json.dumps({"cases": cases, "forbidden_calls": FORBIDDEN, "descriptor_loads": loads,
-                      "constant_fqns": runner.get_constant_fqns()}))
+            cases.append(
+                {
+                    "batch": saved["inputs"][0].shape[0],
+                    "device": str(outs[0].device),
+                    "max_abs_diff": diff,
+                }
+            )
+    print(
+        json.dumps(
+            {
+                "cases": cases,
+                "forbidden_calls": FORBIDDEN,
+                "descriptor_loads": loads,
+                "constant_fqns": runner.get_constant_fqns(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -72,7 +72,9 @@ def ascend_check_script(name: str):
     """One of ascend_check/'s scripts (``check``, ``hivm``) as a fresh module, outside the
     package (they are scripts, not an installed module); ``sys.modules`` holds it meanwhile,
     where dataclasses look their module up."""
-    spec = importlib.util.spec_from_file_location(f"npu_lowering_ascend_{name}_for_test", ASCEND_CHECK / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"npu_lowering_ascend_{name}_for_test", ASCEND_CHECK / f"{name}.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     try:

@@ -18,7 +18,9 @@ def check(fn, *args, calls=2, **compile_kwargs):
     for _ in range(calls):  # the second call goes through the promoted direct-launch slots
         out = compiled(*args)
     ref = fn(*[a.cpu() if isinstance(a, torch.Tensor) else a for a in args])
-    for o, r in zip(out if isinstance(out, tuple) else (out,), ref if isinstance(ref, tuple) else (ref,)):
+    for o, r in zip(
+        out if isinstance(out, tuple) else (out,), ref if isinstance(ref, tuple) else (ref,)
+    ):
         assert o.device.type == "npu"
         torch.testing.assert_close(o.cpu(), r, atol=1e-5, rtol=1e-5, equal_nan=True)
 
@@ -29,16 +31,30 @@ def _idx(*shape, high=4):
 
 CASES = {
     "sum_plus_1": (lambda x: x.sum() + 1, lambda: (torch.randn(4, device="npu"),)),
-    "full": (lambda x: torch.full((1,), 3.0, device=x.device) + x, lambda: (torch.randn(1, device="npu"),)),
-    "pointwise_size1_dim": (lambda x: (x * 2).t().contiguous(), lambda: (torch.randn(1, 5, device="npu"),)),
-    "softmax_one_row": (lambda x: torch.softmax(x, -1), lambda: (torch.randn(1, 16, device="npu"),)),
+    "full": (
+        lambda x: torch.full((1,), 3.0, device=x.device) + x,
+        lambda: (torch.randn(1, device="npu"),),
+    ),
+    "pointwise_size1_dim": (
+        lambda x: (x * 2).t().contiguous(),
+        lambda: (torch.randn(1, 5, device="npu"),),
+    ),
+    "softmax_one_row": (
+        lambda x: torch.softmax(x, -1),
+        lambda: (torch.randn(1, 16, device="npu"),),
+    ),
     "var": (lambda x: x.var(-1), lambda: (torch.randn(1, 8, device="npu"),)),
     "cumsum": (lambda x: x.cumsum(-1), lambda: (torch.randn(1, 4, device="npu"),)),
     "argmax": (lambda x: (x.argmax(-1), x.argmin(0)), lambda: (torch.randn(1, 4, device="npu"),)),
-    "any_all": (lambda x: ((x > 0).any(), (x > -9).all(-1)), lambda: (torch.randn(1, 4, device="npu"),)),
+    "any_all": (
+        lambda x: ((x > 0).any(), (x > -9).all(-1)),
+        lambda: (torch.randn(1, 4, device="npu"),),
+    ),
     "gather": (lambda x, i: x.gather(1, i), lambda: (torch.randn(1, 4, device="npu"), _idx(1, 1))),
-    "scatter": (lambda x, i, s: x.scatter(1, i, s),
-                lambda: (torch.randn(1, 4, device="npu"), _idx(1, 1), torch.randn(1, 1, device="npu"))),
+    "scatter": (
+        lambda x, i, s: x.scatter(1, i, s),
+        lambda: (torch.randn(1, 4, device="npu"), _idx(1, 1), torch.randn(1, 1, device="npu")),
+    ),
 }
 
 
@@ -78,13 +94,25 @@ def promoted_slots_know_xnumel() -> None:
         assert (2, "xnumel", 1) in lo.specialized, (lo, lo.specialized)
 
 
-EXTRA = {"size_becomes_1_later": size_becomes_1_later, "unbacked_size_1": unbacked_size_1,
-         "promoted_slots_know_xnumel": promoted_slots_know_xnumel}
+EXTRA = {
+    "size_becomes_1_later": size_becomes_1_later,
+    "unbacked_size_1": unbacked_size_1,
+    "promoted_slots_know_xnumel": promoted_slots_know_xnumel,
+}
 
 
 # what the TRITON_INTERPRET=1 child runs: the programs that failed at launch there
-CHILD = ["sum_plus_1", "full", "softmax_one_row", "var", "argmax", "gather", "scatter",
-         "size_becomes_1_later", "promoted_slots_know_xnumel"]
+CHILD = [
+    "sum_plus_1",
+    "full",
+    "softmax_one_row",
+    "var",
+    "argmax",
+    "gather",
+    "scatter",
+    "size_becomes_1_later",
+    "promoted_slots_know_xnumel",
+]
 
 
 def main() -> None:

@@ -32,7 +32,8 @@ from npu_lowering import _compat
 pytestmark = pytest.mark.skipif(
     not _compat.lazy_triton_compile_available(),
     reason="this torch (2.11) has no torch._inductor.runtime.triton_lazy_compile (upstream's lazy "
-           "kernel compile, which npu's cpp_wrapper and AOTInductor are built on)")
+    "kernel compile, which npu's cpp_wrapper and AOTInductor are built on)",
+)
 
 HERE = Path(__file__).resolve().parent
 BATCHES = (3, 5)  # two sizes of the exported dynamic batch dimension; exported at 2
@@ -56,8 +57,9 @@ def affine(x: torch.Tensor) -> torch.Tensor:
 class Block(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.layer = torch.nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.0,
-                                                      batch_first=True)
+        self.layer = torch.nn.TransformerEncoderLayer(
+            d_model=16, nhead=2, dim_feedforward=32, dropout=0.0, batch_first=True
+        )
         self.head = torch.nn.Linear(16, 4)
 
     def forward(self, x):
@@ -93,7 +95,9 @@ def package(npu, tmp_path_factory):
     # compiled here, not served from the FX graph cache (Inductor's cache dir, and with it the
     # precompiled AOT header, is the session's)
     with torch.no_grad(), inductor_config.patch(fx_graph_cache=False):
-        ep = torch.export.export(on_npu, (case_inputs(2).to(npu),), dynamic_shapes={"x": {0: batch}})
+        ep = torch.export.export(
+            on_npu, (case_inputs(2).to(npu),), dynamic_shapes={"x": {0: batch}}
+        )
         path = torch._inductor.aoti_compile_and_package(ep, package_path=str(root / "block.pt2"))
     cases = []
     with torch.no_grad():
@@ -129,20 +133,34 @@ def test_package_holds_descriptors_and_the_model(package):
         code = z.read(cpp).decode()
         for n in descriptors:
             desc = descriptor_from_bytes(z.read(n))
-            assert desc.binary_format == "triton-python" and desc.target.backend == "sim", desc.target
+            assert desc.binary_format == "triton-python" and desc.target.backend == "sim", (
+                desc.target
+            )
     # each kernel the model launches is loaded from its packed descriptor through the C ABI,
     # the user's Triton kernel too
     loads = code.count("= loadKernel(")
     assert loads == len(descriptors) and "launchKernel(" in code
-    assert "kernels_._affine" in code or "call__affine" in code, "the user kernel is not in the model"
+    assert "kernels_._affine" in code or "call__affine" in code, (
+        "the user kernel is not in the model"
+    )
     assert "npu_aoti_model_device(device_type_, device_idx_);" in code
 
 
 def run_child(package, *extra):
     env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
-    proc = subprocess.run([sys.executable, str(HERE / "aoti_child.py"), package["path"],
-                           *map(str, package["cases"]), *extra], capture_output=True, text=True, timeout=300,
-                          env=env)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "aoti_child.py"),
+            package["path"],
+            *map(str, package["cases"]),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -160,7 +178,9 @@ def test_load_package_in_a_fresh_process_without_compiling(package):
     packed = sorted(Path(n).name for n in package_files(package["path"]) if n.endswith(".npld"))
     assert sorted(Path(p).name for p in got["descriptor_loads"]) == packed
     # the weights are the package's: the child never saw the model
-    assert got["constant_fqns"] and any("layer.self_attn" in f for f in got["constant_fqns"]), got["constant_fqns"]
+    assert got["constant_fqns"] and any("layer.self_attn" in f for f in got["constant_fqns"]), got[
+        "constant_fqns"
+    ]
 
 
 def cpp_runner() -> Path:
@@ -175,18 +195,35 @@ def cpp_runner() -> Path:
     src = HERE / "aoti_cpp" / "run_package.cpp"
     libdirs = [*cpp_extension.library_paths(), sysconfig.get_config_var("LIBDIR")]
     # C++20: torch's own extension builds use it (torch 2.13 on), torch 2.15's headers require it
-    cmd = [cxx, "-std=c++20", "-O1", f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
-           *(f"-I{d}" for d in [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]),
-           str(src), *(f"-L{d}" for d in libdirs), *(f"-Wl,-rpath,{d}" for d in libdirs),
-           "-ltorch", "-ltorch_cpu", "-lc10", f"-lpython{sysconfig.get_config_var('LDVERSION')}"]
-    key = hashlib.sha256(src.read_bytes() + torch.__version__.encode() + " ".join(cmd).encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("NPU_AOTI_RUNNER_CACHE") or Path.home() / ".cache" / "npu_inductor" / "aoti_runner")
+    cmd = [
+        cxx,
+        "-std=c++20",
+        "-O1",
+        f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
+        *(f"-I{d}" for d in [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]),
+        str(src),
+        *(f"-L{d}" for d in libdirs),
+        *(f"-Wl,-rpath,{d}" for d in libdirs),
+        "-ltorch",
+        "-ltorch_cpu",
+        "-lc10",
+        f"-lpython{sysconfig.get_config_var('LDVERSION')}",
+    ]
+    key = hashlib.sha256(
+        src.read_bytes() + torch.__version__.encode() + " ".join(cmd).encode()
+    ).hexdigest()[:16]
+    cache = Path(
+        os.environ.get("NPU_AOTI_RUNNER_CACHE")
+        or Path.home() / ".cache" / "npu_inductor" / "aoti_runner"
+    )
     exe = cache / f"run_package-{key}"
     if not exe.exists():
         cache.mkdir(parents=True, exist_ok=True)
         tmp = exe.with_name(f"{exe.name}.{os.getpid()}.tmp")
         proc = subprocess.run([*cmd, "-o", str(tmp)], capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, f"building the C++ runner failed:\n{' '.join(cmd)}\n{proc.stderr[-4000:]}"
+        assert proc.returncode == 0, (
+            f"building the C++ runner failed:\n{' '.join(cmd)}\n{proc.stderr[-4000:]}"
+        )
         os.replace(tmp, exe)
     return exe
 
@@ -196,12 +233,18 @@ def test_cpp_program_runs_the_package(package):
     exe = cpp_runner()
     env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
     env["NPU_AOTI_PYTHON"] = sys.executable  # the embedded interpreter takes this environment
-    proc = subprocess.run([str(exe), package["path"], *map(str, package["cases"])], capture_output=True, text=True,
-                          timeout=300, env=env)
+    proc = subprocess.run(
+        [str(exe), package["path"], *map(str, package["cases"])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith("case ")]
-    assert len(lines) == len(BATCHES) and all(line.endswith(": match") and "on npu:0" in line for line in lines), \
-        proc.stdout
+    assert len(lines) == len(BATCHES) and all(
+        line.endswith(": match") and "on npu:0" in line for line in lines
+    ), proc.stdout
 
 
 def test_model_code_calls_cann_only_through_npu_launcher():
@@ -264,18 +307,36 @@ def test_ascend_kernel_object_saves_its_descriptor_for_cpp_wrappers(npu, tmp_pat
         offs = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
         tl.store(out + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
 
-    chosen, other = triton.Config({"XBLOCK": 16}, num_warps=1), triton.Config({"XBLOCK": 32}, num_warps=1)
-    blobs = {"chosen": b"npubin descriptor of XBLOCK=16", "other": b"npubin descriptor of XBLOCK=32"}
-    meta = {"signature": {"x": "*fp32", "out": "*fp32", "n": "i32", "XBLOCK": "constexpr"}, "constants": {},
-            "device": 0}
-    results = [NpuStaticCompileResult(NpuStaticKernel(f"kernel_{k}", blob, 0, native=True), cfg, meta, {})
-               for (k, blob), cfg in zip(blobs.items(), (chosen, other))]
-    obj = types.SimpleNamespace(fn=kernel, triton_meta=meta, inductor_meta={"kernel_name": "triton_poi_ascend_0"},
-                                compile_results=results[::-1], cuda_kernel_saved=False)
+    chosen, other = (
+        triton.Config({"XBLOCK": 16}, num_warps=1),
+        triton.Config({"XBLOCK": 32}, num_warps=1),
+    )
+    blobs = {
+        "chosen": b"npubin descriptor of XBLOCK=16",
+        "other": b"npubin descriptor of XBLOCK=32",
+    }
+    meta = {
+        "signature": {"x": "*fp32", "out": "*fp32", "n": "i32", "XBLOCK": "constexpr"},
+        "constants": {},
+        "device": 0,
+    }
+    results = [
+        NpuStaticCompileResult(NpuStaticKernel(f"kernel_{k}", blob, 0, native=True), cfg, meta, {})
+        for (k, blob), cfg in zip(blobs.items(), (chosen, other))
+    ]
+    obj = types.SimpleNamespace(
+        fn=kernel,
+        triton_meta=meta,
+        inductor_meta={"kernel_name": "triton_poi_ascend_0"},
+        compile_results=results[::-1],
+        cuda_kernel_saved=False,
+    )
     with inductor_config.patch({"aot_inductor.output_path": str(tmp_path)}):
         NpuCachingAutotuner.save_gpu_kernel(obj, None, types.SimpleNamespace(config=chosen))
     params = CudaKernelParamCache.cache.pop("triton_poi_ascend_0")
-    assert Path(params["cubin_path"]).read_bytes() == blobs["chosen"] and params["cubin_path"].endswith(".npld")
+    assert Path(params["cubin_path"]).read_bytes() == blobs["chosen"] and params[
+        "cubin_path"
+    ].endswith(".npld")
     assert Path(params["cubin_path"]).parent == tmp_path
     assert params["mangled_name"] == "kernel_chosen" and params["config"]["XBLOCK"] == 16
     assert params["def_args"] == ["x", "out", "n"] and params["call_args"] == ["x", "out", "n"]
@@ -315,10 +376,16 @@ def test_runtime_constant_folding(npu, tmp_path):
     model = _Foldable().to(npu)
     x = torch.randn(4, 16, device=npu)
     torch._dynamo.reset()
-    with torch.no_grad(), inductor_config.patch({"aot_inductor.use_runtime_constant_folding": True,
-                                                 "fx_graph_cache": False}):
+    with (
+        torch.no_grad(),
+        inductor_config.patch(
+            {"aot_inductor.use_runtime_constant_folding": True, "fx_graph_cache": False}
+        ),
+    ):
         ep = torch.export.export(model, (x,))
-        path = torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp_path / "folded.pt2"))
+        path = torch._inductor.aoti_compile_and_package(
+            ep, package_path=str(tmp_path / "folded.pt2")
+        )
     with zipfile.ZipFile(path) as z:
         cpp = next(n for n in z.namelist() if n.endswith(".cpp") and "wrapper" in n)
         code = z.read(cpp).decode()
@@ -333,7 +400,9 @@ def test_runtime_constant_folding(npu, tmp_path):
         # constants are computed again from them
         w, b = torch.randn(16, 8, device=npu), torch.randn(8, device=npu)
         runner.load_constants({"w": w, "b": b}, check_full_update=False, user_managed=True)
-        torch.testing.assert_close(runner(y).cpu(), (y @ (w * 2 + 1) + b.sin()).cpu(), atol=1e-4, rtol=1e-4)
+        torch.testing.assert_close(
+            runner(y).cpu(), (y @ (w * 2 + 1) + b.sin()).cpu(), atol=1e-4, rtol=1e-4
+        )
 
 
 @pytest.mark.feature("X08")
@@ -344,9 +413,14 @@ def test_kernels_embedded_in_the_model(npu, tmp_path):
     model = _Foldable().to(npu)
     x = torch.randn(4, 16, device=npu)
     torch._dynamo.reset()
-    with torch.no_grad(), inductor_config.patch({"aot_inductor.embed_kernel_binary": True, "fx_graph_cache": False}):
+    with (
+        torch.no_grad(),
+        inductor_config.patch({"aot_inductor.embed_kernel_binary": True, "fx_graph_cache": False}),
+    ):
         ep = torch.export.export(model, (x,))
-        path = torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp_path / "embedded.pt2"))
+        path = torch._inductor.aoti_compile_and_package(
+            ep, package_path=str(tmp_path / "embedded.pt2")
+        )
     names = package_files(path)
     assert not any(n.endswith(".npld") for n in names), names
     so = next(n for n in names if n.endswith(".so"))

@@ -27,17 +27,31 @@ import fake_triton_ascend as fta  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not _compat.lazy_triton_compile_available(),
-    reason="this torch (2.11) has no torch._inductor.runtime.triton_lazy_compile (npu's AOTInductor is built on it)")
+    reason="this torch (2.11) has no torch._inductor.runtime.triton_lazy_compile (npu's AOTInductor is built on it)",
+)
 
 CHILD = HERE / "aoti_ascend_child.py"
-AIVEC_MAGIC, ELF_MAGIC = "41415246", "43554245"  # vector-core kernels; cube + vector (GEMM templates)
+AIVEC_MAGIC, ELF_MAGIC = (
+    "41415246",
+    "43554245",
+)  # vector-core kernels; cube + vector (GEMM templates)
 
 
 def run_child(mode: str, folder: Path, cann: Path, log: Path, **env) -> dict:
-    full = {**os.environ, "NPU_LAUNCHER_CANN_LIBS": str(cann), "FAKE_CANN_LOG": str(log),
-            "TORCHINDUCTOR_CACHE_DIR": str(folder / "inductor"), **env}
-    proc = subprocess.run([sys.executable, str(CHILD), mode, str(folder)], env=full, capture_output=True, text=True,
-                          timeout=600)
+    full = {
+        **os.environ,
+        "NPU_LAUNCHER_CANN_LIBS": str(cann),
+        "FAKE_CANN_LOG": str(log),
+        "TORCHINDUCTOR_CACHE_DIR": str(folder / "inductor"),
+        **env,
+    }
+    proc = subprocess.run(
+        [sys.executable, str(CHILD), mode, str(folder)],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return {**json.loads(proc.stdout.strip().splitlines()[-1]), "stderr": proc.stderr}
 
@@ -78,8 +92,12 @@ def test_package_serves_through_the_python_free_launcher(direct_served):
     launched = [r[1] for r in log if r[0] == "launch"]
     # each of the model's kernels (a layer norm, GEMM templates with fused epilogues, a softmax)
     # is one launch of a kernel compiled at build time
-    assert len(launched) == len(set(launched)) >= 4 and set(launched) <= set(built["compiled"]), launched
-    assert any(k.startswith("triton_tem_") for k in launched) and any(k.startswith("triton_per_") for k in launched)
+    assert len(launched) == len(set(launched)) >= 4 and set(launched) <= set(built["compiled"]), (
+        launched
+    )
+    assert any(k.startswith("triton_tem_") for k in launched) and any(
+        k.startswith("triton_per_") for k in launched
+    )
     registered = [r[1] for r in log if r[0] == "register"]
     assert len(registered) == len(launched) and set(registered) == {AIVEC_MAGIC, ELF_MAGIC}
     # the served input is a pointer argument of the first kernel (the layer norm reads it)
@@ -87,11 +105,14 @@ def test_package_serves_through_the_python_free_launcher(direct_served):
     assert out["x_ptr"] in struct.unpack_from(f"<{len(first) // 8}Q", first)
 
 
-def test_without_the_library_the_model_falls_back_to_the_python_c_abi(ascend_package, direct_served):
+def test_without_the_library_the_model_falls_back_to_the_python_c_abi(
+    ascend_package, direct_served
+):
     _direct, direct_log, _ = direct_served
     out, log, _ = served(ascend_package, "python", NPU_LAUNCHER_DIRECT="0")
     assert out["python_capi_imported"] and out["launch_objects_bound"] == ["bind_ascend"] * len(
-        {r[1] for r in direct_log if r[0] == "launch"})
+        {r[1] for r in direct_log if r[0] == "launch"}
+    )
     assert out["shape"] == [4, 16]
     python = [r for r in log if r[0] == "launch"]
     ours = [r for r in direct_log if r[0] == "launch"]
@@ -100,8 +121,12 @@ def test_without_the_library_the_model_falls_back_to_the_python_c_abi(ascend_pac
     assert [r[1:4] for r in python] == [r[1:4] for r in ours]
     assert [without_pointers(r[5]) for r in python] == [without_pointers(r[5]) for r in ours]
     # a library that cannot be opened: the same fallback, said once on stderr
-    missing, _, _ = served(ascend_package, "missing", NPU_LAUNCHER_DIRECT_LIB="/nonexistent/libnpu_launcher_direct.so")
-    assert not missing["python_capi_imported"]  # the npu-launcher that built the model is still found
+    missing, _, _ = served(
+        ascend_package, "missing", NPU_LAUNCHER_DIRECT_LIB="/nonexistent/libnpu_launcher_direct.so"
+    )
+    assert not missing[
+        "python_capi_imported"
+    ]  # the npu-launcher that built the model is still found
 
 
 @pytest.mark.feature("L06")

@@ -10,8 +10,14 @@ import pytest
 
 pytestmark = pytest.mark.feature("X07")
 
-CMD = ["/tmp/cc-910B2/bishengir-compile", "/tmp/x/kernel.ttadapter.mlir", "--target=Ascend910B2",
-       "--enable-auto-multi-buffer=False", "-o", "/tmp/x/kernel"]
+CMD = [
+    "/tmp/cc-910B2/bishengir-compile",
+    "/tmp/x/kernel.ttadapter.mlir",
+    "--target=Ascend910B2",
+    "--enable-auto-multi-buffer=False",
+    "-o",
+    "/tmp/x/kernel",
+]
 LINALG = "module {{\n  func.func @{name}(%arg0: memref<?xf32>) {{\n    return\n  }}\n}}\n"
 
 
@@ -43,20 +49,34 @@ def test_bishengir_runs_once_per_distinct_input(ascend_check, tmp_path, monkeypa
 
     first = run("npu_kernel_aaaa")
     assert first[1] == "npu_kernel_aaaa cfg0"
-    assert run("npu_kernel_bbbb") == first and len(pool.calls) == 1  # the same kernel under another name
+    assert (
+        run("npu_kernel_bbbb") == first and len(pool.calls) == 1
+    )  # the same kernel under another name
     # another body, another flag, another compiler: runs of their own
     run("npu_kernel_cccc", body="%0 = arith.constant 1 : i32\n    ")
     run("npu_kernel_dddd", cmd=[a.replace("=False", "=True") for a in CMD])
     run("npu_kernel_eeee", cmd=["/tmp/cc-950/bishengir-compile", *CMD[1:]])
     assert len(pool.calls) == 4
-    assert [c[2] for c in pool.calls] == [tmp_path / n for n in ("npu_kernel_aaaa", "npu_kernel_cccc",
-                                                                 "npu_kernel_dddd", "npu_kernel_eeee")]
+    assert [c[2] for c in pool.calls] == [
+        tmp_path / n
+        for n in ("npu_kernel_aaaa", "npu_kernel_cccc", "npu_kernel_dddd", "npu_kernel_eeee")
+    ]
 
 
 def test_a_shared_run_counts_once_in_the_per_target_totals(ascend_check):
     def cfg(t, **extra):
-        return SimpleNamespace(targets={"950": {"stage": "done", "seconds": t, "cpu_seconds": t, **extra}})
+        return SimpleNamespace(
+            targets={"950": {"stage": "done", "seconds": t, "cpu_seconds": t, **extra}}
+        )
 
-    results = [SimpleNamespace(configs=[cfg(2.0)]), SimpleNamespace(configs=[cfg(2.0, same_run_as="npu_kernel_a cfg0")])]
+    results = [
+        SimpleNamespace(configs=[cfg(2.0)]),
+        SimpleNamespace(configs=[cfg(2.0, same_run_as="npu_kernel_a cfg0")]),
+    ]
     row = ascend_check._stage_counts(results, [SimpleNamespace(name="950")])["950"]
-    assert (row["configs"], row["hivm"], row["hivm_runs"], row["hivm_cpu_seconds"]) == (2, 2, 1, 2.0)
+    assert (row["configs"], row["hivm"], row["hivm_runs"], row["hivm_cpu_seconds"]) == (
+        2,
+        2,
+        1,
+        2.0,
+    )

@@ -32,12 +32,18 @@ def _compiler(tmp_path, real_name: str, fail_once: bool = False):
     folder = tmp_path / real_name
     folder.mkdir()
     exe = folder / real_name
-    exe.write_text(FAKE.format(fail_once="yes" if fail_once else "no",
-                               hivmc="hivmc-a5" if real_name.endswith("-a5") else "hivmc"))
+    exe.write_text(
+        FAKE.format(
+            fail_once="yes" if fail_once else "no",
+            hivmc="hivmc-a5" if real_name.endswith("-a5") else "hivmc",
+        )
+    )
     exe.chmod(0o755)
     link = tmp_path / f"{real_name}.dir"
     link.mkdir()
-    (link / "bishengir-compile").symlink_to(exe)  # as compiler_dir() presents every target's compiler
+    (link / "bishengir-compile").symlink_to(
+        exe
+    )  # as compiler_dir() presents every target's compiler
     return link / "bishengir-compile", folder / "calls.jsonl"
 
 
@@ -47,7 +53,9 @@ def _calls(log):
 
 def test_the_950s_compiler_runs_once_where_it_reaches_hivmc(ascend_hivm, tmp_path):
     exe, log = _compiler(tmp_path, "bishengir-compile-a5")
-    res = ascend_hivm.run([str(exe), "kernel.ttadapter.mlir", "--target=Ascend910_9599"], "module {}", tmp_path / "w")
+    res = ascend_hivm.run(
+        [str(exe), "kernel.ttadapter.mlir", "--target=Ascend910_9599"], "module {}", tmp_path / "w"
+    )
     assert res.ok and res.single_attempt
     assert [ascend_hivm.SINGLE_ATTEMPT in c for c in _calls(log)] == [True]
     assert ascend_hivm.SINGLE_ATTEMPT not in res.command  # the report shows triton-ascend's command
@@ -55,13 +63,17 @@ def test_the_950s_compiler_runs_once_where_it_reaches_hivmc(ascend_hivm, tmp_pat
 
 def test_any_other_outcome_is_triton_ascends_own_command(ascend_hivm, tmp_path):
     exe, log = _compiler(tmp_path, "bishengir-compile-a5", fail_once=True)
-    res = ascend_hivm.run([str(exe), "kernel.ttadapter.mlir", "--target=Ascend910_9599"], "module {}", tmp_path / "w")
+    res = ascend_hivm.run(
+        [str(exe), "kernel.ttadapter.mlir", "--target=Ascend910_9599"], "module {}", tmp_path / "w"
+    )
     assert res.ok and not res.single_attempt  # decided by the full command, which passed
     assert [ascend_hivm.SINGLE_ATTEMPT in c for c in _calls(log)] == [True, False]
 
 
 def test_the_910bs_compiler_runs_its_own_command(ascend_hivm, tmp_path):
     exe, log = _compiler(tmp_path, "bishengir-compile")
-    res = ascend_hivm.run([str(exe), "kernel.ttadapter.mlir", "--target=Ascend910B2"], "module {}", tmp_path / "w")
+    res = ascend_hivm.run(
+        [str(exe), "kernel.ttadapter.mlir", "--target=Ascend910B2"], "module {}", tmp_path / "w"
+    )
     assert res.ok and not res.single_attempt
     assert [ascend_hivm.SINGLE_ATTEMPT in c for c in _calls(log)] == [False]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+
 @pytest.fixture
 def hivm(ascend_hivm):
     return ascend_hivm
@@ -22,7 +23,8 @@ def _slow_first_time(tmp_path: Path) -> list[str]:
         "#!/bin/sh\n"
         f"if [ ! -e {tmp_path}/ran ]; then touch {tmp_path}/ran; sleep 3; fi\n"
         "for a; do case $a in --save-temps=*) d=${a#--save-temps=};; esac; done\n"
-        'echo "module {}" > "$d/module.hivm.opt.mlir"\n')
+        'echo "module {}" > "$d/module.hivm.opt.mlir"\n'
+    )
     script.chmod(0o755)
     return [str(script), "kernel.ttadapter.mlir"]
 

@@ -7,7 +7,6 @@ from types import SimpleNamespace
 import pytest
 
 
-
 @pytest.fixture(scope="module")
 def check(ascend_check):
     return ascend_check
@@ -15,8 +14,12 @@ def check(ascend_check):
 
 def _result(ours_910b: int, theirs: int, required: bool = False):
     key = "ub_required_bytes" if required else "ub_bytes"
-    cfg = SimpleNamespace(index=0, kwargs={"XBLOCK": 64}, ub_body={"910B": ours_910b, "950": 4096},
-                          targets={"910B2": {key: theirs}, "950": {"ub_bytes": 2048}})
+    cfg = SimpleNamespace(
+        index=0,
+        kwargs={"XBLOCK": 64},
+        ub_body={"910B": ours_910b, "950": 4096},
+        targets={"910B2": {key: theirs}, "950": {"ub_bytes": 2048}},
+    )
     return SimpleNamespace(name="npu_kernel_x", path="/k.py", configs=[cfg])
 
 

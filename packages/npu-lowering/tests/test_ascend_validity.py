@@ -27,27 +27,39 @@ ASCEND_CHECK = HERE.parent / "ascend_check"
 SETUP, CHECK = ASCEND_CHECK / "setup.py", ASCEND_CHECK / "check.py"
 D = "npu"
 
-pytestmark = [pytest.mark.feature("X04"),
-              pytest.mark.filterwarnings("ignore:dynamo_pgo force disabled:UserWarning")]
+pytestmark = [
+    pytest.mark.feature("X04"),
+    pytest.mark.filterwarnings("ignore:dynamo_pgo force disabled:UserWarning"),
+]
 
 
 @pytest.fixture(scope="module")
 def ascend_python() -> str:
     """The triton-ascend venv's Python (created on first use: about 30-40 s)."""
-    proc = subprocess.run([sys.executable, str(SETUP), "--quiet"], capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, str(SETUP), "--quiet"], capture_output=True, text=True, timeout=900
+    )
     if proc.returncode and not torch.__version__.startswith("2.13"):
         # the checker's venv pins torch 2.13.0 (CPU) with triton-ascend and ascendnpu-ir from
         # PyPI; a torch 2.11 machine (the GPU machine: no network) cannot make it. CI's torch
         # (2.13) still fails here, naming the setup error.
-        pytest.skip(f"the Ascend check's venv (torch 2.13.0 CPU, triton-ascend 3.2.0, ascendnpu-ir 1.2.0) could "
-                    f"not be made on this torch {torch.__version__} machine: {(proc.stderr or proc.stdout)[-300:]}")
+        pytest.skip(
+            f"the Ascend check's venv (torch 2.13.0 CPU, triton-ascend 3.2.0, ascendnpu-ir 1.2.0) could "
+            f"not be made on this torch {torch.__version__} machine: {(proc.stderr or proc.stdout)[-300:]}"
+        )
     assert proc.returncode == 0, f"ascend_check setup failed:\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout.strip().splitlines()[-1]
 
 
-def run_checker(python: str, *paths, report: Path, extra=()) -> tuple[subprocess.CompletedProcess, dict]:
-    proc = subprocess.run([python, str(CHECK), *map(str, paths), "--json", str(report), *extra],
-                          capture_output=True, text=True, timeout=900)
+def run_checker(
+    python: str, *paths, report: Path, extra=()
+) -> tuple[subprocess.CompletedProcess, dict]:
+    proc = subprocess.run(
+        [python, str(CHECK), *map(str, paths), "--json", str(report), *extra],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     data = json.loads(report.read_text()) if report.exists() else {}
     return proc, data
 
@@ -60,38 +72,91 @@ def r(*shape, dtype=torch.float32):
 # broadcast), persistent and looped reductions, normalizations, scans, indirect indexing,
 # atomics, dynamic shapes, and the libdevice functions the correctness suite uses.
 CASES = {
-    "pointwise_math": (lambda a: torch.sigmoid(a) * torch.exp(a) + torch.tanh(a) - torch.erf(a) * torch.rsqrt(a.abs() + 1)
-                       + torch.log1p(a.abs()) + torch.sin(a), lambda: (r(16, 32),), {}),
-    "fp16_bf16": (lambda a, b: ((a.half() * 2).cos(), (b.bfloat16() + 1).exp()), lambda: (r(64), r(64)), {}),
-    "int_bool": (lambda x, y: (x * 3 + 1, (x > 0) & (y < 0.5), x // 2 + x % 3, torch.where(x > 0, y, -y)),
-                 lambda: (torch.randint(-5, 5, (8, 16), device=D), r(16)), {}),
-    "tiled_2d": (lambda a, b: (a.permute(1, 0).contiguous() + b, torch.cat([a[:, :5], a[:, 10:] * 2], 1)),
-                 lambda: (r(48, 32), r(48)), {}),
-    "persistent_reductions": (lambda a: (a.sum(-1), a.amax(-1), a.argmax(-1), torch.softmax(a, -1), a.var(-1)),
-                              lambda: (r(32, 64),), {}),
-    "looped_reductions": (lambda a: (a.sum(-1), a.amax(-1), a.argmax(-1)), lambda: (r(4, 4096),), {}),
+    "pointwise_math": (
+        lambda a: (
+            torch.sigmoid(a) * torch.exp(a)
+            + torch.tanh(a)
+            - torch.erf(a) * torch.rsqrt(a.abs() + 1)
+            + torch.log1p(a.abs())
+            + torch.sin(a)
+        ),
+        lambda: (r(16, 32),),
+        {},
+    ),
+    "fp16_bf16": (
+        lambda a, b: ((a.half() * 2).cos(), (b.bfloat16() + 1).exp()),
+        lambda: (r(64), r(64)),
+        {},
+    ),
+    "int_bool": (
+        lambda x, y: (x * 3 + 1, (x > 0) & (y < 0.5), x // 2 + x % 3, torch.where(x > 0, y, -y)),
+        lambda: (torch.randint(-5, 5, (8, 16), device=D), r(16)),
+        {},
+    ),
+    "tiled_2d": (
+        lambda a, b: (a.permute(1, 0).contiguous() + b, torch.cat([a[:, :5], a[:, 10:] * 2], 1)),
+        lambda: (r(48, 32), r(48)),
+        {},
+    ),
+    "persistent_reductions": (
+        lambda a: (a.sum(-1), a.amax(-1), a.argmax(-1), torch.softmax(a, -1), a.var(-1)),
+        lambda: (r(32, 64),),
+        {},
+    ),
+    "looped_reductions": (
+        lambda a: (a.sum(-1), a.amax(-1), a.argmax(-1)),
+        lambda: (r(4, 4096),),
+        {},
+    ),
     "looped_var_mean": (lambda a: torch.var_mean(a, -1), lambda: (r(4, 4096),), {}),
-    "norms": (lambda a, w, b: (F.layer_norm(a, (64,), w, b), a * torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + 1e-6) * w),
-              lambda: (r(16, 64), r(64), r(64)), {}),
+    "norms": (
+        lambda a, w, b: (
+            F.layer_norm(a, (64,), w, b),
+            a * torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
+        ),
+        lambda: (r(16, 64), r(64), r(64)),
+        {},
+    ),
     "cumsum": (lambda a: a.cumsum(-1), lambda: (r(8, 50),), {}),
-    "gather_embedding": (lambda a, i, w, j: (a.gather(1, i), F.embedding(j, w)),
-                         lambda: (r(12, 20), torch.randint(0, 20, (12, 5), device=D), r(50, 8),
-                                  torch.randint(0, 50, (3, 9), device=D)), {}),
-    "scatter_add": (lambda a, i, v: torch.zeros(12, 20, device=a.device).scatter_add(1, i, v),
-                    lambda: (r(12, 20), torch.randint(0, 20, (12, 5), device=D), r(12, 5)), {}),
+    "gather_embedding": (
+        lambda a, i, w, j: (a.gather(1, i), F.embedding(j, w)),
+        lambda: (
+            r(12, 20),
+            torch.randint(0, 20, (12, 5), device=D),
+            r(50, 8),
+            torch.randint(0, 50, (3, 9), device=D),
+        ),
+        {},
+    ),
+    "scatter_add": (
+        lambda a, i, v: torch.zeros(12, 20, device=a.device).scatter_add(1, i, v),
+        lambda: (r(12, 20), torch.randint(0, 20, (12, 5), device=D), r(12, 5)),
+        {},
+    ),
     "dynamic_shapes": (lambda a: (a * 2).sum(0) + a.mean(), lambda: (r(7, 5),), {"dynamic": True}),
     # ops.masked loads whose mask spans axes their index lacks (a ViT's class token + position
     # embedding; a row shifted into a reduction): upstream's stride-0 broadcast pointer
-    "masked_loads": (lambda c, p, e, x, y: (
-        F.layer_norm(torch.cat([c.expand(p.shape[0], 1, -1), p], 1) + e, (32,)),
-        (torch.cat([x[:1], y], 0) * y.sum(-1, keepdim=True)[:1]).sum(-1)),
-        lambda: (r(1, 1, 32), r(3, 4, 32), r(1, 5, 32), r(3, 16), r(6, 16)), {}),
+    "masked_loads": (
+        lambda c, p, e, x, y: (
+            F.layer_norm(torch.cat([c.expand(p.shape[0], 1, -1), p], 1) + e, (32,)),
+            (torch.cat([x[:1], y], 0) * y.sum(-1, keepdim=True)[:1]).sum(-1),
+        ),
+        lambda: (r(1, 1, 32), r(3, 4, 32), r(1, 5, 32), r(3, 16), r(6, 16)),
+        {},
+    ),
     # NaN-aware argmax (max_pool2d's indices) orders bools (isnan(a) > isnan(b)): an unsigned
     # i1 compare 910B's bishengir aborts on unless the kernel compares them as int8
-    "max_pool_indices": (lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True), lambda: (r(2, 4, 8, 8),), {}),
+    "max_pool_indices": (
+        lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True),
+        lambda: (r(2, 4, 8, 8),),
+        {},
+    ),
     "long_scan": (lambda a: a.cumsum(-1), lambda: (r(20000, dtype=torch.float16),), {}),
-    "libdevice_binary": (lambda v: (torch.atan2(v, v + 1), torch.fmod(v, 1.3), torch.copysign(v, -v), v.pow(2.5)),
-                         lambda: (torch.rand(64, device=D) + 0.1,), {}),
+    "libdevice_binary": (
+        lambda v: (torch.atan2(v, v + 1), torch.fmod(v, 1.3), torch.copysign(v, -v), v.pow(2.5)),
+        lambda: (torch.rand(64, device=D) + 0.1,),
+        {},
+    ),
     "frexp": (lambda v: torch.frexp(v * 1000), lambda: (r(64),), {}),
 }
 
@@ -109,17 +174,23 @@ def lowered(tmp_path_factory, ascend_python, npu):
         for name, (fn, make_args, kwargs) in CASES.items():
             torch._dynamo.reset()
             # save_kernels: $NPU_LOWERING_SAVE_KERNELS's key; a cache hit generates nothing
-            with npu_config.patch(save_kernels=str(root / name)), \
-                    torch._inductor.config.patch(force_disable_caches=True):
+            with (
+                npu_config.patch(save_kernels=str(root / name)),
+                torch._inductor.config.patch(force_disable_caches=True),
+            ):
                 torch.compile(fn, **kwargs)(*make_args())
     finally:
         torch._dynamo.reset()
     dirs = [root / name for name in CASES if (root / name).is_dir()]
     # both stages for both SoCs; UB overflows reported as dropped (X07's own tests read them)
-    proc, report = run_checker(ascend_python, *dirs, report=root / "report.json", extra=("--ub-overflow", "drop"))
+    proc, report = run_checker(
+        ascend_python, *dirs, report=root / "report.json", extra=("--ub-overflow", "drop")
+    )
     by_case_report.clear()
     by_case_report.update(report)
-    assert report, f"the checker wrote no report (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    assert report, (
+        f"the checker wrote no report (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    )
     by_case = {name: [] for name in CASES}
     for res in report["results"]:
         by_case[Path(res["path"]).parent.name].append(res)
@@ -133,7 +204,9 @@ def test_generated_kernels_lower_to_linalg(case, lowered):
     assert results, f"{case}: no npu kernel was generated"
     failed = [res for res in results if not res["ok"]]
     why = "\n".join(f"{res['name']} [{res['stage']}]: {res['error'][:1500]}" for res in failed)
-    assert not failed, f"{case}: {len(failed)}/{len(results)} kernels do not lower with triton-ascend:\n{why}"
+    assert not failed, (
+        f"{case}: {len(failed)}/{len(results)} kernels do not lower with triton-ascend:\n{why}"
+    )
     for res in results:  # every config the heuristics produce was checked, first one included
         assert res["configs_total"] >= 1 and len(res["configs"]) == res["configs_total"]
         assert all(c["launch"] for c in res["configs"])  # TTIR -> linalg done (stage 1)
@@ -155,9 +228,15 @@ def test_generated_configs_compile_to_hivm_for_910b_and_950(case, lowered):
             for target in TARGETS:
                 t = c["targets"][target]
                 if t["ok"]:
-                    assert t["stage"] == "done" and t["ub_bytes"] and t["ub_bytes"] <= t["ub_available_bytes"], t
+                    assert (
+                        t["stage"] == "done"
+                        and t["ub_bytes"]
+                        and t["ub_bytes"] <= t["ub_available_bytes"]
+                    ), t
                     continue
-                assert t.get("xfail") or c["dropped"], f"{res['name']} cfg{c['index']} {c['kwargs']} [{target}]: {t.get('error')}"
+                assert t.get("xfail") or c["dropped"], (
+                    f"{res['name']} cfg{c['index']} {c['kwargs']} [{target}]: {t.get('error')}"
+                )
             assert "--enable-auto-multi-buffer=" in c["targets"]["910B2"]["command"]
 
 
@@ -167,11 +246,20 @@ def test_configs_the_heuristics_emit_fit_the_ub(lowered):
     with: bishengir accepted it without retrying single-buffered (the heuristics shrink every
     config to fit npu_inductor_core.ub_model's estimate, ascend_rules.fit_to_ub)."""
     by_case, _ = lowered
-    over = [f"{case}: {res['name']} cfg{c['index']} {c['kwargs']}: {c['error'][:200]}"
-            for case, results in by_case.items() for res in results for c in res["configs"] if c["dropped"]]
-    retried = [f"{case}: {res['name']} cfg{c['index']} {c['kwargs']}" for case, results in by_case.items()
-               for res in results for c in res["configs"]
-               if any(t.get("retried_without_multibuffer") for t in c["targets"].values())]
+    over = [
+        f"{case}: {res['name']} cfg{c['index']} {c['kwargs']}: {c['error'][:200]}"
+        for case, results in by_case.items()
+        for res in results
+        for c in res["configs"]
+        if c["dropped"]
+    ]
+    retried = [
+        f"{case}: {res['name']} cfg{c['index']} {c['kwargs']}"
+        for case, results in by_case.items()
+        for res in results
+        for c in res["configs"]
+        if any(t.get("retried_without_multibuffer") for t in c["targets"].values())
+    ]
     assert not over and not retried, "configs that overflow the UB:\n" + "\n".join(over + retried)
 
 
@@ -194,7 +282,9 @@ def test_our_ub_estimate_is_never_below_bishengirs(lowered):
                 theirs = t.get("ub_required_bytes") or t.get("ub_bytes")
                 ours = c["ub_body"].get(family)
                 if theirs and not (ours and ours >= theirs):
-                    below.append(f"{res['name']} cfg{c['index']} {c['kwargs']} [{target}]: ours {ours} < {theirs}")
+                    below.append(
+                        f"{res['name']} cfg{c['index']} {c['kwargs']} [{target}]: ours {ours} < {theirs}"
+                    )
     assert not below, "UB estimates below bishengir's:\n" + "\n".join(below)
     agreement = by_case_report["ub_agreement"]
     assert agreement["910B2"]["body_model"]["below"] == agreement["950"]["body_model"]["below"] == 0
@@ -215,14 +305,17 @@ def test_npu_launcher_takes_triton_ascends_launch_metadata(lowered):
             for c in res["configs"]:
                 md = c["launch"]
                 entry, extra = ascend_launch(md, md["name"], md["arch"])  # UnsupportedKernel if not
-                assert entry == md["kernel_name"] == res["name"] and extra["mix_mode"] == md["mix_mode"]
+                assert (
+                    entry == md["kernel_name"] == res["name"]
+                    and extra["mix_mode"] == md["mix_mode"]
+                )
                 seen.add((md["mix_mode"], md["parallel_mode"], md["shared"]))
     assert seen == {("aiv", "simd", 1)}, seen  # vector-core kernels, as the stand-in's defaults
 
 
 # --- the checker can fail ---------------------------------------------------------------
 
-HEADER = '''
+HEADER = """
 import triton
 import triton.language as tl
 
@@ -230,10 +323,14 @@ from torch._inductor.runtime import triton_helpers
 from npu_lowering.runtime import heuristics as triton_heuristics
 from npu_lowering.runtime.math import libdevice, math as tl_math
 from torch._inductor.runtime.hints import AutotuneHint, ReductionHint, TileHint, DeviceProperties
-'''
-DEVICE = ("DeviceProperties(type='npu', index=0, multi_processor_count=48, cc='Ascend910B2', major=0, "
-          "regs_per_multiprocessor=None, max_threads_per_multi_processor=None, max_threads_per_block=1024, warp_size=32)")
-POINTWISE = HEADER + f'''
+"""
+DEVICE = (
+    "DeviceProperties(type='npu', index=0, multi_processor_count=48, cc='Ascend910B2', major=0, "
+    "regs_per_multiprocessor=None, max_threads_per_multi_processor=None, max_threads_per_block=1024, warp_size=32)"
+)
+POINTWISE = (
+    HEADER
+    + f"""
 @triton_heuristics.pointwise(
     size_hints={{'x': 1024}}, filename=__file__,
     triton_meta={{'signature': {{'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'XBLOCK': 'constexpr'}},
@@ -248,8 +345,11 @@ def NAME(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
     tmp0 = tl.load(in_ptr0 + xindex, xmask)
     BODY
     tl.store(out_ptr0 + xindex, tmp1, xmask)
-'''
-REDUCTION = HEADER + f'''
+"""
+)
+REDUCTION = (
+    HEADER
+    + f"""
 @triton.jit
 def _sum3(a0, a1, a2, b0, b1, b2):
     return a0 + b0, a1 + b1, a2 + b2
@@ -271,18 +371,30 @@ def NAME(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr):
     # a three-operand reduction (Welford's shape): the adapter reduces one value or value+index only
     a, b, c = tl.reduce((tmp0, tmp0 * tmp0, tmp0 + 1), 1, _sum3)
     tl.store(out_ptr0 + xindex, (a + b + c)[:, None], xmask)
-'''
+"""
+)
 INVALID = {
     # TTIR -> linalg rejects it (triton-adapter-opt aborts)
     "npu_kernel_neg_reduce3": ("linalg", REDUCTION),
     # AST -> TTIR rejects it (triton-ascend has no fp8 conversion)
-    "npu_kernel_neg_fp8": ("ttir", POINTWISE.replace("BODY", "tmp1 = tmp0.to(tl.float8e5).to(tl.float32)")),
+    "npu_kernel_neg_fp8": (
+        "ttir",
+        POINTWISE.replace("BODY", "tmp1 = tmp0.to(tl.float8e5).to(tl.float32)"),
+    ),
     # the module cannot even be imported with triton-ascend (NVIDIA's libdevice)
-    "npu_kernel_neg_cuda": ("load", POINTWISE.replace("BODY", "tmp1 = tmp0")
-                            .replace("import triton.language as tl\n",
-                                     "import triton.language as tl\nfrom triton.language.extra.cuda import libdevice\n")),
+    "npu_kernel_neg_cuda": (
+        "load",
+        POINTWISE.replace("BODY", "tmp1 = tmp0").replace(
+            "import triton.language as tl\n",
+            "import triton.language as tl\nfrom triton.language.extra.cuda import libdevice\n",
+        ),
+    ),
 }
-VALID = {"npu_kernel_pos_exp": POINTWISE.replace("BODY", "tmp1 = libdevice.exp(tmp0) + tl_math.log(tl.abs(tmp0) + 1)")}
+VALID = {
+    "npu_kernel_pos_exp": POINTWISE.replace(
+        "BODY", "tmp1 = libdevice.exp(tmp0) + tl_math.log(tl.abs(tmp0) + 1)"
+    )
+}
 
 
 def test_checker_fails_naming_invalid_kernels(tmp_path, ascend_python):
@@ -303,7 +415,9 @@ def test_checker_fails_naming_invalid_kernels(tmp_path, ascend_python):
         assert f"ok   {name} pointwise cfg0/" in proc.stdout
 
 
-UB_OVERFLOW_KERNEL = HEADER + f'''
+UB_OVERFLOW_KERNEL = (
+    HEADER
+    + f"""
 @triton_heuristics.fixed_config(
     config={{'XBLOCK': 65536}}, filename=__file__,
     triton_meta={{'signature': {{'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'XBLOCK': 'constexpr'}},
@@ -316,7 +430,8 @@ def NAME(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
     xmask = xindex < xnumel
     tmp0 = tl.load(in_ptr0 + xindex, xmask)
     tl.store(out_ptr0 + xindex, tl.exp(tmp0) + tmp0, xmask)
-'''
+"""
+)
 
 
 @pytest.mark.feature("X07")
@@ -326,8 +441,9 @@ def test_checker_fails_naming_a_config_that_overflows_the_ub(tmp_path, ascend_py
     names kernel, config, SoC and bishengir's requirement; dropping it leaves no config."""
     name = "npu_kernel_neg_ub"
     (tmp_path / f"{name}.py").write_text(UB_OVERFLOW_KERNEL.replace("NAME", name))
-    proc, report = run_checker(ascend_python, tmp_path, report=tmp_path / "report.json",
-                               extra=("--ub-overflow", mode))
+    proc, report = run_checker(
+        ascend_python, tmp_path, report=tmp_path / "report.json", extra=("--ub-overflow", mode)
+    )
     assert proc.returncode == 1 and report["failed"] == [name], proc.stdout + proc.stderr
     assert f"FAILED kernel {name} cfg0 {{'XBLOCK': 65536}}" in proc.stdout, proc.stdout
     t = report["results"][0]["configs"][0]["targets"]
@@ -350,7 +466,10 @@ def test_checker_fails_when_there_is_nothing_to_check(tmp_path, ascend_python):
 MIX_ORDER = {
     "sums": (lambda x: (x.sum(0), x.sum(1)), lambda: (r(512, 32),)),
     "ragged_rows": (lambda x: (x.sum(0), x.sum(1)), lambda: (r(300, 48),)),
-    "norm_backward": (lambda g, x: ((g * x).sum(0), g.sum(0), (g * x).sum(1)), lambda: (r(200, 64), r(200, 64))),
+    "norm_backward": (
+        lambda g, x: ((g * x).sum(0), g.sum(0), (g * x).sum(1)),
+        lambda: (r(200, 64), r(200, 64)),
+    ),
 }
 
 
@@ -365,8 +484,10 @@ def _mix_order_fusion_on_npu():
     eps["npu-autotune"].load()()
 
 
-@pytest.mark.skipif(not hasattr(torch._inductor.scheduler, "_is_gpu_triton_backend"),
-                    reason="torch 2.11's MixOrderReduction.can_fuse admits only cuda/xpu, checked inline (no hook)")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.scheduler, "_is_gpu_triton_backend"),
+    reason="torch 2.11's MixOrderReduction.can_fuse admits only cuda/xpu, checked inline (no hook)",
+)
 def test_mix_order_reduction_kernels_lower_to_linalg(tmp_path, ascend_python, check):
     """Upstream's mix-order kernel steps its rows with a loop-carried index tensor, which
     triton-ascend's pointer analysis rejects; npu-lowering's rows come from the loop index,
@@ -379,23 +500,41 @@ def test_mix_order_reduction_kernels_lower_to_linalg(tmp_path, ascend_python, ch
     try:
         for name, (fn, make_args) in MIX_ORDER.items():
             metrics.reset()
-            with npu_config.patch(save_kernels=str(tmp_path / name)), config.patch({"force_disable_caches": True, "compile_threads": 1, "triton.mix_order_reduction": True,
-                               "triton.mix_order_reduction_non_strict_mode": True}):  # small shapes too
+            with (
+                npu_config.patch(save_kernels=str(tmp_path / name)),
+                config.patch(
+                    {
+                        "force_disable_caches": True,
+                        "compile_threads": 1,
+                        "triton.mix_order_reduction": True,
+                        "triton.mix_order_reduction_non_strict_mode": True,
+                    }
+                ),
+            ):  # small shapes too
                 check(fn, *make_args())  # matches eager on npu-sim
             assert metrics.codegen_mix_order_reduction == 1, name
     finally:
         torch._dynamo.reset()
-    proc, report = run_checker(ascend_python, *(tmp_path / name for name in MIX_ORDER), report=tmp_path / "report.json")
-    assert report, f"the checker wrote no report (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    proc, report = run_checker(
+        ascend_python, *(tmp_path / name for name in MIX_ORDER), report=tmp_path / "report.json"
+    )
+    assert report, (
+        f"the checker wrote no report (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    )
     failed = [res for res in report["results"] if not res["ok"]]
     why = "\n".join(f"{res['name']} [{res['stage']}]: {res['error'][:1500]}" for res in failed)
     assert not failed and proc.returncode == 0, f"kernels triton-ascend does not lower:\n{why}"
-    mixed = {Path(res["path"]).parent.name: res for res in report["results"]
-             if "RSPLIT_SIZE" in Path(res["path"]).read_text()}
+    mixed = {
+        Path(res["path"]).parent.name: res
+        for res in report["results"]
+        if "RSPLIT_SIZE" in Path(res["path"]).read_text()
+    }
     assert set(mixed) == set(MIX_ORDER)  # each case's mix-order kernel was checked
     for res in mixed.values():
         assert res["configs_total"] >= 1 and len(res["configs"]) == res["configs_total"]
-        assert all(c["ok"] and {"RSPLIT_SIZE", "NUM_STAGES"} <= set(c["kwargs"]) for c in res["configs"])
+        assert all(
+            c["ok"] and {"RSPLIT_SIZE", "NUM_STAGES"} <= set(c["kwargs"]) for c in res["configs"]
+        )
 
 
 @pytest.mark.feature("X07")
@@ -412,18 +551,30 @@ def test_a_ub_under_estimate_fails_the_check():
     import check
 
     def result(peak: int, theirs: int, apart: int | None = None, required: bool = False):
-        target = {"ok": not required, "ub_available_bytes": 196_608,
-                  ("ub_required_bytes" if required else "ub_bytes"): theirs}
-        cfg = NS(index=0, kwargs={"XBLOCK": 64}, ub_body={"910B": peak, "950": peak},
-                 ub_apart={"910B": apart or peak, "950": apart or peak}, targets={"910B2": target})
+        target = {
+            "ok": not required,
+            "ub_available_bytes": 196_608,
+            ("ub_required_bytes" if required else "ub_bytes"): theirs,
+        }
+        cfg = NS(
+            index=0,
+            kwargs={"XBLOCK": 64},
+            ub_body={"910B": peak, "950": peak},
+            ub_apart={"910B": apart or peak, "950": apart or peak},
+            targets={"910B2": target},
+        )
         return NS(name="npu_kernel_x", path="x.py", configs=[cfg])
 
     targets = [NS(name="910B2")]
     below = check.ub_below([result(48_568, 137_376)], targets)
     assert len(below) == 1 and "ours 48568 < bishengir 137376" in below[0]
-    assert check.ub_below([result(48_568, 137_376)], targets, required_only=True) == []  # it fit: reported
+    assert (
+        check.ub_below([result(48_568, 137_376)], targets, required_only=True) == []
+    )  # it fit: reported
     assert check.exit_status([], below) == 1 and check.exit_status([object()], []) == 1
-    assert check.ub_below([result(140_000, 137_376)], targets) == [] and check.exit_status([], []) == 0
+    assert (
+        check.ub_below([result(140_000, 137_376)], targets) == [] and check.exit_status([], []) == 0
+    )
     # the plan of buffers apart that fit: covered by the bound, not by the peak
     assert check.ub_below([result(48_568, 87_968, apart=138_900)], targets) == []
     # the bound never passes the UB: a plan bishengir kept within it is covered ...
@@ -431,4 +582,9 @@ def test_a_ub_under_estimate_fails_the_check():
     # ... but a requirement past the UB (an overflow) is compared with the peak alone
     over = check.ub_below([result(150_000, 200_000, apart=400_000, required=True)], targets)
     assert len(over) == 1 and "ours 196608 < bishengir 200000" in over[0]
-    assert check.ub_below([result(150_000, 200_000, apart=400_000, required=True)], targets, required_only=True) == over
+    assert (
+        check.ub_below(
+            [result(150_000, 200_000, apart=400_000, required=True)], targets, required_only=True
+        )
+        == over
+    )

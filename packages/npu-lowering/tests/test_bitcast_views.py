@@ -14,7 +14,15 @@ import pytest
 import torch
 from torch._inductor.utils import run_and_get_code
 
-TYPES = [torch.int8, torch.uint8, torch.int16, torch.float16, torch.bfloat16, torch.int32, torch.float32]
+TYPES = [
+    torch.int8,
+    torch.uint8,
+    torch.int16,
+    torch.float16,
+    torch.bfloat16,
+    torch.int32,
+    torch.float32,
+]
 
 
 def make(dtype, shape=(4, 8)):
@@ -61,13 +69,27 @@ def test_dtype_views_between_kernels(src):
 
 
 def triton_dtype(d):
-    return {torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16", torch.float32: "tl.float32",
-            torch.int8: "tl.int8", torch.uint8: "tl.uint8", torch.int16: "tl.int16", torch.int32: "tl.int32"}[d]
+    return {
+        torch.float16: "tl.float16",
+        torch.bfloat16: "tl.bfloat16",
+        torch.float32: "tl.float32",
+        torch.int8: "tl.int8",
+        torch.uint8: "tl.uint8",
+        torch.int16: "tl.int16",
+        torch.int32: "tl.int32",
+    }[d]
 
 
-@pytest.mark.parametrize("src,dst", [(torch.float16, torch.bfloat16), (torch.bfloat16, torch.float16),
-                                     (torch.int16, torch.float16), (torch.int16, torch.bfloat16)],
-                         ids=lambda d: str(d).removeprefix("torch."))
+@pytest.mark.parametrize(
+    "src,dst",
+    [
+        (torch.float16, torch.bfloat16),
+        (torch.bfloat16, torch.float16),
+        (torch.int16, torch.float16),
+        (torch.int16, torch.bfloat16),
+    ],
+    ids=lambda d: str(d).removeprefix("torch."),
+)
 def test_dtype_view_into_a_gemm_template(src, dst):
     pytest.importorskip("npu_autotune.gemm_templates")  # the template candidates
     from torch._inductor.utils import fresh_cache
@@ -83,16 +105,25 @@ def test_dtype_view_into_a_gemm_template(src, dst):
         torch._dynamo.reset()
         out, codes = run_and_get_code(torch.compile(fn), x, y)
     code = "\n".join(codes)
-    assert "tl.dot(" in code and f".to({'tl.bfloat16' if dst == torch.bfloat16 else 'tl.float16'}, bitcast=True)" in code
-    torch.testing.assert_close(out.cpu().float(), fn(x.cpu(), y.cpu()).float(), atol=5e-2, rtol=2e-2)
+    assert (
+        "tl.dot(" in code
+        and f".to({'tl.bfloat16' if dst == torch.bfloat16 else 'tl.float16'}, bitcast=True)" in code
+    )
+    torch.testing.assert_close(
+        out.cpu().float(), fn(x.cpu(), y.cpu()).float(), atol=5e-2, rtol=2e-2
+    )
 
 
 SCATTERS = {
-    "scatter_add": lambda s, i: torch.zeros(8, 6, dtype=s.dtype, device=s.device).scatter_add(0, i, s),
-    "index_put_accumulate": lambda s, i: torch.zeros(8, 6, dtype=s.dtype, device=s.device).index_put(
-        (i[:, 0],), s, accumulate=True),
-    "scatter_reduce_sum": lambda s, i: torch.ones(8, 6, dtype=s.dtype, device=s.device).scatter_reduce(
-        0, i, s, "sum"),
+    "scatter_add": lambda s, i: torch.zeros(8, 6, dtype=s.dtype, device=s.device).scatter_add(
+        0, i, s
+    ),
+    "index_put_accumulate": lambda s, i: torch.zeros(
+        8, 6, dtype=s.dtype, device=s.device
+    ).index_put((i[:, 0],), s, accumulate=True),
+    "scatter_reduce_sum": lambda s, i: torch.ones(
+        8, 6, dtype=s.dtype, device=s.device
+    ).scatter_reduce(0, i, s, "sum"),
 }
 
 
@@ -107,12 +138,16 @@ def test_low_precision_scatter_and_atomics(dtype, case):
     out, codes = run_and_get_code(torch.compile(fn), s, i)
     assert "tl.atomic_" in codes[0]
     # each atomic step rounds to the low-precision dtype, as eager's CPU loop does
-    torch.testing.assert_close(out.cpu().float(), fn(s.cpu(), i.cpu()).float(), atol=2e-2, rtol=2e-2)
+    torch.testing.assert_close(
+        out.cpu().float(), fn(s.cpu(), i.cpu()).float(), atol=2e-2, rtol=2e-2
+    )
 
 
 def test_float32_to_bfloat16_rounds_to_nearest_even():
     # values that truncation and rounding map to different bfloat16s
-    x = torch.tensor([1.0 + 2**-8 + 2**-12, -1.0 - 2**-8 - 2**-12, 3.14159, 1.0 + 2**-8], device="npu")
+    x = torch.tensor(
+        [1.0 + 2**-8 + 2**-12, -1.0 - 2**-8 - 2**-12, 3.14159, 1.0 + 2**-8], device="npu"
+    )
     code = compiled(lambda x: (x * 2.0).to(torch.bfloat16), x)
     assert "@triton.jit" in code and "bf16" in code
     compiled(lambda x: x.to(torch.bfloat16).view(torch.int16) + 1, x * 3)  # rounded bits, exactly

@@ -47,7 +47,9 @@ def test_grid_sample_matches_eager():
     g = torch.rand(1, 48, 64, 2, device="npu") * 2 - 1
     torch._dynamo.reset()
     fn = lambda a, b: torch.nn.functional.grid_sample(a, b, align_corners=False)  # noqa: E731
-    torch.testing.assert_close(torch.compile(fn)(x, g).cpu(), fn(x.cpu(), g.cpu()), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(
+        torch.compile(fn)(x, g).cpu(), fn(x.cpu(), g.cpu()), atol=1e-4, rtol=1e-4
+    )
 
 
 @pytest.mark.parametrize("op", ["index_add", "scatter_reduce"])
@@ -58,8 +60,10 @@ def test_atomic_into_a_zero_dim_tensor_adds_once(op, dtype):
     x = torch.tensor(2, dtype=dtype, device="npu")
     src = torch.tensor(3, dtype=dtype, device="npu")
     idx = torch.tensor([0], device="npu")
-    fns = {"index_add": lambda a, i, s: a.index_add(0, i, s),
-           "scatter_reduce": lambda a, i, s: a.scatter_reduce(0, i.reshape(()), s, "sum")}
+    fns = {
+        "index_add": lambda a, i, s: a.index_add(0, i, s),
+        "scatter_reduce": lambda a, i, s: a.scatter_reduce(0, i.reshape(()), s, "sum"),
+    }
     torch._dynamo.reset()
     out = torch.compile(fns[op])(x, idx, src)
     assert out.item() == 5

@@ -11,9 +11,13 @@ from npu_inductor_core.torch_versions import at_least
 from torch.utils.checkpoint import checkpoint
 
 
-@pytest.mark.xfail(at_least("2.14"), strict=True, raises=Exception,
-                   reason="torch 2.14-2.15: run_and_save_rng_state / graph-safe RNG lowering accept "
-                          "cuda, cpu, hpu, xpu only ('Backend not supported for npu')")
+@pytest.mark.xfail(
+    at_least("2.14"),
+    strict=True,
+    raises=Exception,
+    reason="torch 2.14-2.15: run_and_save_rng_state / graph-safe RNG lowering accept "
+    "cuda, cpu, hpu, xpu only ('Backend not supported for npu')",
+)
 def test_checkpointed_dropout_trains():
     def block(x, w):
         return F.dropout(torch.relu(x @ w), p=0.5, training=True)

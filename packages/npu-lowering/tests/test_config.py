@@ -18,11 +18,23 @@ from npu_lowering import dtype_policy, small_gemm
 
 
 def test_environment_defaults_in_a_fresh_process():
-    env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0", NPU_LOWERING_DTYPE_POLICY="error",
-               NPU_LOWERING_SMALL_GEMM_TEMPLATES="false", NPU_LOWERING_SMALL_GEMM_MAX_MACS="123",
-               NPU_LOWERING_SAVE_KERNELS="/tmp/kernels")
+    env = dict(
+        os.environ,
+        TORCH_DEVICE_BACKEND_AUTOLOAD="0",
+        NPU_LOWERING_DTYPE_POLICY="error",
+        NPU_LOWERING_SMALL_GEMM_TEMPLATES="false",
+        NPU_LOWERING_SMALL_GEMM_MAX_MACS="123",
+        NPU_LOWERING_SAVE_KERNELS="/tmp/kernels",
+    )
     code = "import json, npu_lowering.config as c; print(json.dumps(c.get_config_copy()))"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["dtype_policy"] == "error" and got["small_gemm_templates"] is False
     # small_gemm_max_macs is config-only since issue 35: its old variable does nothing
@@ -30,10 +42,21 @@ def test_environment_defaults_in_a_fresh_process():
 
 
 def test_patch_reaches_the_point_of_use():
-    assert (small_gemm.enabled(), small_gemm.max_macs(), dtype_policy.policy()) == (True, 1 << 24, "fallback")
+    assert (small_gemm.enabled(), small_gemm.max_macs(), dtype_policy.policy()) == (
+        True,
+        1 << 24,
+        "fallback",
+    )
     with npu_config.patch(small_gemm_templates=False, small_gemm_max_macs=7, dtype_policy="error"):
-        assert (small_gemm.enabled(), small_gemm.max_macs(), dtype_policy.policy()) == (False, 7, "error")
-    with npu_config.patch(small_gemm_max_macs="lots"), pytest.raises(ValueError, match="small_gemm_max_macs must be an int"):
+        assert (small_gemm.enabled(), small_gemm.max_macs(), dtype_policy.policy()) == (
+            False,
+            7,
+            "error",
+        )
+    with (
+        npu_config.patch(small_gemm_max_macs="lots"),
+        pytest.raises(ValueError, match="small_gemm_max_macs must be an int"),
+    ):
         small_gemm.max_macs()
 
 
@@ -50,8 +73,11 @@ def test_codegen_keys_are_in_the_fx_graph_cache_key():
         torch.compile(fn)(x, w)
         return counters["inductor"]["fxgraph_cache_hit"], counters["inductor"]["fxgraph_cache_miss"]
 
-    with fresh_cache(), inductor_config.patch(fx_graph_cache=True), \
-            torch._functorch.config.patch(enable_autograd_cache=False):
+    with (
+        fresh_cache(),
+        inductor_config.patch(fx_graph_cache=True),
+        torch._functorch.config.patch(enable_autograd_cache=False),
+    ):
         assert compile_once() == (0, 1)
         assert compile_once() == (1, 0)  # unchanged settings: a hit
         with npu_config.patch(small_gemm_max_macs=1):  # changes what is generated: a miss

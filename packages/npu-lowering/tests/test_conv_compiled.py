@@ -24,8 +24,13 @@ def _npu():
 def _net():
     torch.manual_seed(0)
     return torch.nn.Sequential(
-        torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
-        torch.nn.Conv2d(4, 2, 3, stride=2), torch.nn.Flatten(), torch.nn.Linear(2 * 3 * 3, 5))
+        torch.nn.Conv2d(3, 4, 3, padding=1),
+        torch.nn.BatchNorm2d(4),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(4, 2, 3, stride=2),
+        torch.nn.Flatten(),
+        torch.nn.Linear(2 * 3 * 3, 5),
+    )
 
 
 @pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])

@@ -15,8 +15,11 @@ def r(*shape, dtype=torch.float32):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_pointwise_broadcast_and_math(dtype, check):
-    code = check(lambda a, b: (torch.sin(a) * b + 1).relu() - torch.tanh(b) * 0.5, r(16, 32, dtype=dtype),
-                             r(32, dtype=dtype))
+    code = check(
+        lambda a, b: (torch.sin(a) * b + 1).relu() - torch.tanh(b) * 0.5,
+        r(16, 32, dtype=dtype),
+        r(32, dtype=dtype),
+    )
     assert "triton_poi" in code
 
 
@@ -28,13 +31,42 @@ def test_type_promotion_int_bool(check):
 
 def test_libdevice_functions(check):
     x = torch.rand(64, device=D) * 0.9 + 0.05
-    check(lambda v: (torch.erf(v) + torch.erfinv(v * 0.9) + torch.lgamma(v + 1) + torch.atan(v) +
-                                 torch.asin(v) + torch.acos(v) + torch.log1p(v) + torch.expm1(v) + v.pow(2.5) +
-                                 torch.atan2(v, v + 1) + torch.sinh(v) + torch.cosh(v) + torch.asinh(v) +
-                                 torch.atanh(v * 0.5) + torch.log10(v) + torch.rsqrt(v) + torch.trunc(v * 10)), x)
+    check(
+        lambda v: (
+            torch.erf(v)
+            + torch.erfinv(v * 0.9)
+            + torch.lgamma(v + 1)
+            + torch.atan(v)
+            + torch.asin(v)
+            + torch.acos(v)
+            + torch.log1p(v)
+            + torch.expm1(v)
+            + v.pow(2.5)
+            + torch.atan2(v, v + 1)
+            + torch.sinh(v)
+            + torch.cosh(v)
+            + torch.asinh(v)
+            + torch.atanh(v * 0.5)
+            + torch.log10(v)
+            + torch.rsqrt(v)
+            + torch.trunc(v * 10)
+        ),
+        x,
+    )
     y = torch.tensor([-2.5, -1.5, 0.5, 1.5, 2.5, 3.7], device=D)
-    check(lambda v: (torch.round(v), torch.isnan(v / 0), torch.isinf(v / 0), torch.copysign(v, -v),
-                                 torch.fmod(v, 1.3), torch.floor(v), torch.ceil(v), torch.sign(v)), y)
+    check(
+        lambda v: (
+            torch.round(v),
+            torch.isnan(v / 0),
+            torch.isinf(v / 0),
+            torch.copysign(v, -v),
+            torch.fmod(v, 1.3),
+            torch.floor(v),
+            torch.ceil(v),
+            torch.sign(v),
+        ),
+        y,
+    )
 
 
 @pytest.mark.parametrize("shape", [(32, 64), (4, 4096)], ids=["persistent", "looped"])
@@ -64,14 +96,21 @@ def test_cumsum(check):
 def test_gather_scatter_add_index_put_embedding(check):
     src, idx = r(12, 20), torch.randint(0, 20, (12, 5), device=D)
     check(lambda a, i: a.gather(1, i), src, idx)
-    check(lambda a, i, v: torch.zeros(12, 20, device=a.device).scatter_add(1, i, v), src, idx, r(12, 5))
+    check(
+        lambda a, i, v: torch.zeros(12, 20, device=a.device).scatter_add(1, i, v),
+        src,
+        idx,
+        r(12, 5),
+    )
     rows = torch.tensor([0, 3, 3, 7], device=D)
     check(lambda a, i, v: a.index_put((i,), v, accumulate=True), r(10, 6), rows, r(4, 6))
     check(lambda w, i: F.embedding(i, w), r(50, 8), torch.randint(0, 50, (3, 9), device=D))
 
 
 def test_views_permute_cat_slice(check):
-    check(lambda a: torch.cat([a[:, :5], a[:, 10:] * 2], 1).permute(1, 0).reshape(-1, 2) + 1, r(6, 16))
+    check(
+        lambda a: torch.cat([a[:, :5], a[:, 10:] * 2], 1).permute(1, 0).reshape(-1, 2) + 1, r(6, 16)
+    )
 
 
 def test_graph_with_matmul(check):

@@ -21,8 +21,8 @@ from npu_lowering.runtime.autotuner import LAUNCHES  # kernel runs through the P
 needs_lazy_compile = pytest.mark.skipif(
     not _compat.lazy_triton_compile_available(),
     reason="this torch (2.11) has no torch._inductor.runtime.triton_lazy_compile (upstream's lazy "
-           "cpp_wrapper kernel compile, which npu's cpp_wrapper is built on)")
-
+    "cpp_wrapper kernel compile, which npu's cpp_wrapper is built on)",
+)
 
 
 def assert_matches(out, ref):
@@ -33,18 +33,22 @@ def assert_matches(out, ref):
 
 
 def graph(x, w, k):
-    y = torch.relu(x) * 2.0 + 1.0       # pointwise
-    s = y.sum(dim=-1)                    # reduction
-    m = y.t() @ w                        # a view into an mm
-    srt = torch.sort(x, dim=-1).values   # an ATen op on npu (op_policy)
-    med = x.median(dim=-1).values        # an ATen fallback (no npu C shim: runtime dispatch)
+    y = torch.relu(x) * 2.0 + 1.0  # pointwise
+    s = y.sum(dim=-1)  # reduction
+    m = y.t() @ w  # a view into an mm
+    srt = torch.sort(x, dim=-1).values  # an ATen op on npu (op_policy)
+    med = x.median(dim=-1).values  # an ATen fallback (no npu C shim: runtime dispatch)
     cv = torch.nn.functional.conv1d(x.t().unsqueeze(0), k)  # conv's extern kernel (npu's C shim)
     return s, m, srt, med, cv
 
 
 def inputs(n):
     g = torch.Generator().manual_seed(n)
-    return torch.randn(n, 4, generator=g), torch.randn(n, 3, generator=g), torch.randn(2, 4, 1, generator=g)
+    return (
+        torch.randn(n, 4, generator=g),
+        torch.randn(n, 3, generator=g),
+        torch.randn(2, 4, 1, generator=g),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +69,12 @@ def compiled(npu):
     torch._dynamo.reset()
     LAUNCHES.clear()
     try:
-        with inductor_config.patch(cpp_wrapper=True, cpp_wrapper_build_separate=True,
-                                   cpp_cache_precompile_headers=True, fx_graph_cache=False):
+        with inductor_config.patch(
+            cpp_wrapper=True,
+            cpp_wrapper_build_separate=True,
+            cpp_cache_precompile_headers=True,
+            fx_graph_cache=False,
+        ):
             fn = torch.compile(graph, dynamic=False)
             runs = []
             x, w, k = inputs(6)
@@ -83,8 +91,12 @@ def compiled(npu):
                 x, w, k = inputs(n)
                 xn, wn, kn = x.to(npu), w.to(npu), k.to(npu)
                 runs.append((fn(xn, wn, kn), graph(x, w, k)))
-            yield {"codes": codes, "runs": runs, "precompiled": precompiled,
-                   "python_runs": (first_run_launches, len(LAUNCHES))}
+            yield {
+                "codes": codes,
+                "runs": runs,
+                "precompiled": precompiled,
+                "python_runs": (first_run_launches, len(LAUNCHES)),
+            }
     finally:
         codecache._precompile_header = real
         if old_env is None:
@@ -155,14 +167,20 @@ def test_precompiled_header_is_npus(compiled):
 
 
 def test_cpu_and_cuda_keep_upstreams_cpp_wrappers():
-    from torch._inductor.codegen.common import get_wrapper_codegen_for_device, init_backend_registration
+    from torch._inductor.codegen.common import (
+        get_wrapper_codegen_for_device,
+        init_backend_registration,
+    )
     from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
     from torch._inductor.codegen.cpp_wrapper_gpu import CppWrapperGpu
 
     init_backend_registration()  # as a compile does first (this test may run before any)
     assert get_wrapper_codegen_for_device("cpu", True) is CppWrapperCpu
     assert get_wrapper_codegen_for_device("cuda", True) is CppWrapperGpu
-    assert codecache.CppWrapperCodeCache._get_uncompiled_header("cpu") == "torch/csrc/inductor/cpp_wrapper/cpu.h"
+    assert (
+        codecache.CppWrapperCodeCache._get_uncompiled_header("cpu")
+        == "torch/csrc/inductor/cpp_wrapper/cpu.h"
+    )
 
 
 def test_registering_npu_leaves_cudas_device_op_overrides_in_place():
@@ -171,12 +189,14 @@ def test_registering_npu_leaves_cudas_device_op_overrides_in_place():
     import subprocess
     import sys
 
-    code = ("import torch, npu_inductor; npu_inductor.enable()\n"
-            "from torch._inductor.codegen.common import get_device_op_overrides\n"
-            "from torch._inductor.codegen.cuda.device_op_overrides import CUDADeviceOpOverrides\n"
-            "o = get_device_op_overrides('cuda')\n"
-            "assert isinstance(o, CUDADeviceOpOverrides), type(o)\n"
-            "assert 'cuModuleLoad' in o.kernel_driver()\n")
+    code = (
+        "import torch, npu_inductor; npu_inductor.enable()\n"
+        "from torch._inductor.codegen.common import get_device_op_overrides\n"
+        "from torch._inductor.codegen.cuda.device_op_overrides import CUDADeviceOpOverrides\n"
+        "o = get_device_op_overrides('cuda')\n"
+        "assert isinstance(o, CUDADeviceOpOverrides), type(o)\n"
+        "assert 'cuModuleLoad' in o.kernel_driver()\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
@@ -191,18 +211,26 @@ def test_kernel_without_descriptor_is_a_clear_error():
     from npu_lowering.cpp_wrapper_runtime import run_kernel_first
 
     ran = []
-    kernel = types.SimpleNamespace(compile_results=[], launchers=[], run=lambda *a, **k: ran.append(a),
-                                   inductor_meta={"kernel_name": "triton_poi_x_0"})
+    kernel = types.SimpleNamespace(
+        compile_results=[],
+        launchers=[],
+        run=lambda *a, **k: ran.append(a),
+        inductor_meta={"kernel_name": "triton_poi_x_0"},
+    )
     with pytest.raises(RuntimeError, match="triton_poi_x_0 has no npu-launcher descriptor"):
         run_kernel_first({"triton_poi_x_0": kernel}, "triton_poi_x_0", 0, [1])
     assert ran == [(1,)]
 
 
-@pytest.mark.skipif(_compat.lazy_triton_compile_available(), reason="this torch has the lazy kernel compile")
+@pytest.mark.skipif(
+    _compat.lazy_triton_compile_available(), reason="this torch has the lazy kernel compile"
+)
 def test_cpp_wrapper_without_lazy_compile_is_a_clear_error(npu):
     # torch 2.11: npu's cpp_wrapper is refused, naming what this torch lacks
     torch._dynamo.reset()
-    with inductor_config.patch(cpp_wrapper=True), \
-            pytest.raises(Exception, match="triton_lazy_compile"):
+    with (
+        inductor_config.patch(cpp_wrapper=True),
+        pytest.raises(Exception, match="triton_lazy_compile"),
+    ):
         torch.compile(lambda a: a.relu() + 1)(torch.randn(8, device="npu"))
     torch._dynamo.reset()

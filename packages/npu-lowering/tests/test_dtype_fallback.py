@@ -66,7 +66,9 @@ def test_mixed_dtype_in_place_ops():
     torch.testing.assert_close(b.cpu(), b_ref)
 
 
-@pytest.mark.parametrize("case", ["cumprod", "softmax", "scatter_add", "index_put", "dtype_view", "factory"])
+@pytest.mark.parametrize(
+    "case", ["cumprod", "softmax", "scatter_add", "index_put", "dtype_view", "factory"]
+)
 def test_float64_ops(case):
     x = torch.randn(4, 6, dtype=torch.float64, device="npu")
     idx = torch.randint(0, 4, (4, 6), device="npu")
@@ -74,10 +76,17 @@ def test_float64_ops(case):
         "cumprod": (lambda x: x.cumprod(1), (x,)),
         "softmax": (lambda x: torch.softmax(x, -1), (x,)),
         "scatter_add": (lambda x, i: torch.zeros_like(x).scatter_add(0, i, x), (x, idx)),
-        "index_put": (lambda x, i: torch.zeros(8, dtype=x.dtype, device=x.device).index_put((i[0],), x[0], True),
-                      (x, idx)),
+        "index_put": (
+            lambda x, i: torch.zeros(8, dtype=x.dtype, device=x.device).index_put(
+                (i[0],), x[0], True
+            ),
+            (x, idx),
+        ),
         "dtype_view": (lambda x: (x.view(torch.int64) + 1).view(torch.float64), (x,)),
-        "factory": (lambda y: y + torch.arange(6, device=y.device, dtype=torch.float64), (x.float(),)),
+        "factory": (
+            lambda y: y + torch.arange(6, device=y.device, dtype=torch.float64),
+            (x.float(),),
+        ),
     }
     fn, args = fns[case]
     compile_run(fn, *args)
@@ -112,8 +121,9 @@ def test_dynamic_shapes():
     for n in (5, 7):
         x = torch.randn(n, dtype=torch.float64, device="npu")
         # the fp32 part is summed in another order than eager's: fp32 tolerance, in an fp64 result
-        torch.testing.assert_close(fn(x).cpu(), (x.cpu() * 2).sum() + x.cpu().float().cos().sum(),
-                                   atol=1e-5, rtol=1e-6)
+        torch.testing.assert_close(
+            fn(x).cpu(), (x.cpu() * 2).sum() + x.cpu().float().cos().sum(), atol=1e-5, rtol=1e-6
+        )
 
 
 @pytest.fixture
@@ -134,7 +144,11 @@ def test_an_unspecialized_python_float_stays_out_of_npu_kernels():
     import math
 
     def gelu_new(x):
-        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+        return (
+            0.5
+            * x
+            * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+        )
 
     code = compile_run(gelu_new, torch.randn(4, 8, device="npu"), dynamic=True)
     assert kernels(code) == 1 and "tl.float64" not in code
@@ -157,12 +171,18 @@ def test_each_fallback_is_logged_once_per_op_and_dtype_and_counted(fresh_counts,
 def test_npu_inductor_doctor_shows_the_counts(fresh_counts):
     from importlib import metadata
 
-    (ep,) = [e for e in metadata.entry_points(group="npu_inductor.doctor_reports") if e.name == "fallbacks"]
+    (ep,) = [
+        e
+        for e in metadata.entry_points(group="npu_inductor.doctor_reports")
+        if e.name == "fallbacks"
+    ]
     compile_run(lambda a: a.cumprod(0), torch.randn(4, dtype=torch.complex64, device="npu"))
     assert ep.load()()["counts"] == {"aten.cumprod.default complex64": 1}
     doctor = pytest.importorskip("npu_inductor.doctor")
     code, data, text = doctor._run(None)
-    assert data["compiles"]["reports"]["fallbacks"]["counts"] == {"aten.cumprod.default complex64": 1}
+    assert data["compiles"]["reports"]["fallbacks"]["counts"] == {
+        "aten.cumprod.default complex64": 1
+    }
     assert re.search(r"^fallbacks\s+dtype policy fallback; 1 node", text, re.M)
     assert "aten.cumprod.default complex64: 1" in text
 
@@ -170,14 +190,20 @@ def test_npu_inductor_doctor_shows_the_counts(fresh_counts):
 def test_the_error_policy_names_the_op_and_dtype():
     x = torch.ones(4, device="npu", dtype=torch.float64)
     torch._dynamo.reset()
-    with npu_config.patch(dtype_policy="error"), pytest.raises(Exception, match=r"aten\.mul\.Tensor computes torch\.float64 on npu") as info:
+    with (
+        npu_config.patch(dtype_policy="error"),
+        pytest.raises(Exception, match=r"aten\.mul\.Tensor computes torch\.float64 on npu") as info,
+    ):
         torch.compile(lambda a: a * 2)(x)
     assert isinstance(info.value, UnsupportedDtype) or "UnsupportedDtype" in str(info.value)
 
 
 def test_a_bad_policy_is_a_clear_error():
     with npu_config.patch(dtype_policy="downcats"):
-        with pytest.raises(ValueError, match="NPU_LOWERING_DTYPE_POLICY='downcats': expected one of fallback, error"):
+        with pytest.raises(
+            ValueError,
+            match="NPU_LOWERING_DTYPE_POLICY='downcats': expected one of fallback, error",
+        ):
             dtype_policy.policy()
         assert dtype_policy.doctor_report()["status"] == "error"
 
@@ -194,5 +220,8 @@ def test_the_policy_is_in_the_fx_graph_cache_key():
     torch._dynamo.reset()
     torch.compile(fn)(x)
     torch._dynamo.reset()
-    with npu_config.patch(dtype_policy="error"), pytest.raises(Exception, match="forbids the ATen fallback"):
+    with (
+        npu_config.patch(dtype_policy="error"),
+        pytest.raises(Exception, match="forbids the ATen fallback"),
+    ):
         torch.compile(fn)(x)

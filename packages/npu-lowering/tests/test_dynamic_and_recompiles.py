@@ -21,7 +21,9 @@ def test_dynamic_shapes_reach_kernels_without_recompiles():
     graphs = _frames()
     for rows, cols in [(3, 9), (11, 4), (6, 13)]:
         x = torch.randn(rows, cols, device="npu")
-        torch.testing.assert_close(fn(x).cpu(), (x.cpu() * 2).softmax(-1).sum(0), atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(
+            fn(x).cpu(), (x.cpu() * 2).softmax(-1).sum(0), atol=1e-5, rtol=1e-5
+        )
     assert _frames() == graphs  # no recompile per size
 
 
@@ -61,8 +63,9 @@ def test_accumulated_recompile_limit_falls_back_to_eager_on_npu():
     torch._dynamo.reset()
     counters.clear()
     x = torch.ones(4, device="npu")
-    with torch._dynamo.config.patch(accumulated_recompile_limit=3, recompile_limit=100,
-                                    automatic_dynamic_shapes=False):
+    with torch._dynamo.config.patch(
+        accumulated_recompile_limit=3, recompile_limit=100, automatic_dynamic_shapes=False
+    ):
         fns = [_recompiling_fn() for _ in range(2)]
         for k in range(3):
             for fn in fns:
@@ -85,8 +88,9 @@ def test_error_on_recompile_raises_on_npu():
 def test_fail_on_recompile_limit_hit_raises_on_npu():
     torch._dynamo.reset()
     x = torch.ones(4, device="npu")
-    with torch._dynamo.config.patch(recompile_limit=1, fail_on_recompile_limit_hit=True,
-                                    automatic_dynamic_shapes=False):
+    with torch._dynamo.config.patch(
+        recompile_limit=1, fail_on_recompile_limit_hit=True, automatic_dynamic_shapes=False
+    ):
         fn = _recompiling_fn()
         fn(x, 1)
         with pytest.raises(torch._dynamo.exc.FailOnRecompileLimitHit):

@@ -9,7 +9,11 @@ from torch._inductor import config
 from torch._inductor.utils import fresh_cache, run_and_get_code
 
 # upstream's max-autotune tests take the TRITON backend alone (e.g. test_linear_dynamic_maxautotune)
-TRITON_ONLY = {"max_autotune": True, "max_autotune_gemm_backends": "TRITON", "test_configs.max_mm_configs": 1}
+TRITON_ONLY = {
+    "max_autotune": True,
+    "max_autotune_gemm_backends": "TRITON",
+    "test_configs.max_mm_configs": 1,
+}
 
 
 @pytest.fixture(autouse=True)

@@ -24,12 +24,16 @@ def test_fake_tensor_cache_stays_on_and_crosschecks_clean_on_npu():
         return fn(a, b)
 
     a, b = torch.randn(8, 8, device="npu"), torch.randn(8, 8, device="npu")
-    with torch._dynamo.config.patch(fake_tensor_cache_enabled=True, fake_tensor_cache_crosscheck_enabled=True):
+    with torch._dynamo.config.patch(
+        fake_tensor_cache_enabled=True, fake_tensor_cache_crosscheck_enabled=True
+    ):
         torch._dynamo.reset()
         start = FakeTensorMode.cache_info()
         torch.compile(first_frame)(a, b)
         first = FakeTensorMode.cache_info()
-        assert first.size > start.size or first.hits > start.hits  # npu fake ops went into the cache
+        assert (
+            first.size > start.size or first.hits > start.hits
+        )  # npu fake ops went into the cache
         out = torch.compile(second_frame)(a, b)  # the same npu ops again: served from the cache
         assert FakeTensorMode.cache_info().hits > first.hits
     torch.testing.assert_close(out.cpu(), fn(a.cpu(), b.cpu()), atol=1e-5, rtol=1e-5)
@@ -40,6 +44,7 @@ def test_nested_compile_region_is_compiled_once_and_reused():
     from torch._higher_order_ops.invoke_subgraph import get_invoke_subgraph_compile_options
 
     with torch._dynamo.config.patch(enable_invoke_subgraph_regional_compile=True):
+
         @torch.compiler.nested_compile_region(options=get_invoke_subgraph_compile_options())
         def region(x, w):
             return torch.relu(x * w).sin() + 1
@@ -63,4 +68,6 @@ def test_regional_options_need_the_config_flag():
 
     with torch._dynamo.config.patch(enable_invoke_subgraph_regional_compile=False):
         with pytest.raises(RuntimeError, match="experimental"):
-            torch.compiler.nested_compile_region(lambda x: x, options=get_invoke_subgraph_compile_options())
+            torch.compiler.nested_compile_region(
+                lambda x: x, options=get_invoke_subgraph_compile_options()
+            )

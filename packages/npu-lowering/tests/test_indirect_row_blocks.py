@@ -36,7 +36,10 @@ def test_both_heuristics_obey_the_core_rule():
     assert tiling.without_one_row_indirect is ascend_rules.without_one_row_indirect
     assert tiling.INDIRECT_KEY == ascend_rules.INDIRECT_KEY
     marked = {ascend_rules.INDIRECT_KEY: True}
-    assert [c.kwargs["XBLOCK"] for c in tiling.without_one_row_indirect(_cfgs(16, 1, 4), {"x": 16}, marked)] == [16, 4]
+    assert [
+        c.kwargs["XBLOCK"]
+        for c in tiling.without_one_row_indirect(_cfgs(16, 1, 4), {"x": 16}, marked)
+    ] == [16, 4]
 
 
 def test_embedding_kernels_are_marked_and_get_no_one_row_block():
@@ -56,12 +59,20 @@ def test_embedding_kernels_are_marked_and_get_no_one_row_block():
 
     kernels = []
     for mod in reversed(PyCodeCache.modules):  # the module this compile loaded last
-        kernels = [k for k in vars(mod).values() if isinstance(k, NpuCachingAutotuner)
-                   and k.inductor_meta.get(tiling.INDIRECT_KEY) and k.inductor_meta.get("kernel_name") in code]
+        kernels = [
+            k
+            for k in vars(mod).values()
+            if isinstance(k, NpuCachingAutotuner)
+            and k.inductor_meta.get(tiling.INDIRECT_KEY)
+            and k.inductor_meta.get("kernel_name") in code
+        ]
         if kernels:
             break
-    assert kernels and all(len(k.configs) > 1 and all(c.kwargs.get("XBLOCK") != 1 for c in k.configs)
-                           for k in kernels), [[c.kwargs for c in k.configs] for k in kernels]
+    assert kernels and all(
+        len(k.configs) > 1 and all(c.kwargs.get("XBLOCK") != 1 for c in k.configs) for k in kernels
+    ), [[c.kwargs for c in k.configs] for k in kernels]
     with torch.no_grad():
-        ref = torch.nn.functional.layer_norm(emb.weight.cpu()[ids] * 2, (32,), ln.weight.cpu(), ln.bias.cpu())
+        ref = torch.nn.functional.layer_norm(
+            emb.weight.cpu()[ids] * 2, (32,), ln.weight.cpu(), ln.bias.cpu()
+        )
     torch.testing.assert_close(out.cpu(), ref, atol=1e-5, rtol=1e-5)

@@ -53,7 +53,9 @@ def test_configs_follow_the_ascend_rules():
     budget = tiling.element_budget(meta, dev)
     assert budget == 16384  # 192 KiB / 2 pointers / 4 bytes = 24576, rounded down to a power of two
     assert configs[0].kwargs["XBLOCK"] == budget  # first: the largest block the UB allows
-    assert [c.kwargs["XBLOCK"] for c in configs] == sorted((c.kwargs["XBLOCK"] for c in configs), reverse=True)
+    assert [c.kwargs["XBLOCK"] for c in configs] == sorted(
+        (c.kwargs["XBLOCK"] for c in configs), reverse=True
+    )
     # below the UB limit, a later config spreads the work over half to all vector cores
     spread = tiling.pointwise({"x": 1 << 16}, meta, dev)
     assert any(24 <= (1 << 16) // c.kwargs["XBLOCK"] <= 48 for c in spread[1:])
@@ -65,7 +67,14 @@ def test_configs_follow_the_ascend_rules():
 
 @pytest.mark.parametrize("rnumel,persistent", [(64, True), (8192, False)])
 def test_reduction_configs_fit_the_ub(rnumel, persistent):
-    meta = {"signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "in_ptr1": "*fp32", "in_ptr2": "*fp32"}}
+    meta = {
+        "signature": {
+            "in_ptr0": "*fp32",
+            "out_ptr0": "*fp32",
+            "in_ptr1": "*fp32",
+            "in_ptr2": "*fp32",
+        }
+    }
     dev = tiling.Device()
     for c in tiling.reduction({"x": 4096, "r0_": rnumel}, meta, dev, persistent=persistent):
         assert tiling.fits_ub(c.kwargs, meta, dev, rnumel if persistent else None)

@@ -10,8 +10,32 @@ import math
 import pytest
 import torch
 
-EDGES = [0.0, -0.0, math.inf, -math.inf, math.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0,
-         1e-8, -1e-8, 1e-3, 88.7, 100.0, 1e20, -1e30, 3.4e38, -0.4, 2.0**23 + 1, -(2.0**23) - 3]
+EDGES = [
+    0.0,
+    -0.0,
+    math.inf,
+    -math.inf,
+    math.nan,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    2.0,
+    -2.0,
+    3.0,
+    -3.0,
+    1e-8,
+    -1e-8,
+    1e-3,
+    88.7,
+    100.0,
+    1e20,
+    -1e30,
+    3.4e38,
+    -0.4,
+    2.0**23 + 1,
+    -(2.0**23) - 3,
+]
 
 
 def _same(out: torch.Tensor, ref: torch.Tensor, rtol: float) -> None:
@@ -20,18 +44,52 @@ def _same(out: torch.Tensor, ref: torch.Tensor, rtol: float) -> None:
     assert torch.equal(torch.signbit(out[finite_zero]), torch.signbit(ref[finite_zero]))  # -0 kept
 
 
-SPECIAL = {"i0": torch.special.i0, "i1": torch.special.i1, "j0": torch.special.bessel_j0,
-           "j1": torch.special.bessel_j1, "erfcx": torch.special.erfcx}
+SPECIAL = {
+    "i0": torch.special.i0,
+    "i1": torch.special.i1,
+    "j0": torch.special.bessel_j0,
+    "j1": torch.special.bessel_j1,
+    "erfcx": torch.special.erfcx,
+}
 
 
-@pytest.mark.parametrize("name", ["expm1", "log1p", "tanh", "asinh", "i0", "i1", "round", "atan", "j0", "j1", "erfcx",
-                                  "erfc", "lgamma"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "expm1",
+        "log1p",
+        "tanh",
+        "asinh",
+        "i0",
+        "i1",
+        "round",
+        "atan",
+        "j0",
+        "j1",
+        "erfcx",
+        "erfc",
+        "lgamma",
+    ],
+)
 def test_unary_special_values_match_eager(name):
     fn = SPECIAL.get(name) or getattr(torch, name)
-    x = torch.tensor(EDGES + ([4.0, 6.5, 9.0, 9.9] if name == "erfc" else [1e-40, -1e-40, 1e-38] if name == "lgamma" else []))
+    x = torch.tensor(
+        EDGES
+        + (
+            [4.0, 6.5, 9.0, 9.9]
+            if name == "erfc"
+            else [1e-40, -1e-40, 1e-38]
+            if name == "lgamma"
+            else []
+        )
+    )
     torch._dynamo.reset()
     out = torch.compile(fn)(x.to("npu")).cpu()
-    if name in ("j0", "j1", "erfcx"):  # their accuracy is in the README's table: nan and the edges here
+    if name in (
+        "j0",
+        "j1",
+        "erfcx",
+    ):  # their accuracy is in the README's table: nan and the edges here
         torch.testing.assert_close(out, fn(x), equal_nan=True, rtol=1e-4, atol=1e-6)
         return
     _same(out, fn(x), rtol=2e-5 if name in ("i0", "i1") else 4e-6)
@@ -41,7 +99,25 @@ def test_unary_special_values_match_eager(name):
 def test_binary_special_values_match_eager(name):
     fn = getattr(torch, name)
     big = [3.4e38] if name == "pow" else []  # fmod's large quotients are inexact (README's table)
-    e = torch.tensor([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, math.inf, -math.inf, math.nan, *big])
+    e = torch.tensor(
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            2.0,
+            -2.0,
+            3.0,
+            -3.0,
+            2.5,
+            math.inf,
+            -math.inf,
+            math.nan,
+            *big,
+        ]
+    )
     a, b = (t.flatten() for t in torch.meshgrid(e, e, indexing="ij"))
     torch._dynamo.reset()
     out = torch.compile(fn)(a.to("npu"), b.to("npu")).cpu()
@@ -55,8 +131,12 @@ def test_binary_special_values_match_eager(name):
 # from eager's conversion is negative (signbit compared instead of reading the bit).
 def _wide_pairs(dtype, seed):
     g = torch.Generator().manual_seed(seed)
-    a = torch.randn(4096, generator=g) * torch.exp2(torch.randint(-60, 60, (4096,), generator=g).float())
-    b = torch.randn(4096, generator=g) * torch.exp2(torch.randint(-60, 20, (4096,), generator=g).float())
+    a = torch.randn(4096, generator=g) * torch.exp2(
+        torch.randint(-60, 60, (4096,), generator=g).float()
+    )
+    b = torch.randn(4096, generator=g) * torch.exp2(
+        torch.randint(-60, 20, (4096,), generator=g).float()
+    )
     return a.to(dtype), b.to(dtype)
 
 
@@ -65,8 +145,12 @@ def _wide_pairs(dtype, seed):
 def test_fmod_remainder_exact_for_large_quotients(name, dtype):
     fn = getattr(torch, name)
     a, b = _wide_pairs(dtype, 0)
-    edge = torch.tensor([1e30, -1e30, 3e38, 16777219.0, 1e10, -7e37, 1e-30, 1e4], dtype=torch.float32).to(dtype)
-    div = torch.tensor([3.0, 0.3, 1e-20, 3.0, 0.3, 1e-30, 1e-45, 1.17549435e-38], dtype=torch.float32).to(dtype)
+    edge = torch.tensor(
+        [1e30, -1e30, 3e38, 16777219.0, 1e10, -7e37, 1e-30, 1e4], dtype=torch.float32
+    ).to(dtype)
+    div = torch.tensor(
+        [3.0, 0.3, 1e-20, 3.0, 0.3, 1e-30, 1e-45, 1.17549435e-38], dtype=torch.float32
+    ).to(dtype)
     # first: eager's vector kernel (Sleef) runs them, as it does all but a tensor's tail, and
     # returns nan where a / b overflows (its scalar tail: C's exact remainder)
     a, b = torch.cat([edge, a]), torch.cat([div, b])
@@ -80,9 +164,19 @@ def test_pow_within_upstream_tolerance(dtype):
     g = torch.Generator().manual_seed(1)
     base = torch.exp2(torch.rand(4096, generator=g) * 60 - 30)
     exp = torch.randn(4096, generator=g) * 4
-    if dtype is torch.float32:  # results near float32's range ends: where the rounding of b * log2|a| showed
-        base = torch.cat([base, torch.rand(2048, generator=g) + 1.0, torch.tensor([1.3651037, 0.5, 2.0, 10.0])])
-        exp = torch.cat([exp, torch.rand(2048, generator=g) * 250 - 125, torch.tensor([-152.32919, 149.5, -127.0, 38.2])])
+    if (
+        dtype is torch.float32
+    ):  # results near float32's range ends: where the rounding of b * log2|a| showed
+        base = torch.cat(
+            [base, torch.rand(2048, generator=g) + 1.0, torch.tensor([1.3651037, 0.5, 2.0, 10.0])]
+        )
+        exp = torch.cat(
+            [
+                exp,
+                torch.rand(2048, generator=g) * 250 - 125,
+                torch.tensor([-152.32919, 149.5, -127.0, 38.2]),
+            ]
+        )
     base, exp = base.to(dtype), exp.to(dtype)
     torch._dynamo.reset()
     out = torch.compile(torch.pow)(base.to("npu"), exp.to("npu")).cpu()
@@ -117,8 +211,12 @@ def test_bessel_absolute_error(name):
     # 1.5e-7 up to 16 (float32 eager itself is 3-5e-7 off near x = 5): A&S's polynomials missed it
     # around the zeros below 5 and in the phase at large x
     fn = SPECIAL[name]
-    x = torch.cat([torch.linspace(-30, 30, 6001), torch.tensor([2.4048255, 3.8317060, 5.5200781, 7.0155867, 1e3, 1e4,
-                                                                 -0.0, 0.0, 1e-38])])
+    x = torch.cat(
+        [
+            torch.linspace(-30, 30, 6001),
+            torch.tensor([2.4048255, 3.8317060, 5.5200781, 7.0155867, 1e3, 1e4, -0.0, 0.0, 1e-38]),
+        ]
+    )
     torch._dynamo.reset()
     out = torch.compile(fn)(x.to("npu")).cpu()
     torch.testing.assert_close(out, fn(x))

@@ -18,7 +18,9 @@ def needs_flag(module, flag: str):
     obj = module
     for part in flag.split("."):
         obj = getattr(obj, part, None) if obj is not None else None
-    return pytest.mark.skipif(obj is None, reason=f"torch {torch.__version__} has no {module.__name__} flag {flag}")
+    return pytest.mark.skipif(
+        obj is None, reason=f"torch {torch.__version__} has no {module.__name__} flag {flag}"
+    )
 
 
 def _code(fn, *args):

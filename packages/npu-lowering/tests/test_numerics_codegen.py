@@ -16,7 +16,9 @@ def needs_flag(module, flag: str):
     obj = module
     for part in flag.split("."):
         obj = getattr(obj, part, None) if obj is not None else None
-    return pytest.mark.skipif(obj is None, reason=f"torch {torch.__version__} has no {module.__name__} flag {flag}")
+    return pytest.mark.skipif(
+        obj is None, reason=f"torch {torch.__version__} has no {module.__name__} flag {flag}"
+    )
 
 
 def _code(fn, *args):
@@ -30,7 +32,11 @@ def _kernels(code: str) -> str:
 
 
 def _bits(t: torch.Tensor) -> list:
-    return t.cpu().view(torch.int32).tolist() if t.dtype == torch.float32 else t.cpu().view(torch.int16).tolist()
+    return (
+        t.cpu().view(torch.int32).tolist()
+        if t.dtype == torch.float32
+        else t.cpu().view(torch.int16).tolist()
+    )
 
 
 @pytest.mark.feature("N08")
@@ -109,8 +115,12 @@ def test_keep_addmm_fused_for_half_dtypes():
     with config.patch(keep_addmm_fused_for_half_dtypes=True, **aten):
         out, code = _code(fn, a, b, bias)
     assert "extern_kernels.addmm(" in code
-    torch.testing.assert_close(out.cpu(), fn(a.cpu().float(), b.cpu().float(), bias.cpu().float()).half(),
-                               atol=1e-2, rtol=1e-2)
+    torch.testing.assert_close(
+        out.cpu(),
+        fn(a.cpu().float(), b.cpu().float(), bias.cpu().float()).half(),
+        atol=1e-2,
+        rtol=1e-2,
+    )
     with config.patch(keep_addmm_fused_for_half_dtypes=False, **aten):
         _, code = _code(fn, a, b, bias)
     assert "extern_kernels.addmm(" not in code and "extern_kernels.mm(" in code
@@ -123,6 +133,7 @@ def test_strict_signed_zero_on_npu():
     a = torch.tensor([0.0, -0.0, 0.0, -0.0, 1.0], device="npu")
     b = torch.tensor([-0.0, 0.0, 0.0, -0.0, -2.0], device="npu")
     fn = lambda x, y: (-x, torch.maximum(x, y), torch.minimum(x, y))  # noqa: E731
+
     # torch >= 2.14 has upstream's flag, which decides there; patch(), not monkeypatch.setattr,
     # for both config modules: monkeypatch's undo left torch's config without the key, and every
     # later reduction compile failed ("strict_signed_zero does not exist")
@@ -132,7 +143,11 @@ def test_strict_signed_zero_on_npu():
     with config.patch(upstream(True)), npu_config.patch(strict_signed_zero=True):
         with fresh_cache():
             (neg, hi, lo), code = _code(fn, a, b)
-        assert "neg_signed_zero(" in code and "maximum_signed_zero(" in code and "minimum_signed_zero(" in code
+        assert (
+            "neg_signed_zero(" in code
+            and "maximum_signed_zero(" in code
+            and "minimum_signed_zero(" in code
+        )
         assert torch.signbit(neg.cpu()).tolist() == [True, False, True, False, True]
         assert torch.signbit(hi.cpu()).tolist() == [False, False, False, True, False]
         assert torch.signbit(lo.cpu()).tolist() == [True, True, False, True, True]

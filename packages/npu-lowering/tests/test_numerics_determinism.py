@@ -58,8 +58,10 @@ def test_deterministic_reduction_is_bitwise_equal_across_grids(monkeypatch):
         _check(monkeypatch)
 
 
-@pytest.mark.skipif(not hasattr(config, "batch_invariant"),
-                    reason=f"torch {torch.__version__} has no Inductor flag batch_invariant")
+@pytest.mark.skipif(
+    not hasattr(config, "batch_invariant"),
+    reason=f"torch {torch.__version__} has no Inductor flag batch_invariant",
+)
 @pytest.mark.feature("N32")
 def test_batch_invariant_reduction_is_bitwise_equal_across_grids_and_batches(monkeypatch):
     with config.patch(batch_invariant=True):
@@ -112,7 +114,9 @@ def _reduction_config_counts(fn) -> list:
         out, codes = run_and_get_code(torch.compile(fn), x)
     torch.testing.assert_close(out.cpu(), fn(x.cpu()), atol=1e-2, rtol=1e-4)
     counts = []
-    for src in re.findall(r"async_compile\.triton\('triton_red_\w+', '''(.*?)'''", "\n".join(codes), re.S):
+    for src in re.findall(
+        r"async_compile\.triton\('triton_red_\w+', '''(.*?)'''", "\n".join(codes), re.S
+    ):
         mod = PyCodeCache.load(src)
         counts += [len(v.configs) for v in vars(mod).values() if isinstance(v, NpuCachingAutotuner)]
     return counts
@@ -142,17 +146,36 @@ def test_deterministic_reduction_on_ascend_keeps_the_first_config_that_compiles(
             return ("compiled", cfg.kwargs["R0_BLOCK"])
 
     def build(flavour, deterministic):
-        configs = [Config({"XBLOCK": 8, "R0_BLOCK": r}, num_warps=1) for r in (2048, 1024, 512, 256, 128)]
+        configs = [
+            Config({"XBLOCK": 8, "R0_BLOCK": r}, num_warps=1) for r in (2048, 1024, 512, 256, 128)
+        ]
         meta = {"kernel_name": "k", "npu_flavour": flavour, "deterministic": deterministic}
-        k = Kernel(kernel, triton_meta={"signature": {"x": "*fp32"}, "constants": {},
-                                        "device": DeviceProperties.create(torch.device("npu", 0))},
-                   configs=configs, save_cache_hook=None, mutated_arg_names=[], optimize_mem=True,
-                   heuristic_type=HeuristicType.REDUCTION, size_hints={"x": 8, "r0_": 4096}, inductor_meta=meta)
+        k = Kernel(
+            kernel,
+            triton_meta={
+                "signature": {"x": "*fp32"},
+                "constants": {},
+                "device": DeviceProperties.create(torch.device("npu", 0)),
+            },
+            configs=configs,
+            save_cache_hook=None,
+            mutated_arg_names=[],
+            optimize_mem=True,
+            heuristic_type=HeuristicType.REDUCTION,
+            size_hints={"x": 8, "r0_": 4096},
+            inductor_meta=meta,
+        )
         k.tuning = None  # the lowering's own precompile: no tuning part (npu-autotune's budgets all configs)
         return k
 
     ascend = build("ascend", True)
-    assert [c.kwargs["R0_BLOCK"] for c in ascend.configs] == [1024, 2048, 512, 256, 128]  # upstream's pick first
+    assert [c.kwargs["R0_BLOCK"] for c in ascend.configs] == [
+        1024,
+        2048,
+        512,
+        256,
+        128,
+    ]  # upstream's pick first
     ascend._precompile_worker()
     assert [r[1] for r in ascend.compile_results] == [512]
     assert [c.kwargs["R0_BLOCK"] for c in build("interpreter", True).configs] == [1024]

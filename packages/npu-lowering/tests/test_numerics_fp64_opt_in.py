@@ -28,7 +28,9 @@ def compile_recording(*args):
     with fresh_cache(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out, codes = run_and_get_code(torch.compile(fn), *args)
-    said = [str(w.message) for w in caught if "computes float64 values in float32" in str(w.message)]
+    said = [
+        str(w.message) for w in caught if "computes float64 values in float32" in str(w.message)
+    ]
     return out, "\n".join(codes), said
 
 
@@ -45,7 +47,9 @@ def test_opt_in_computes_float64_in_float32_and_warns_once_per_kernel():
     with npu_config.patch(fp64_compute="fp32"):
         out, code, said = compile_recording(a, b)
         _, _, again = compile_recording(a, b)  # the same kernels again: no second warning
-    kernels = [part for part in code.split("async_compile.triton(")[1:] if fp64_compute.MARK in part]
+    kernels = [
+        part for part in code.split("async_compile.triton(")[1:] if fp64_compute.MARK in part
+    ]
     # float32 kernels between the device's float64 <-> float32 casts (triton-ascend takes no fp64)
     assert kernels and "'*fp64'" not in code and "tl.float64" not in code
     assert "torch.float32" in code.split("async_compile.wait")[-1]  # the cast, in the wrapper
@@ -83,5 +87,8 @@ def test_doctor_shows_the_float64_decision_and_bad_values_are_named():
         report = dtype_policy.doctor_report()
         assert report["decisions"]["float64"].startswith("float32 in npu kernels")
         assert any(row.startswith("float64: float32 in npu kernels") for row in report["rows"])
-    with npu_config.patch(fp64_compute="fp16"), pytest.raises(ValueError, match="NPU_LOWERING_FP64_COMPUTE"):
+    with (
+        npu_config.patch(fp64_compute="fp16"),
+        pytest.raises(ValueError, match="NPU_LOWERING_FP64_COMPUTE"),
+    ):
         fp64_compute.mode()

@@ -16,8 +16,11 @@ from torch._inductor.utils import run_and_get_code
 
 
 def rng_ops(x):
-    return (torch.rand_like(x) + x, torch.randn(x.shape, device=x.device) * 2,
-            torch.nn.functional.dropout(x + 1, p=0.5, training=True))
+    return (
+        torch.rand_like(x) + x,
+        torch.randn(x.shape, device=x.device) * 2,
+        torch.nn.functional.dropout(x + 1, p=0.5, training=True),
+    )
 
 
 def run_seeded(seed: int, fn=rng_ops):
@@ -63,8 +66,13 @@ print(json.dumps([t.view(torch.int32).flatten().tolist() for t in run_seeded(7)]
 def test_same_seed_same_compiled_numbers_in_another_process():
     mine = [t.view(torch.int32).flatten().tolist() for t in run_seeded(7)]
     env = {**os.environ, "TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}  # compile there, not a cache hit
-    child = subprocess.run([sys.executable, "-c", _CHILD.format(here=os.path.dirname(__file__))],
-                           capture_output=True, text=True, env=env, timeout=300)
+    child = subprocess.run(
+        [sys.executable, "-c", _CHILD.format(here=os.path.dirname(__file__))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert child.returncode == 0, child.stderr[-2000:]
     assert json.loads(child.stdout.strip().splitlines()[-1]) == mine
 
@@ -76,9 +84,15 @@ def test_fallback_random_equals_eager_for_rand_randn_and_dropout():
     # does not need (on cpu too: upstream's order, not npu's), so there the ops are compared
     # one graph each; torch 2.13 keeps the program's order of random ops
     ordered = torch.torch_version.TorchVersion(torch.__version__) >= "2.13"
-    groups = [rng_ops] if ordered else [
-        lambda x: torch.rand_like(x) + x, lambda x: torch.randn(x.shape, device=x.device) * 2,
-        lambda x: torch.nn.functional.dropout(x + 1, p=0.5, training=True)]
+    groups = (
+        [rng_ops]
+        if ordered
+        else [
+            lambda x: torch.rand_like(x) + x,
+            lambda x: torch.randn(x.shape, device=x.device) * 2,
+            lambda x: torch.nn.functional.dropout(x + 1, p=0.5, training=True),
+        ]
+    )
     for fn in groups:
         with config.patch(fallback_random=True):
             torch._dynamo.reset()

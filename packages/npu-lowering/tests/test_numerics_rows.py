@@ -83,8 +83,10 @@ def test_backward_outputs_keep_eager_strides_unless_told_otherwise():
     assert strides[True] == {"1025"} and strides[False] == {"1056"}
 
 
-@pytest.mark.skipif(not hasattr(config, "emulate_precision_casts_on_saved_tensors"),
-                    reason=f"torch {torch.__version__} has no Inductor flag emulate_precision_casts_on_saved_tensors")
+@pytest.mark.skipif(
+    not hasattr(config, "emulate_precision_casts_on_saved_tensors"),
+    reason=f"torch {torch.__version__} has no Inductor flag emulate_precision_casts_on_saved_tensors",
+)
 @pytest.mark.feature("N29")
 def test_saved_low_precision_value_is_rounded_as_eager_saves_it():
     """``sin(y) * y`` in bf16 is saved for the backward and used by the forward: with the flag
@@ -98,7 +100,9 @@ def test_saved_low_precision_value_is_rounded_as_eager_saves_it():
         y = a * b + 0.1
         return (y.sin() * y * w).sum()
 
-    rounding = re.compile(r"(tmp\d+) = tmp\d+\.to\(tl\.bfloat16\)\n\s*tmp\d+ = \1\.to\(tl\.float32\)")
+    rounding = re.compile(
+        r"(tmp\d+) = tmp\d+\.to\(tl\.bfloat16\)\n\s*tmp\d+ = \1\.to\(tl\.float32\)"
+    )
     for flag in (True, False):
         w = w0.to("npu").requires_grad_()
 

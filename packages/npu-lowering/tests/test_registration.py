@@ -17,7 +17,9 @@ def test_npu_backend_is_registered_and_cpu_cuda_are_untouched():
     assert get_scheduling_for_device("npu") is NpuScheduling
     assert get_scheduling_for_device("cpu").__module__.startswith("torch._inductor")
     assert get_scheduling_for_device("cuda").__module__.startswith("torch._inductor")
-    assert "get_raw_stream" in get_device_op_overrides("npu").import_get_raw_stream_as("get_raw_stream")
+    assert "get_raw_stream" in get_device_op_overrides("npu").import_get_raw_stream_as(
+        "get_raw_stream"
+    )
     assert torch._inductor.utils.is_gpu("npu") and not torch._inductor.utils.is_gpu("cpu")
 
 
@@ -33,11 +35,20 @@ def test_gemm_templates_are_npu_kernels_only_on_npu():
 
     assert TritonTemplate.kernel_type is TritonTemplateKernel
     descriptor = TritonTemplate.__dict__["kernel_type"]
-    chosen = {d: descriptor.class_for(SimpleNamespace(get_device=lambda d=d: torch.device(d)))
-              for d in ("cpu", "cuda", "npu")}
-    assert chosen == {"cpu": TritonTemplateKernel, "cuda": TritonTemplateKernel, "npu": NpuTritonTemplateKernel}
+    chosen = {
+        d: descriptor.class_for(SimpleNamespace(get_device=lambda d=d: torch.device(d)))
+        for d in ("cpu", "cuda", "npu")
+    }
+    assert chosen == {
+        "cpu": TritonTemplateKernel,
+        "cuda": TritonTemplateKernel,
+        "npu": NpuTritonTemplateKernel,
+    }
     assert callable(mm_template.kernel_type)  # instances get the factory
-    assert "npu_lowering.runtime import heuristics" in NpuTritonTemplateKernel.gen_common_triton_imports()
+    assert (
+        "npu_lowering.runtime import heuristics"
+        in NpuTritonTemplateKernel.gen_common_triton_imports()
+    )
     assert "npu_lowering" not in TritonTemplateKernel.gen_common_triton_imports()
 
 
@@ -82,5 +93,7 @@ def test_cache_key_follows_the_device_facts(monkeypatch):
     from npu_inductor_core import tiles as tiling
 
     before = NpuPostGradPass().uuid()
-    monkeypatch.setattr(tiling, "device", lambda index=0: tiling.Device(ub_bytes=64 * 1024, vector_cores=4))
+    monkeypatch.setattr(
+        tiling, "device", lambda index=0: tiling.Device(ub_bytes=64 * 1024, vector_cores=4)
+    )
     assert NpuPostGradPass().uuid() != before

@@ -23,5 +23,7 @@ SCRIPT = textwrap.dedent("""
 def test_a_compiled_function_runs_on_the_second_device():
     env = {**os.environ, "NPU_SIM_DEVICE_COUNT": "2"}
     env.pop("ASCEND_RT_VISIBLE_DEVICES", None)
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=300
+    )
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr[-3000:]

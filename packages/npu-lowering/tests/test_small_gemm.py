@@ -38,7 +38,11 @@ def compiled(fn, inputs, **kw):
 
 def test_small_static_gemm_is_one_fused_template_kernel():
     code = compiled(linear_gelu, args())
-    assert "tl.dot(" in code and "extern_kernels.mm(" not in code and "extern_kernels.addmm(" not in code
+    assert (
+        "tl.dot(" in code
+        and "extern_kernels.mm(" not in code
+        and "extern_kernels.addmm(" not in code
+    )
     assert code.count("@triton.jit") == 1  # bias, GELU and the residual add in the template
     assert "BLOCK_M : tl.constexpr = 16" in code  # the one tile, scaled to M=4
 
@@ -80,8 +84,12 @@ def test_a_users_own_lowering_is_chained_not_overwritten():
     if not hasattr(lowering, "user_lowerings"):
         pytest.skip("torch 2.11: the policy wraps lowerings[op] (a patch), no user_lowerings")
     mm = torch.ops.aten.mm.default
-    assert getattr(lowering.user_lowerings.get(mm), "_npu_small_gemm", False)  # registered, no patch
-    assert not getattr(lowering.lowerings[mm], "_npu_small_gemm", False)  # upstream's table untouched
+    assert getattr(
+        lowering.user_lowerings.get(mm), "_npu_small_gemm", False
+    )  # registered, no patch
+    assert not getattr(
+        lowering.lowerings[mm], "_npu_small_gemm", False
+    )  # upstream's table untouched
     calls = []
 
     def users(*args, **kwargs):

@@ -25,8 +25,10 @@ CASES = {  # name: (fn, input shapes)
     "mm_n1": (torch.mm, [(4, 8), (8, 1)]),
     "addmm_m1": (torch.addmm, [(4,), (1, 8), (8, 4)]),
     "addmm_m1_bias_1xn": (lambda b, x, w: torch.addmm(b, x, w).relu(), [(1, 4), (1, 8), (8, 4)]),
-    "linear_one_token": (lambda x, w, b: torch.nn.functional.linear(x, w, b).relu(),
-                         [(1, 1, 8), (4, 8), (4,)]),
+    "linear_one_token": (
+        lambda x, w, b: torch.nn.functional.linear(x, w, b).relu(),
+        [(1, 1, 8), (4, 8), (4,)],
+    ),
     "baddbmm_m1": (torch.baddbmm, [(2, 1, 4), (2, 1, 8), (2, 8, 4)]),
     "baddbmm_n1": (torch.baddbmm, [(1,), (2, 3, 8), (2, 8, 1)]),
 }
@@ -35,8 +37,11 @@ ALSO = {  # no template either way: Inductor decomposes K=1 to pointwise, mv is 
     "mv": (torch.mv, [(4, 8), (8,)]),
 }
 # upstream's template path, with one candidate (what small_gemm.wrap uses for other sizes)
-TEMPLATE = {"max_autotune_gemm": True, "max_autotune_gemm_backends": "ATEN,TRITON",
-            "test_configs.max_mm_configs": 1}
+TEMPLATE = {
+    "max_autotune_gemm": True,
+    "max_autotune_gemm_backends": "ATEN,TRITON",
+    "test_configs.max_mm_configs": 1,
+}
 
 
 def compiled_code(name, cases):

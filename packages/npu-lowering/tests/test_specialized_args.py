@@ -19,8 +19,9 @@ import torch
 from torch._inductor.utils import fresh_cache
 
 HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location("npu_lowering_test_specialized_args_cases",
-                                               HERE / "specialized_args_cases.py")
+_spec = importlib.util.spec_from_file_location(
+    "npu_lowering_test_specialized_args_cases", HERE / "specialized_args_cases.py"
+)
 cases = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cases)
 
@@ -51,9 +52,18 @@ def test_size_one_launch_paths(fresh, case):
 def test_every_case_under_triton_interpret(tmp_path):
     """The same programs with TRITON_INTERPRET=1, in a child process (the variable is read
     when Triton modules are imported)."""
-    env = {**os.environ, "TRITON_INTERPRET": "1", "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
-    proc = subprocess.run([sys.executable, str(HERE / "specialized_args_cases.py")], env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "TRITON_INTERPRET": "1",
+        "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
+    }
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "specialized_args_cases.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
     assert set(results) == set(cases.CHILD)

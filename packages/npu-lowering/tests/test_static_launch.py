@@ -16,7 +16,9 @@ def _compile_and_run():
     fn = torch.compile(lambda a: torch.softmax(a.sin(), -1) * 2)
     for _ in range(3):
         out = fn(x)
-    torch.testing.assert_close(out.cpu(), torch.softmax(x.cpu().sin(), -1) * 2, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(
+        out.cpu(), torch.softmax(x.cpu().sin(), -1) * 2, atol=1e-5, rtol=1e-5
+    )
     return [launch[-1] for launch in LAUNCHES]
 
 
@@ -39,7 +41,9 @@ def test_kernels_launch_through_pre_bound_native_launch_objects(counting_binder)
     with torch._inductor.config.patch(use_static_triton_launcher=True):
         static = _compile_and_run()
     assert static and all(static)  # every launch went through a launch object
-    assert len(counting_binder) == len(set(map(id, counting_binder)))  # bound once per kernel, not per call
+    assert len(counting_binder) == len(
+        set(map(id, counting_binder))
+    )  # bound once per kernel, not per call
     launches = [launch for launch in autotuner._static_launches.values() if launch is not None]
     assert launches and all(type(l).__module__.startswith("npu_launcher") for l in launches)
 
@@ -56,8 +60,12 @@ def test_strict_static_launcher_raises_instead_of_falling_back(monkeypatch):
         raise NotImplementedError("cannot launch this kernel statically")
 
     monkeypatch.setattr(autotuner, "static_binder", lambda: refuse)
-    with torch._inductor.config.patch(use_static_triton_launcher=True, strict_static_triton_launcher=False):
+    with torch._inductor.config.patch(
+        use_static_triton_launcher=True, strict_static_triton_launcher=False
+    ):
         assert not any(_compile_and_run())  # falls back, still correct
-    with torch._inductor.config.patch(use_static_triton_launcher=True, strict_static_triton_launcher=True):
+    with torch._inductor.config.patch(
+        use_static_triton_launcher=True, strict_static_triton_launcher=True
+    ):
         with pytest.raises(Exception, match="cannot be launched statically"):
             _compile_and_run()

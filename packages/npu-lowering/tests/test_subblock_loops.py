@@ -44,21 +44,32 @@ def _assert_looped(**numels):
     assert launches and all(_programs(grid) <= CORES for _, grid, _ in launches), launches
     name, grid, kwargs = launches[-1]
     axes = {"x": 0, "y": 1, "z": 2}
-    short = [a for a, numel in numels.items() if grid[axes[a]] * kwargs[f"{a.upper()}BLOCK"] < numel]
+    short = [
+        a for a, numel in numels.items() if grid[axes[a]] * kwargs[f"{a.upper()}BLOCK"] < numel
+    ]
     assert short, (name, grid, kwargs, numels)
 
 
 def test_big_pointwise_loops_over_subblocks(small_device, check):
     x = torch.randn(40, 4000, device="npu")  # 160000 elements: at least 10 blocks
     code = check(lambda a: (a.sin() * 2 + 1).relu(), x)
-    assert "for xsub in tl.range(" in code and "'grid_type': 'NpuGrid'" in code and "'npu_grid_axes': 1" in code
+    assert (
+        "for xsub in tl.range(" in code
+        and "'grid_type': 'NpuGrid'" in code
+        and "'npu_grid_axes': 1" in code
+    )
     _assert_looped(x=x.numel())
 
 
 def test_big_2d_pointwise_loops(small_device, check):
     x = torch.randn(600, 400, device="npu")
     code = check(lambda a: a.t().contiguous() + 1, x)
-    assert "for ysub in tl.range(" in code and "for xsub in tl.range(" in code and "'grid_type': 'NpuGrid'" in code and "'npu_grid_axes': 2" in code
+    assert (
+        "for ysub in tl.range(" in code
+        and "for xsub in tl.range(" in code
+        and "'grid_type': 'NpuGrid'" in code
+        and "'npu_grid_axes': 2" in code
+    )
     _assert_looped(x=600, y=400)
 
 
@@ -66,7 +77,11 @@ def test_3d_pointwise_loops(small_device, check):
     x = torch.randn(40, 50, 60, device="npu")
     with inductor_config.patch({"triton.max_tiles": 3, "triton.prefer_nd_tiling": True}):
         code = check(lambda a: a.permute(2, 1, 0).contiguous() + 1, x)
-    assert all(f"for {a}sub in tl.range(" in code for a in "xyz") and "'grid_type': 'NpuGrid'" in code and "'npu_grid_axes': 3" in code
+    assert (
+        all(f"for {a}sub in tl.range(" in code for a in "xyz")
+        and "'grid_type': 'NpuGrid'" in code
+        and "'npu_grid_axes': 3" in code
+    )
     _assert_looped(x=40, y=50, z=60)
 
 
@@ -142,14 +157,20 @@ def test_without_subblock_loops_the_grid_exceeds_the_cores(small_device, monkeyp
 
 
 def _grid(axes, cores, meta, **numels):
-    expr = npu_grid.NpuGrid(inductor_meta={npu_grid.FACTS_KEY: {"ub_bytes": 192 * 1024, "vector_cores": cores},
-                                           npu_grid.AXES_KEY: axes})
+    expr = npu_grid.NpuGrid(
+        inductor_meta={
+            npu_grid.FACTS_KEY: {"ub_bytes": 192 * 1024, "vector_cores": cores},
+            npu_grid.AXES_KEY: axes,
+        }
+    )
     expr.generate(meta)
     return expr.eval_slow({**meta, **numels})
 
 
-@pytest.mark.parametrize("xnumel,expected", [(0, 0), (1, 1), (1024, 1), (5 * 1024, 5), (50 * 1024, 25),
-                                              (48 * 1024, 48), (10 ** 6, 47)])
+@pytest.mark.parametrize(
+    "xnumel,expected",
+    [(0, 0), (1, 1), (1024, 1), (5 * 1024, 5), (50 * 1024, 25), (48 * 1024, 48), (10**6, 47)],
+)
 def test_grid_is_capped_and_balanced(xnumel, expected):
     # 50 sub-blocks on 48 cores: 2 per program, so 25 programs (not 48 with 23 idle);
     # 977 sub-blocks: 21 per program, 47 programs
@@ -159,25 +180,35 @@ def test_grid_is_capped_and_balanced(xnumel, expected):
 def test_grid_outer_axes_take_the_cores_first():
     assert _grid(2, 48, {"XBLOCK": 64, "YBLOCK": 8}, xnumel=4096, ynumel=4096) == (1, 47, 1)
     assert _grid(2, 48, {"XBLOCK": 64, "YBLOCK": 8}, xnumel=4096, ynumel=64) == (6, 8, 1)
-    gx, gy, gz = _grid(3, 48, {"XBLOCK": 8, "YBLOCK": 8, "ZBLOCK": 8},
-                       xnumel=800, ynumel=80, znumel=24)
+    gx, gy, gz = _grid(
+        3, 48, {"XBLOCK": 8, "YBLOCK": 8, "ZBLOCK": 8}, xnumel=800, ynumel=80, znumel=24
+    )
     assert gz == 3 and gx * gy * gz <= 48
 
 
 def test_grid_without_core_count_is_an_error():
     with pytest.raises(ValueError, match="npu_device_facts"):
-        npu_grid.NpuGrid(inductor_meta={"kernel_name": "k", npu_grid.AXES_KEY: 1}).generate({"XBLOCK": 8})
+        npu_grid.NpuGrid(inductor_meta={"kernel_name": "k", npu_grid.AXES_KEY: 1}).generate(
+            {"XBLOCK": 8}
+        )
 
 
 def test_grid_without_axis_count_is_an_error():
     facts = {"ub_bytes": 192 * 1024, "vector_cores": 48}
     with pytest.raises(ValueError, match="npu_grid_axes"):
-        npu_grid.NpuGrid(inductor_meta={"kernel_name": "k", npu_grid.FACTS_KEY: facts}).generate({"XBLOCK": 8})
+        npu_grid.NpuGrid(inductor_meta={"kernel_name": "k", npu_grid.FACTS_KEY: facts}).generate(
+            {"XBLOCK": 8}
+        )
 
 
 def test_cpp_grid_expressions():
-    expr = npu_grid.NpuGrid(inductor_meta={npu_grid.FACTS_KEY: {"ub_bytes": 192 * 1024, "vector_cores": 48},
-                                           npu_grid.AXES_KEY: 2}, mode="cpp")
+    expr = npu_grid.NpuGrid(
+        inductor_meta={
+            npu_grid.FACTS_KEY: {"ub_bytes": 192 * 1024, "vector_cores": 48},
+            npu_grid.AXES_KEY: 2,
+        },
+        mode="cpp",
+    )
     expr.generate({"XBLOCK": 64, "YBLOCK": 8})
     text = "\n".join([*expr.prefix, str(expr.x_grid), str(expr.y_grid)])
     assert "uint32_t y_subblocks_" in text and "std::max((long)" in text and "//" not in text

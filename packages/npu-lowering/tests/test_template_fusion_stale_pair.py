@@ -19,7 +19,6 @@ from torch._inductor.scheduler import Scheduler
 from torch._inductor.utils import fresh_cache, run_and_get_code
 
 
-
 def assert_matches(out, ref):
     torch.testing.assert_close(out.detach().cpu(), ref, atol=1e-4, rtol=1e-4)
 
@@ -79,24 +78,35 @@ def run(model, x, train):
     return code
 
 
-CASES = [pytest.param(train, threads, id=f"{'train' if train else 'no_grad'}-threads{threads}")
-         for train in (False, True) for threads in (1, 2)]
+CASES = [
+    pytest.param(train, threads, id=f"{'train' if train else 'no_grad'}-threads{threads}")
+    for train in (False, True)
+    for threads in (1, 2)
+]
 
 
-@pytest.mark.parametrize("fused_wins", [True, False], ids=["fused-wins", "fused-loses"], indirect=True)
+@pytest.mark.parametrize(
+    "fused_wins", [True, False], ids=["fused-wins", "fused-loses"], indirect=True
+)
 @pytest.mark.parametrize("train,threads", CASES)
 def test_max_autotune_never_fuses_a_stale_pair(fused_wins, train, threads):
     # TRITON only and one config per template: exactly the crash's shape (the first GEMM two
     # choices, the second one); with ATen or more configs both GEMMs are multi-templates
-    flags = {"max_autotune": True, "max_autotune_gemm_backends": "TRITON", "compile_threads": threads,
-             "test_configs.max_mm_configs": 1}
+    flags = {
+        "max_autotune": True,
+        "max_autotune_gemm_backends": "TRITON",
+        "compile_threads": threads,
+        "test_configs.max_mm_configs": 1,
+    }
     torch._dynamo.reset()
     with config.patch(flags):
         run(mlp().to("npu"), torch.randn(32, 64, device="npu"), train)
     assert fused_wins["multi_templates"] >= 1  # the benchmarked path was taken
 
 
-@pytest.mark.parametrize("fused_wins", [True, False], ids=["fused-wins", "fused-loses"], indirect=True)
+@pytest.mark.parametrize(
+    "fused_wins", [True, False], ids=["fused-wins", "fused-loses"], indirect=True
+)
 @pytest.mark.parametrize("train,threads", CASES)
 def test_default_mode_times_nothing(fused_wins, train, threads):
     # upstream's defaults as shipped (benchmark_epilogue_fusion on), but compile_threads

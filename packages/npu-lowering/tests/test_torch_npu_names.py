@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
-CACHES = [Path(p) for p in (os.environ.get("NPU_LOWERING_WHEEL_CACHE"), os.environ.get("NPU_LAUNCHER_WHEEL_CACHE"))
-          if p] + [Path.home() / ".cache" / "npu_launcher" / "wheels"]
+CACHES = [
+    Path(p)
+    for p in (
+        os.environ.get("NPU_LOWERING_WHEEL_CACHE"),
+        os.environ.get("NPU_LAUNCHER_WHEEL_CACHE"),
+    )
+    if p
+] + [Path.home() / ".cache" / "npu_launcher" / "wheels"]
 
 
 @pytest.fixture(scope="module")
@@ -22,10 +28,29 @@ def wheel():
             return zipfile.ZipFile(hits[0])
     cache = CACHES[-1]
     cache.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                           "--python-version", "3.11", "--implementation", "cp", "--platform",
-                           "manylinux_2_28_x86_64", "-d", str(cache), "torch_npu==2.13.0"],
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            "3.11",
+            "--implementation",
+            "cp",
+            "--platform",
+            "manylinux_2_28_x86_64",
+            "-d",
+            str(cache),
+            "torch_npu==2.13.0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     hits = sorted(cache.glob("torch_npu-2.13.0-*.whl"))
     if not hits:
         pytest.skip(f"torch_npu 2.13.0 wheel not available: {proc.stderr[-500:]}")

@@ -25,10 +25,12 @@ from npu_lowering.runtime.autotuner import NpuCachingAutotuner
 from npu_lowering.runtime.ub_fit import UbFitMixin, ub_overflow
 
 # bishengir-compile 1.2.0's words (Ascend910B2, a 32768-element f32 block of x + y)
-BISHENGIR_OVERFLOW = (b'loc("kernel.ttadapter.mlir":2:3): error: ub overflow, requires 2097152 bits while 1572864 '
-                      b"bits available! (possible reason: tiling basic block is too large or block number is more "
-                      b"than what user expect due to multi-buffer feature is enabled and some ops need extra local "
-                      b"buffer.)\n[ERROR] Failed to run BiShengIR pipeline\n")
+BISHENGIR_OVERFLOW = (
+    b'loc("kernel.ttadapter.mlir":2:3): error: ub overflow, requires 2097152 bits while 1572864 '
+    b"bits available! (possible reason: tiling basic block is too large or block number is more "
+    b"than what user expect due to multi-buffer feature is enabled and some ops need extra local "
+    b"buffer.)\n[ERROR] Failed to run BiShengIR pipeline\n"
+)
 
 
 class _Compiles:
@@ -39,8 +41,12 @@ class _Compiles:
 
     def _precompile_config(self, cfg):
         if cfg.kwargs["XBLOCK"] > self.limit:
-            raise subprocess.CalledProcessError(1, ["bishengir-compile", "kernel.ttadapter.mlir"],
-                                                output=b"", stderr=BISHENGIR_OVERFLOW)
+            raise subprocess.CalledProcessError(
+                1,
+                ["bishengir-compile", "kernel.ttadapter.mlir"],
+                output=b"",
+                stderr=BISHENGIR_OVERFLOW,
+            )
         if cfg.kwargs["XBLOCK"] < 0:
             raise RuntimeError("some other compile error")
         return ("compiled", cfg.kwargs["XBLOCK"])
@@ -84,12 +90,17 @@ def test_an_overflowing_config_is_dropped_and_the_kernel_compiles_with_the_next(
         k._precompile_worker()
     assert k.compile_results == [("compiled", 1024), ("compiled", 256)]
     msgs = [r.getMessage() for r in caplog.records]
-    assert any("npu_kernel_demo" in m and "dropped" in m and "2097152 bits" in m and "4096" in m for m in msgs), msgs
+    assert any(
+        "npu_kernel_demo" in m and "dropped" in m and "2097152 bits" in m and "4096" in m
+        for m in msgs
+    ), msgs
 
 
 def test_a_kernel_with_no_config_left_raises_naming_it():
     k = _Kernel([cfg(4096), cfg(2048)])
-    with pytest.raises(NoTritonConfigsError, match=r"npu kernel npu_kernel_demo: no config fits the unified buffer"):
+    with pytest.raises(
+        NoTritonConfigsError, match=r"npu kernel npu_kernel_demo: no config fits the unified buffer"
+    ):
         k._precompile_worker()
 
 
@@ -106,20 +117,34 @@ def test_each_config_compiles_with_the_multibuffer_setting_it_was_tiled_for(stag
     compiles single-buffered, a multi-buffer variant (num_stages=2) double-buffered."""
     options = _Kernel([])._create_compile_options(cfg(256, stages), {})
     assert options["multibuffer"] is multibuffer and options["num_stages"] == 1
-    assert "multibuffer" not in _Kernel([], flavour="interpreter")._create_compile_options(cfg(256, stages), {})
+    assert "multibuffer" not in _Kernel([], flavour="interpreter")._create_compile_options(
+        cfg(256, stages), {}
+    )
     assert tiling.compile_options(cfg(256, stages)) == {"multibuffer": multibuffer, "num_stages": 1}
 
 
 def _softmax_with_real_bishengir(tmp_path, mode: str) -> dict:
     here = Path(__file__).resolve().parent
-    setup = subprocess.run([sys.executable, str(here.parent / "ascend_check" / "setup.py"), "--quiet"],
-                           capture_output=True, text=True, timeout=900)
+    setup = subprocess.run(
+        [sys.executable, str(here.parent / "ascend_check" / "setup.py"), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert setup.returncode == 0, setup.stderr
     ascend_python = setup.stdout.strip().splitlines()[-1]
-    env = {**__import__("os").environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
-           "TRITON_CACHE_DIR": str(tmp_path / "triton")}
-    proc = subprocess.run([sys.executable, str(here / "ub_fit_child.py"), ascend_python, mode], capture_output=True,
-                          text=True, timeout=900, env=env)
+    env = {
+        **__import__("os").environ,
+        "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
+        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+    }
+    proc = subprocess.run(
+        [sys.executable, str(here / "ub_fit_child.py"), ascend_python, mode],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert "error" not in out, out["error"] + proc.stderr[-4000:]
@@ -146,4 +171,6 @@ def test_with_the_real_bishengir_the_overflowing_config_is_dropped_and_the_kerne
     rejected = {blocks["XBLOCK"] for blocks, _mb, ok in out["verdicts"] if not ok}
     assert rejected == {32}, out["verdicts"]  # (single- and, with npu-autotune, multi-buffered)
     assert any(ok for _b, _mb, ok in out["verdicts"])
-    assert any("dropped: ub overflow, requires 1837824 bits" in m and "XBLOCK: 32" in m for m in out["log"]), out["log"]
+    assert any(
+        "dropped: ub overflow, requires 1837824 bits" in m and "XBLOCK: 32" in m for m in out["log"]
+    ), out["log"]

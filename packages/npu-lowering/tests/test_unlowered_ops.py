@@ -11,11 +11,16 @@ from torch._inductor.lowering import lowerings
 from torch._inductor.utils import run_and_get_code
 
 CASES = {  # name: (fn, cpu inputs)
-    "grid_sampler_3d": (lambda x, g: F.grid_sample(x, g, align_corners=False),
-                        lambda: (torch.randn(1, 2, 2, 3, 3), torch.rand(1, 2, 2, 2, 3) * 2 - 1)),
+    "grid_sampler_3d": (
+        lambda x, g: F.grid_sample(x, g, align_corners=False),
+        lambda: (torch.randn(1, 2, 2, 3, 3), torch.rand(1, 2, 2, 2, 3) * 2 - 1),
+    ),
     # hash_tensor hashes bits: its input comes from a kernel exact in any order (x * 2)
     "hash_tensor": (lambda x: torch.hash_tensor(x * 2, dim=[1]), lambda: (torch.randn(4, 3),)),
-    "nonzero_static": (lambda x: torch.nonzero_static(x.relu(), size=4), lambda: (torch.tensor([0.0, 1.0, -1.0, 2.0]),)),
+    "nonzero_static": (
+        lambda x: torch.nonzero_static(x.relu(), size=4),
+        lambda: (torch.tensor([0.0, 1.0, -1.0, 2.0]),),
+    ),
 }
 
 
@@ -39,6 +44,9 @@ def test_compiles_on_npu_with_implicit_fallbacks_off(name):
 def test_cpu_compiles_unchanged():
     fn, make = CASES["grid_sampler_3d"]
     torch._dynamo.reset()
-    with torch.no_grad(), config.patch(implicit_fallbacks=False), pytest.raises(
-            InductorError, match="MissingOperatorWithoutDecomp"):
+    with (
+        torch.no_grad(),
+        config.patch(implicit_fallbacks=False),
+        pytest.raises(InductorError, match="MissingOperatorWithoutDecomp"),
+    ):
         torch.compile(fn, fullgraph=True)(*make())

@@ -51,7 +51,10 @@ def test_special_functions_from_our_libdevice(name):
 
 EDGES = {
     "erfinv": (torch.erfinv, [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, float("nan")]),
-    "lgamma": (torch.lgamma, [-3.0, -2.5, -1.0, 0.0, 0.5, 2.0, 3.5, float("inf"), float("-inf"), float("nan")]),
+    "lgamma": (
+        torch.lgamma,
+        [-3.0, -2.5, -1.0, 0.0, 0.5, 2.0, 3.5, float("inf"), float("-inf"), float("nan")],
+    ),
     "bessel_y1": (torch.special.bessel_y1, [-1.0, 0.0, 0.5, 3.0, 10.0]),
     "bessel_y0": (torch.special.bessel_y0, [-1.0, 0.0, 0.5, 3.0, 10.0]),
 }
@@ -71,8 +74,22 @@ def test_special_values_of_our_libdevice(name, dtype):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 def test_frexp_is_exact(dtype):
-    vals = [0.0, -0.0, 1.0, -1.0, 0.5, 0.99999994, 1.0000001, 2.0 ** 20, 2.0 ** -20, 7.0, 1023.9999,
-            float("inf"), float("-inf"), float("nan")]
+    vals = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        0.99999994,
+        1.0000001,
+        2.0**20,
+        2.0**-20,
+        7.0,
+        1023.9999,
+        float("inf"),
+        float("-inf"),
+        float("nan"),
+    ]
     if dtype == torch.float32:
         vals += [3e38, -3e38, 1e-30]  # exponents past exp2's float range when scaled at once
     torch.manual_seed(0)
@@ -93,7 +110,11 @@ def test_low_precision_baddbmm_template(dtype):
     from torch._inductor.utils import fresh_cache
 
     torch.manual_seed(0)
-    i, x, y = torch.randn(2, 3, 4).to(dtype), torch.randn(2, 3, 5).to(dtype), torch.randn(2, 5, 4).to(dtype)
+    i, x, y = (
+        torch.randn(2, 3, 4).to(dtype),
+        torch.randn(2, 3, 5).to(dtype),
+        torch.randn(2, 5, 4).to(dtype),
+    )
 
     def fn(i, x, y):
         return torch.baddbmm(i, x, y, beta=0.5, alpha=2.0)
@@ -178,7 +199,7 @@ def test_slice_scatter_into_a_cache_buffer():
             bsz, seqlen, _, _ = x.shape
             xk = self.linear1(x)
             with torch.no_grad():
-                self.cache_k[:bsz, start_pos: start_pos + seqlen] = xk
+                self.cache_k[:bsz, start_pos : start_pos + seqlen] = xk
             keys = self.cache_k[:bsz, : start_pos + seqlen]
             return torch.matmul(xk.transpose(1, 2), keys.transpose(1, 2).transpose(2, 3))
 
@@ -202,11 +223,19 @@ def test_masked_loads_keep_the_index_shape():
     import re
 
     def fn(c, p, e, x, y):
-        emb = torch.nn.functional.layer_norm(torch.cat([c.expand(p.shape[0], 1, -1), p], 1) + e, (32,))
+        emb = torch.nn.functional.layer_norm(
+            torch.cat([c.expand(p.shape[0], 1, -1), p], 1) + e, (32,)
+        )
         return emb, (torch.cat([x[:1], y], 0) * y.sum(-1, keepdim=True)[:1]).sum(-1)
 
     torch.manual_seed(0)
-    args = (torch.randn(1, 1, 32), torch.randn(3, 4, 32), torch.randn(1, 5, 32), torch.randn(3, 16), torch.randn(6, 16))
+    args = (
+        torch.randn(1, 1, 32),
+        torch.randn(3, 4, 32),
+        torch.randn(1, 5, 32),
+        torch.randn(3, 16),
+        torch.randn(6, 16),
+    )
     torch._dynamo.reset()
     out, codes = run_and_get_code(torch.compile(fn), *(t.to("npu") for t in args))
     code = "\n".join(codes)

@@ -42,8 +42,12 @@ def with_real_bishengir(ascend_python: str) -> None:
     import triton
 
     fake = triton.compile
-    server = subprocess.Popen([ascend_python, str(CHECK), "--serve", "--targets", "910B2"], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [ascend_python, str(CHECK), "--serve", "--targets", "910B2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     atexit.register(server.kill)
     lock = threading.Lock()  # the autotuner may compile configs on several threads; one server
 
@@ -61,18 +65,28 @@ def with_real_bishengir(ascend_python: str) -> None:
         multibuffer = bool((options or {}).get("multibuffer"))
         config = {"kwargs": blocks, "num_stages": 2 if multibuffer else 1}
         with lock:
-            server.stdin.write(json.dumps({"path": fn.fn.__code__.co_filename, "config": config}) + "\n")
+            server.stdin.write(
+                json.dumps({"path": fn.fn.__code__.co_filename, "config": config}) + "\n"
+            )
             server.stdin.flush()
             line = server.stdout.readline()
-            while line and not line.startswith("@@ascend-check@@ "):  # the checker's answers carry this mark
+            while line and not line.startswith(
+                "@@ascend-check@@ "
+            ):  # the checker's answers carry this mark
                 line = server.stdout.readline()
         if not line:
             raise RuntimeError("the Ascend check server exited")
         answer = json.loads(line.split(" ", 1)[1])
-        t = answer["targets"].get("910B2") or {"ok": False, "error": answer["error"], "command": "bishengir-compile"}
+        t = answer["targets"].get("910B2") or {
+            "ok": False,
+            "error": answer["error"],
+            "command": "bishengir-compile",
+        }
         VERDICTS.append((blocks, multibuffer, t["ok"]))
         if not t["ok"]:  # what triton-ascend's linalg_to_bin raises (subprocess.run(check=True))
-            raise subprocess.CalledProcessError(1, t["command"].split(), output=b"", stderr=t["error"].encode())
+            raise subprocess.CalledProcessError(
+                1, t["command"].split(), output=b"", stderr=t["error"].encode()
+            )
         return fake(src, target=target, options=options, **kwargs)
 
     triton.compile = compile
@@ -87,7 +101,9 @@ def main() -> None:
     if (sys.argv[2] if len(sys.argv) > 2 else "raw") == "raw":
         from npu_inductor_core import tiles
 
-        tiles.fit_to_ub = lambda configs, *args: configs  # the one tile generator, every heuristic's
+        tiles.fit_to_ub = lambda configs, *args: (
+            configs
+        )  # the one tile generator, every heuristic's
 
     npu_sim.start()
     npu_lowering.register()
@@ -106,7 +122,9 @@ def main() -> None:
     cfg.use_static_triton_launcher = False
     cfg.force_disable_caches = True
     torch.manual_seed(0)
-    x = torch.randn(64, 300, device="npu")  # a softmax row of 300: 32 rows of 512 overflow a 910B's UB
+    x = torch.randn(
+        64, 300, device="npu"
+    )  # a softmax row of 300: 32 rows of 512 overflow a 910B's UB
     out = {}
     try:
         y = torch.compile(lambda a: torch.softmax(a, -1))(x)

@@ -21,8 +21,13 @@ def run_python():
     """Run a snippet in a fresh interpreter (device count, SoC and refusals are per process)."""
 
     def run(code: str, env: dict | None = None, ok: bool = True):
-        proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                              env={**os.environ, **(env or {})}, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **(env or {})},
+            timeout=300,
+        )
         if ok:
             assert proc.returncode == 0, proc.stderr[-3000:]
         return proc
@@ -36,8 +41,13 @@ class ChildCases:
 
     @staticmethod
     def run(script, env: dict | None = None):
-        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
-                              env={**os.environ, **(env or {})})
+        proc = subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, **(env or {})},
+        )
         results = {}
         for line in proc.stdout.splitlines():
             if line.startswith("CASE "):
@@ -49,7 +59,9 @@ class ChildCases:
     def check(case: str, outcomes) -> None:
         proc, results = outcomes
         if case not in results:
-            pytest.fail(f"the child died (exit status {proc.returncode}) before finishing {case}: {proc.stderr[-1500:]}")
+            pytest.fail(
+                f"the child died (exit status {proc.returncode}) before finishing {case}: {proc.stderr[-1500:]}"
+            )
         verdict, error = results[case]
         assert verdict == "ok", error
 

@@ -29,7 +29,9 @@ def case_storage_clone_copies():
     assert c.tolist() == s.tolist()
     t.add_(1)
     assert torch.tensor([], device="npu").set_(c).cpu().tolist() == [float(i) for i in range(8)]
-    back = torch.UntypedStorage(32, device="npu").copy_(torch.arange(8, dtype=torch.int32).untyped_storage())
+    back = torch.UntypedStorage(32, device="npu").copy_(
+        torch.arange(8, dtype=torch.int32).untyped_storage()
+    )
     assert back.cpu().tolist() == torch.arange(8, dtype=torch.int32).untyped_storage().tolist()
 
 

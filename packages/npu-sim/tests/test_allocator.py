@@ -108,8 +108,9 @@ def test_checkpoint_and_restore_a_pools_state():
     # `keep` stays live; a rebuilt storage over `keep` takes ownership
     del keep
     rebuilt = _C()._construct_storage_from_data_pointer(keep_ptr, 0, 512)
-    _C()._npu_setCheckpointPoolState(0, state, [later.untyped_storage()._cdata],
-                                     [rebuilt.untyped_storage()._cdata])
+    _C()._npu_setCheckpointPoolState(
+        0, state, [later.untyped_storage()._cdata], [rebuilt.untyped_storage()._cdata]
+    )
     assert set(_C()._pool_live_allocations(0, pool)) == {keep_ptr}
     del later  # stale: no double free
     _C()._npu_beginAllocateCurrentThreadToPool(0, pool)

@@ -92,5 +92,8 @@ def test_grad_scaler_step_and_skip_on_inf():
 
 def test_binary_cross_entropy_is_refused_as_on_cuda():
     p, t = torch.rand(4).npu(), torch.rand(4).npu()
-    with torch.autocast("npu", dtype=torch.float16), pytest.raises(RuntimeError, match="unsafe to autocast"):
+    with (
+        torch.autocast("npu", dtype=torch.float16),
+        pytest.raises(RuntimeError, match="unsafe to autocast"),
+    ):
         F.binary_cross_entropy(p, t)

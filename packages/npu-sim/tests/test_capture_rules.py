@@ -31,7 +31,10 @@ def test_an_op_outside_the_capturable_set_raises_torch_npus_aclop_error_and_inva
     x = torch.randn(4, 5, device="npu")
     assert not rules.is_capturable("aten::median.dim")
     end, first, g = _refused(lambda: torch.median(x, dim=-1))
-    assert "Cannot run aclop operators during NPU graph capture. Current working aclop is aten::median" in first
+    assert (
+        "Cannot run aclop operators during NPU graph capture. Current working aclop is aten::median"
+        in first
+    )
     assert "ERR00007 PTA feature not supported" in first
     assert "error code is 507903" in end and "ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED" in end
     assert "aten::median" in g
@@ -48,16 +51,25 @@ def test_an_op_outside_the_capturable_set_raises_torch_npus_aclop_error_and_inva
 
 
 @pytest.mark.feature("X10")
-@pytest.mark.parametrize("what,call,host", [
-    ("device synchronize", "aclrtSynchronizeDevice", lambda t: torch.npu.synchronize()),
-    ("stream synchronize", "aclrtSynchronizeStream", lambda t: torch.npu.current_stream().synchronize()),
-    (".item()", "aclrtMemcpy", lambda t: t.sum().item()),
-    ("to the host", "aclrtMemcpy", lambda t: t.cpu()),
-    ("synchronous host-to-device copy", "aclrtMemcpy", lambda t: t.copy_(torch.ones(4))),
-    # an output size that depends on the data (the repeat counts): read back to the host
-    ("data-dependent output size", "aclrtMemcpy", lambda t: t.repeat_interleave(t.long())),
-])
-def test_host_syncs_and_reads_raise_the_runtimes_107030_and_invalidate_the_capture(what, call, host):
+@pytest.mark.parametrize(
+    "what,call,host",
+    [
+        ("device synchronize", "aclrtSynchronizeDevice", lambda t: torch.npu.synchronize()),
+        (
+            "stream synchronize",
+            "aclrtSynchronizeStream",
+            lambda t: torch.npu.current_stream().synchronize(),
+        ),
+        (".item()", "aclrtMemcpy", lambda t: t.sum().item()),
+        ("to the host", "aclrtMemcpy", lambda t: t.cpu()),
+        ("synchronous host-to-device copy", "aclrtMemcpy", lambda t: t.copy_(torch.ones(4))),
+        # an output size that depends on the data (the repeat counts): read back to the host
+        ("data-dependent output size", "aclrtMemcpy", lambda t: t.repeat_interleave(t.long())),
+    ],
+)
+def test_host_syncs_and_reads_raise_the_runtimes_107030_and_invalidate_the_capture(
+    what, call, host
+):
     t = torch.ones(4, device="npu")
     end, first, _ = _refused(lambda: host(t + 1))
     assert f"NPU function error: {call}, error code is 107030" in first, first
@@ -75,14 +87,17 @@ def test_rules_off_record_what_npu_sim_can_and_still_refuse_reading_unrun_work()
         g.replay()
         torch.testing.assert_close(m.cpu(), torch.median(x.cpu(), dim=-1).values)
         g.reset()
-        with pytest.raises(RuntimeError, match="not allowed while a graph is being captured") as info:
+        with pytest.raises(
+            RuntimeError, match="not allowed while a graph is being captured"
+        ) as info:
             with torch.npu.graph(torch.npu.NPUGraph()):
                 (x + 1).sum().item()
         assert "107030" not in str(info.value)
 
 
 def test_the_environment_sets_the_default(run_python):
-    out = run_python("""
+    out = run_python(
+        """
         import torch, npu_sim.config as c
         print(c.capture_rules)
         g = torch.npu.NPUGraph()
@@ -90,7 +105,9 @@ def test_the_environment_sets_the_default(run_python):
         with torch.npu.graph(g):
             torch.median(x)
         print("recorded")
-    """, env={"NPU_SIM_CAPTURE_RULES": "off"})
+    """,
+        env={"NPU_SIM_CAPTURE_RULES": "off"},
+    )
     assert out.stdout.split() == ["False", "recorded"]
 
 
@@ -98,7 +115,10 @@ def test_the_environment_sets_the_default(run_python):
 def test_the_capturable_set_is_torch_npus_list_plus_our_ops():
     table = rules.table()
     assert all(op.startswith("aten::") for op in table)
-    assert table["aten::mm"].startswith("api:") and "npu-sim" in table["aten::_scaled_dot_product_flash_attention_for_cpu"]
+    assert (
+        table["aten::mm"].startswith("api:")
+        and "npu-sim" in table["aten::_scaled_dot_product_flash_attention_for_cpu"]
+    )
     for op in ("aten::nonzero", "aten::_unique2", "aten::masked_select", "aten::median"):
         assert not rules.is_capturable(op) and "not capturable" in rules.uncapturable_reason(op)
     assert rules.is_capturable("aten::add_.Tensor") and rules.is_capturable("aten.mul.out")
@@ -119,7 +139,9 @@ def test_live_graphs_and_streams_share_the_devices_stream_budget():
             with torch.npu.graph(g):
                 x * 2
             kept.append(g)
-        with pytest.raises(RuntimeError, match="error code is 207008.*ACL_ERROR_RT_NO_STREAM_RESOURCE"):
+        with pytest.raises(
+            RuntimeError, match="error code is 207008.*ACL_ERROR_RT_NO_STREAM_RESOURCE"
+        ):
             torch.npu.NPUGraph().capture_begin()
         with pytest.raises(RuntimeError, match="207008"):
             torch.npu.Stream()

@@ -18,12 +18,18 @@ def _grads(fn, inputs, device):
 def test_convolution_forward_backward_matches_cpu(case):
     torch.manual_seed(0)
     if case == "conv1d":
-        fn, ins = lambda x, w, b: F.conv1d(x, w, b, padding=1), (torch.randn(2, 3, 7), torch.randn(4, 3, 3), torch.randn(4))
+        fn, ins = (
+            lambda x, w, b: F.conv1d(x, w, b, padding=1),
+            (torch.randn(2, 3, 7), torch.randn(4, 3, 3), torch.randn(4)),
+        )
     elif case == "conv2d_groups_stride":
         fn = lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, dilation=1, groups=2)
         ins = (torch.randn(1, 4, 6, 6), torch.randn(6, 2, 3, 3), torch.randn(6))
     elif case == "conv3d":
-        fn, ins = lambda x, w, b: F.conv3d(x, w, b), (torch.randn(1, 2, 4, 4, 4), torch.randn(3, 2, 2, 2, 2), torch.randn(3))
+        fn, ins = (
+            lambda x, w, b: F.conv3d(x, w, b),
+            (torch.randn(1, 2, 4, 4, 4), torch.randn(3, 2, 2, 2, 2), torch.randn(3)),
+        )
     else:
         fn = lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, groups=2, output_padding=1)
         ins = (torch.randn(1, 4, 3, 3), torch.randn(4, 3, 3, 3), torch.randn(6))
@@ -36,13 +42,17 @@ def test_convolution_forward_backward_matches_cpu(case):
 
 def test_convolution_overrideable_ops_directly():
     x, w = torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)
-    out = torch.ops.aten.convolution_overrideable(x.npu(), w.npu(), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    out = torch.ops.aten.convolution_overrideable(
+        x.npu(), w.npu(), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1
+    )
     torch.testing.assert_close(out.cpu(), F.conv2d(x, w))
     go = torch.randn_like(out)
-    gi, gw, gb = torch.ops.aten.convolution_backward_overrideable(go, x.npu(), w.npu(), [1, 1], [0, 0], [1, 1], False,
-                                                                  [0, 0], 1, [True, True, True])
-    rgi, rgw, rgb = torch.ops.aten.convolution_backward(go.cpu(), x, w, [3], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
-                                                        [True, True, True])
+    gi, gw, gb = torch.ops.aten.convolution_backward_overrideable(
+        go, x.npu(), w.npu(), [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, True]
+    )
+    rgi, rgw, rgb = torch.ops.aten.convolution_backward(
+        go.cpu(), x, w, [3], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, True]
+    )
     for a, b in ((gi, rgi), (gw, rgw), (gb, rgb)):
         assert a.device.type == "npu"
         torch.testing.assert_close(a.cpu(), b)
@@ -80,13 +90,19 @@ def test_fused_attention_entry_points_forward_backward(entry, is_causal):
 
     def run(q, k, v, bias):
         if entry == "efficient":
-            out, lse = ops._scaled_dot_product_efficient_attention(q, k, v, bias, True, 0.0, is_causal)[:2]
-            assert lse.shape == (2, 3, 32) and lse.dtype == torch.float32  # padded to 32, as its meta kernel
+            out, lse = ops._scaled_dot_product_efficient_attention(
+                q, k, v, bias, True, 0.0, is_causal
+            )[:2]
+            assert (
+                lse.shape == (2, 3, 32) and lse.dtype == torch.float32
+            )  # padded to 32, as its meta kernel
         elif entry == "flash":
             out, lse = ops._scaled_dot_product_flash_attention(q, k, v, 0.0, is_causal)[:2]
             assert lse.shape == (2, 3, 5)
         else:
-            out, lse = ops._scaled_dot_product_fused_attention_overrideable(q, k, v, bias, 0.0, is_causal)[:2]
+            out, lse = ops._scaled_dot_product_fused_attention_overrideable(
+                q, k, v, bias, 0.0, is_causal
+            )[:2]
         return out
 
     ins = [q, k, v] + ([bias] if bias is not None else [])
@@ -105,7 +121,9 @@ def test_fused_attention_entry_points_forward_backward(entry, is_causal):
 
 def test_fused_attention_with_dropout_names_the_op():
     q, k, v = (t.npu() for t in _qkv())
-    with pytest.raises(RuntimeError, match="_scaled_dot_product_efficient_attention with dropout_p"):
+    with pytest.raises(
+        RuntimeError, match="_scaled_dot_product_efficient_attention with dropout_p"
+    ):
         torch.ops.aten._scaled_dot_product_efficient_attention(q, k, v, None, True, 0.5)
 
 
@@ -116,5 +134,7 @@ def test_conv_and_sdpa_under_aot_eager():
     def fn(x, w, q, k, v):
         return F.conv2d(x, w, padding=1).sum() + F.scaled_dot_product_attention(q, k, v).sum()
 
-    out = torch.compile(fn, backend="aot_eager", fullgraph=True)(*(t.npu() for t in (x, w, q, k, v)))
+    out = torch.compile(fn, backend="aot_eager", fullgraph=True)(
+        *(t.npu() for t in (x, w, q, k, v))
+    )
     torch.testing.assert_close(out.cpu(), fn(x, w, q, k, v))

@@ -13,6 +13,7 @@ def test_npu_is_a_device_with_real_host_memory():
     assert torch.npu.is_available() and torch.npu.device_count() >= 1
     # data_ptr() is a real address: a CPU tensor built on it sees the values
     import ctypes
+
     raw = (ctypes.c_float * 6).from_address(x.data_ptr())
     assert list(raw) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
 
@@ -28,12 +29,15 @@ def test_default_soc_properties():
 
 
 def test_soc_and_device_count_come_from_the_environment(run_python):
-    proc = run_python("""
+    proc = run_python(
+        """
         import npu_sim, torch
         npu_sim.start()
         p = torch.npu.get_device_properties(1)
         print(torch.npu.device_count(), p.name, p.vector_core_num, p.ub_size)
-    """, env={"NPU_SIM_SOC": "Ascend950", "NPU_SIM_DEVICE_COUNT": "2"})
+    """,
+        env={"NPU_SIM_SOC": "Ascend950", "NPU_SIM_DEVICE_COUNT": "2"},
+    )
     assert proc.stdout.split() == ["2", "Ascend950", "64", str(256 * 1024)]
     bad = run_python("import npu_sim; npu_sim.start()", env={"NPU_SIM_SOC": "Ascend123"}, ok=False)
     assert bad.returncode != 0 and "not a known SoC" in bad.stderr
@@ -42,7 +46,8 @@ def test_soc_and_device_count_come_from_the_environment(run_python):
 
 
 def test_two_devices_copies_guard_and_mixing(run_python):
-    run_python("""
+    run_python(
+        """
         import npu_sim, torch
         npu_sim.start()
         a = torch.arange(4.0, device="npu:0")
@@ -61,7 +66,9 @@ def test_two_devices_copies_guard_and_mixing(run_python):
             assert "same device" in str(e), e
         else:
             raise AssertionError("mixing npu:0 and npu:1 must raise")
-    """, env={"NPU_SIM_DEVICE_COUNT": "2"})
+    """,
+        env={"NPU_SIM_DEVICE_COUNT": "2"},
+    )
 
 
 def test_start_is_idempotent():
@@ -72,18 +79,26 @@ def test_start_is_idempotent():
 
 def test_refuses_when_torch_npu_is_installed(run_python, tmp_path):
     (tmp_path / "torch_npu").mkdir()
-    (tmp_path / "torch_npu" / "__init__.py").write_text("raise ImportError('must never be imported')\n")
-    proc = run_python("import npu_sim; npu_sim.start()", env={"PYTHONPATH": str(tmp_path)}, ok=False)
+    (tmp_path / "torch_npu" / "__init__.py").write_text(
+        "raise ImportError('must never be imported')\n"
+    )
+    proc = run_python(
+        "import npu_sim; npu_sim.start()", env={"PYTHONPATH": str(tmp_path)}, ok=False
+    )
     assert "torch_npu is installed" in proc.stderr and "must never be imported" not in proc.stderr
 
 
 def test_refuses_when_privateuse1_is_taken(run_python):
-    proc = run_python("""
+    proc = run_python(
+        """
         import torch
         torch.utils.rename_privateuse1_backend("foo")
         import npu_sim
         npu_sim.start()
-    """, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, ok=False)  # autoload would take PrivateUse1 first
+    """,
+        env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+        ok=False,
+    )  # autoload would take PrivateUse1 first
     assert "already registered as 'foo'" in proc.stderr
 
 

@@ -66,8 +66,10 @@ def _collectives(rank: int, init: str) -> None:
     dist.all_reduce(t, group=sub)
     assert_close(t.cpu(), torch.full((2,), 2.0))
     got = torch.empty(2, device=npu)  # both ranks send first: point-to-point must not block
-    ops = [dist.P2POp(dist.isend, torch.full((2,), rank + 5.0, device=npu), other),
-           dist.P2POp(dist.irecv, got, other)]
+    ops = [
+        dist.P2POp(dist.isend, torch.full((2,), rank + 5.0, device=npu), other),
+        dist.P2POp(dist.irecv, got, other),
+    ]
     for work in dist.batch_isend_irecv(ops):
         work.wait()
     assert_close(got.cpu(), torch.full((2,), other + 5.0))
@@ -127,7 +129,9 @@ def _training_steps(rank: int, init: str) -> None:
 
     npu = torch.device("npu", 0)
     # no backend named: the device's default, "hccl", as on torch_npu
-    dist.init_process_group(init_method=init, rank=rank, world_size=WORLD, timeout=TIMEOUT, device_id=npu)
+    dist.init_process_group(
+        init_method=init, rank=rank, world_size=WORLD, timeout=TIMEOUT, device_id=npu
+    )
     assert dist.get_backend() == "hccl"
     assert dist.group.WORLD.bound_device_id == npu
 
@@ -140,7 +144,9 @@ def _training_steps(rank: int, init: str) -> None:
     for p, q in zip(ddp.module.parameters(), reference, strict=True):
         torch.testing.assert_close(p.detach().cpu(), q.detach())
 
-    fsdp = _model().to(npu)  # all_gather_into_tensor of parameters, reduce_scatter_tensor of gradients
+    fsdp = _model().to(
+        npu
+    )  # all_gather_into_tensor of parameters, reduce_scatter_tensor of gradients
     for layer in fsdp:
         if isinstance(layer, torch.nn.Linear):
             fully_shard(layer)
@@ -169,7 +175,11 @@ def test_not_the_provider_where_torch_npu_is_installed(monkeypatch):
     from npu_sim import distributed
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "torch_npu" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: object() if name == "torch_npu" else real(name, *a),
+    )
     assert not distributed._sim_provides_npu()
 
 
@@ -193,10 +203,12 @@ def _release_on_caller(rank: int, init: str) -> None:
     collectives = {
         "all_reduce": lambda: dist.all_reduce(torch.ones(4, device=npu)),
         "all_reduce_avg": lambda: dist.all_reduce(torch.ones(4, device=npu), op=dist.ReduceOp.AVG),
-        "all_gather_into_tensor": lambda: dist.all_gather_into_tensor(torch.empty(2 * WORLD, device=npu),
-                                                                      torch.ones(2, device=npu)),
-        "reduce_scatter_tensor": lambda: dist.reduce_scatter_tensor(torch.empty(2, device=npu),
-                                                                    torch.ones(2 * WORLD, device=npu)),
+        "all_gather_into_tensor": lambda: dist.all_gather_into_tensor(
+            torch.empty(2 * WORLD, device=npu), torch.ones(2, device=npu)
+        ),
+        "reduce_scatter_tensor": lambda: dist.reduce_scatter_tensor(
+            torch.empty(2, device=npu), torch.ones(2 * WORLD, device=npu)
+        ),
         "broadcast": lambda: dist.broadcast(torch.ones(4, device=npu), src=0),
         "barrier": lambda: dist.barrier(),
     }

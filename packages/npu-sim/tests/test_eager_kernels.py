@@ -14,11 +14,18 @@ from triton.compiler import CompiledKernel
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+    tl.store(
+        out_ptr + offs,
+        tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
+        mask=mask,
+    )
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})], key=["n"],
-                 reset_to_zero=["total"])
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})],
+    key=["n"],
+    reset_to_zero=["total"],
+)
 @triton.jit
 def scaled_sum(x_ptr, out_ptr, total, n, ALPHA: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -56,8 +63,13 @@ def test_eager_autotuned_kernel_benchmarks_configs_and_runs_the_best():
     scaled_sum[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, out, total, 100, ALPHA=3.0)
     expected = x.cpu() * 3
     assert torch.equal(out.cpu(), expected)
-    torch.testing.assert_close(total.cpu(), expected.sum().reshape(1), rtol=1e-5, atol=1e-4)  # zeroed first
-    assert len(scaled_sum.configs_timings) == 2 and scaled_sum.best_config in scaled_sum.configs_timings
+    torch.testing.assert_close(
+        total.cpu(), expected.sum().reshape(1), rtol=1e-5, atol=1e-4
+    )  # zeroed first
+    assert (
+        len(scaled_sum.configs_timings) == 2
+        and scaled_sum.best_config in scaled_sum.configs_timings
+    )
 
 
 def test_eager_heuristics_kernel_gets_its_computed_constexpr():
@@ -66,7 +78,9 @@ def test_eager_heuristics_kernel_gets_its_computed_constexpr():
     shift_kernel[(4,)](x, out, 100, BLOCK=32)  # 100 % 32 != 0: masked branch
     assert torch.equal(out.cpu(), x.cpu() - 1)
     shift_kernel[(3,)](x, out, 96, BLOCK=32)  # even: unmasked branch
-    assert torch.equal(out.cpu()[:96], x.cpu()[:96] + 1) and torch.equal(out.cpu()[96:], x.cpu()[96:] - 1)
+    assert torch.equal(out.cpu()[:96], x.cpu()[:96] + 1) and torch.equal(
+        out.cpu()[96:], x.cpu()[96:] - 1
+    )
 
 
 def test_eager_launch_on_a_second_call_reuses_the_compiled_kernel():

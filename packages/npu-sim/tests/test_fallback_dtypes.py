@@ -31,7 +31,9 @@ COMPOSITE_AROUND_KERNEL = {"stft"}
 
 
 def _is_fft(op):
-    return op.name.startswith("fft.")  # refused by torch.fft's composite off cuda (fallback_dtypes.py)
+    return op.name.startswith(
+        "fft."
+    )  # refused by torch.fft's composite off cuda (fallback_dtypes.py)
 
 
 def _pairs():
@@ -41,7 +43,9 @@ def _pairs():
         cpu, cuda = set(op.supported_dtypes("cpu")), set(op.supported_dtypes("cuda"))
         for d in DTYPES:
             if d in cuda and d not in cpu:
-                yield pytest.param(op, d, id=f"{op.name}.{op.variant_test_name}-{str(d)[6:]}".replace("..", "."))
+                yield pytest.param(
+                    op, d, id=f"{op.name}.{op.variant_test_name}-{str(d)[6:]}".replace("..", ".")
+                )
 
 
 def _to(x, device, dtype_map=None):
@@ -62,7 +66,9 @@ def _tensors(out):
 
 def _reference(op, sample, dtype):
     """The op on cpu in the compute dtype the table names, results rounded once to `dtype`."""
-    compute = {d: c for row in fallback_dtypes.TABLE for d, c in row.conversions().items() if d == dtype}
+    compute = {
+        d: c for row in fallback_dtypes.TABLE for d, c in row.conversions().items() if d == dtype
+    }
     s = _to(sample, "cpu", compute)
     return op(s.input, *s.args, **s.kwargs)
 
@@ -105,9 +111,14 @@ def _grad_pairs():
 def test_accelerator_dtype_backward_runs_on_npu(op, dtype):
     """The backward kernels (avg_pool3d_backward, the margin losses', the antialiased upsamples')."""
     for sample in list(op.sample_inputs("cpu", dtype, requires_grad=True))[:SAMPLES]:
+
         def grads(device, compute):
             s = _to(sample, device, compute)
-            leaves = [t for t in _tensors(s.input) + _tensors(s.args) + _tensors(s.kwargs) if t.requires_grad]
+            leaves = [
+                t
+                for t in _tensors(s.input) + _tensors(s.args) + _tensors(s.kwargs)
+                if t.requires_grad
+            ]
             outs = [t for t in _tensors(op(s.input, *s.args, **s.kwargs)) if t.requires_grad]
             if not outs or not leaves:
                 return None
@@ -125,7 +136,10 @@ def test_accelerator_dtype_backward_runs_on_npu(op, dtype):
             assert g.dtype == dtype
             tol = {}
             if op.name in COMPOSITE_AROUND_KERNEL:  # one rounding of the largest value, absolute
-                tol = dict(atol=torch.finfo(dtype).eps * r.abs().max().item(), rtol=torch.finfo(dtype).resolution)
+                tol = dict(
+                    atol=torch.finfo(dtype).eps * r.abs().max().item(),
+                    rtol=torch.finfo(dtype).resolution,
+                )
             torch.testing.assert_close(g.cpu(), r.to(dtype), equal_nan=True, **tol)
 
 
@@ -139,35 +153,70 @@ def test_every_row_is_an_accelerator_dtype_the_cpu_kernel_lacks():
         "abs": lambda d: A.abs(torch.ones(2, dtype=d)),
         "trace": lambda d: A.trace(torch.ones(2, 2, dtype=d)),
         "avg_pool3d": lambda d: A.avg_pool3d(x5(d), [2, 2, 2]),
-        "avg_pool3d_backward": lambda d: A.avg_pool3d_backward(torch.ones(1, 1, 1, 1, 1, dtype=d), x5(d), [2, 2, 2],
-                                                               [2, 2, 2], [0, 0, 0], False, True, None),
+        "avg_pool3d_backward": lambda d: A.avg_pool3d_backward(
+            torch.ones(1, 1, 1, 1, 1, dtype=d),
+            x5(d),
+            [2, 2, 2],
+            [2, 2, 2],
+            [0, 0, 0],
+            False,
+            True,
+            None,
+        ),
         "_upsample_bilinear2d_aa": lambda d: A._upsample_bilinear2d_aa(x4(d), [3, 3], False),
         "_upsample_bilinear2d_aa_backward": lambda d: A._upsample_bilinear2d_aa_backward(
-            torch.ones(1, 1, 3, 3, dtype=d), [3, 3], [1, 1, 2, 2], False),
+            torch.ones(1, 1, 3, 3, dtype=d), [3, 3], [1, 1, 2, 2], False
+        ),
         "_upsample_bicubic2d_aa": lambda d: A._upsample_bicubic2d_aa(x4(d), [3, 3], False),
         "_upsample_bicubic2d_aa_backward": lambda d: A._upsample_bicubic2d_aa_backward(
-            torch.ones(1, 1, 3, 3, dtype=d), [3, 3], [1, 1, 2, 2], False),
+            torch.ones(1, 1, 3, 3, dtype=d), [3, 3], [1, 1, 2, 2], False
+        ),
         "multilabel_margin_loss_forward": lambda d: A.multilabel_margin_loss_forward(
-            torch.ones(2, 3, dtype=d), torch.tensor([[0, -1, 0], [1, 2, -1]]), 1),
+            torch.ones(2, 3, dtype=d), torch.tensor([[0, -1, 0], [1, 2, -1]]), 1
+        ),
         "multilabel_margin_loss_backward": lambda d: A.multilabel_margin_loss_backward(
-            torch.tensor(1.0, dtype=d), torch.ones(2, 3, dtype=d), torch.tensor([[0, -1, 0], [1, 2, -1]]), 1,
-            torch.zeros(2, 3, dtype=d)),
-        "multi_margin_loss": lambda d: A.multi_margin_loss(torch.ones(2, 3, dtype=d), torch.tensor([0, 2])),
+            torch.tensor(1.0, dtype=d),
+            torch.ones(2, 3, dtype=d),
+            torch.tensor([[0, -1, 0], [1, 2, -1]]),
+            1,
+            torch.zeros(2, 3, dtype=d),
+        ),
+        "multi_margin_loss": lambda d: A.multi_margin_loss(
+            torch.ones(2, 3, dtype=d), torch.tensor([0, 2])
+        ),
         "multi_margin_loss_backward": lambda d: A.multi_margin_loss_backward(
-            torch.tensor(1.0, dtype=d), torch.ones(2, 3, dtype=d), torch.tensor([0, 2]), 1, 1.0, None, 1),
-        "rrelu_with_noise": lambda d: A.rrelu_with_noise(torch.ones(2, dtype=d), torch.zeros(2, dtype=d), 0.125, 0.3, True),
+            torch.tensor(1.0, dtype=d),
+            torch.ones(2, 3, dtype=d),
+            torch.tensor([0, 2]),
+            1,
+            1.0,
+            None,
+            1,
+        ),
+        "rrelu_with_noise": lambda d: A.rrelu_with_noise(
+            torch.ones(2, dtype=d), torch.zeros(2, dtype=d), 0.125, 0.3, True
+        ),
         "_fft_r2c": lambda d: A._fft_r2c(torch.ones(1, 8, dtype=d), [1], 0, True),
         "sparse_sampled_addmm": lambda d: A.sparse_sampled_addmm(
-            torch.eye(2, dtype=d).to_sparse_csr(), torch.ones(2, 2, dtype=d), torch.ones(2, 2, dtype=d)),
+            torch.eye(2, dtype=d).to_sparse_csr(),
+            torch.ones(2, 2, dtype=d),
+            torch.ones(2, 2, dtype=d),
+        ),
     }
     # how each CPU kernel refuses a dtype (most through ATen's dispatch macros)
-    refusal = {"_fft_r2c": "MKL FFT doesn't support tensors of type",
-               "sparse_sampled_addmm": "Expected self to be a floating-point or complex tensor"}
+    refusal = {
+        "_fft_r2c": "MKL FFT doesn't support tensors of type",
+        "sparse_sampled_addmm": "Expected self to be a floating-point or complex tensor",
+    }
     assert set(calls) == {r.op for r in fallback_dtypes.TABLE}
     for row in fallback_dtypes.TABLE:
         for d in row.dtypes:
-            with pytest.raises((NotImplementedError, RuntimeError), match=refusal.get(row.op, "not implemented for")):
+            with pytest.raises(
+                (NotImplementedError, RuntimeError),
+                match=refusal.get(row.op, "not implemented for"),
+            ):
                 calls[row.op](d)  # the CPU kernel itself
+
     # and with the table: every call above runs on npu
     def on_npu(fn, d):
         with torch.device("npu"):
@@ -213,4 +262,6 @@ def test_readme_table_is_the_table():
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     start, end = "<!-- fallback-dtypes-table -->\n", "\n<!-- /fallback-dtypes-table -->"
-    assert readme[readme.index(start) + len(start):readme.index(end)] == fallback_dtypes.markdown()
+    assert (
+        readme[readme.index(start) + len(start) : readme.index(end)] == fallback_dtypes.markdown()
+    )

@@ -47,16 +47,21 @@ def test_replay_runs_on_the_same_storages_with_new_inputs():
 
 
 @pytest.mark.feature("X02")
-@pytest.mark.parametrize("host_sync", [
-    lambda t: torch.npu.synchronize(),
-    lambda t: t.sum().item(),
-    lambda t: t.cpu(),
-    lambda t: torch.npu.current_stream().synchronize(),
-])
+@pytest.mark.parametrize(
+    "host_sync",
+    [
+        lambda t: torch.npu.synchronize(),
+        lambda t: t.sum().item(),
+        lambda t: t.cpu(),
+        lambda t: torch.npu.current_stream().synchronize(),
+    ],
+)
 def test_host_sync_or_read_during_capture_raises(host_sync):
     t = torch.ones(4, device="npu")
     g = torch.npu.NPUGraph()
-    with pytest.raises(RuntimeError) as info:  # the capture rules (on by default): the device's 507903
+    with pytest.raises(
+        RuntimeError
+    ) as info:  # the capture rules (on by default): the device's 507903
         with torch.npu.graph(g):
             host_sync(t + 1)
     assert "not allowed while a graph is being captured" in str(info.value.__context__)
@@ -71,7 +76,9 @@ def test_allocations_during_capture_come_from_the_graphs_pool_and_reset_frees_th
     torch.npu.empty_cache()
     reserved = torch.npu.memory_reserved()
     static_in = torch.randn(1024, device="npu")
-    g, out = _capture(functools.partial(torch.mul, static_in, 3))  # no closure over the name deleted below
+    g, out = _capture(
+        functools.partial(torch.mul, static_in, 3)
+    )  # no closure over the name deleted below
     assert out.data_ptr() in rt.ext()._pool_live_allocations(0, g.pool())
     del out
     g.reset()  # drops the graph's pool: its memory returns to the system

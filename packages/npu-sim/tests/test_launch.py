@@ -15,7 +15,11 @@ from npu_sim.launch import launch
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+    tl.store(
+        out_ptr + offs,
+        tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
+        mask=mask,
+    )
 
 
 def test_launch_runs_in_the_interpreter_on_npu_memory():
@@ -26,7 +30,9 @@ def test_launch_runs_in_the_interpreter_on_npu_memory():
 
 
 def test_launch_is_the_registered_entry_point():
-    (ep,) = [e for e in metadata.entry_points(group="npu_inductor.sim_launch") if e.name == "launch"]
+    (ep,) = [
+        e for e in metadata.entry_points(group="npu_inductor.sim_launch") if e.name == "launch"
+    ]
     assert ep.load() is launch
 
 
@@ -74,7 +80,9 @@ def test_interpreting_npu_kernels_leaves_triton_language_untouched():
     import sys
     from pathlib import Path
 
-    builtins_before = {name: getattr(tl, name) for name in ("program_id", "arange", "load", "store", "exp")}
+    builtins_before = {
+        name: getattr(tl, name) for name in ("program_id", "arange", "load", "store", "exp")
+    }
     core_before = {name: getattr(tl.core, name) for name in ("program_id", "arange")}
     math_before = tl.math.exp
     sys.path.insert(0, str(Path(__file__).parent))
@@ -112,7 +120,9 @@ def test_nested_calls_do_not_patch_triton_language_again_per_call(monkeypatch):
     to_ir, index = tl.dtype.to_ir, getattr(tl.tensor, "__index__", None)
     calls = []
     upstream = interpreter._patch_builtin
-    monkeypatch.setattr(interpreter, "_patch_builtin", lambda *a: (calls.append(1), upstream(*a))[1])
+    monkeypatch.setattr(
+        interpreter, "_patch_builtin", lambda *a: (calls.append(1), upstream(*a))[1]
+    )
     launch(looped_max_kernel, (1,), (x, out, block), {"B": block, "STEPS": steps})
     assert torch.equal(out.cpu(), x.cpu().view(steps, block).amax(0))
     assert len(calls) < steps, f"{len(calls)} builtin patch passes for {steps} nested calls"
@@ -130,6 +140,11 @@ def test_python_float_arguments_are_scalars_of_their_signature_type():
     x = torch.full((8,), 2.0**-24, device="npu")
     for fp64, expected in ((True, 1 + 2.0**-23), (False, 1.0)):
         out = torch.empty(8, device="npu")
-        launch(scale_kernel, (1,), (x, out, 1 + 2.0**-40), {"BLOCK": 8, "fp64_args": "s" if fp64 else ""})
+        launch(
+            scale_kernel,
+            (1,),
+            (x, out, 1 + 2.0**-40),
+            {"BLOCK": 8, "fp64_args": "s" if fp64 else ""},
+        )
         # fp64: 2^-24 + (1 + 2^-40) rounds up in float32; fp32: s is 1.0, the sum ties to 1.0
         assert out.cpu().tolist() == [expected] * 8

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-CHILD = textwrap.dedent('''
+CHILD = textwrap.dedent("""
     import torch, npu_sim
     npu_sim.start()
     import torch.nn.functional as F
@@ -73,15 +73,22 @@ CHILD = textwrap.dedent('''
             assert "_cudnn_rnn_flatten_weight" in str(e), str(e)
         else:
             raise AssertionError("no error")
-''')
+""")
 
-CASES = ["hfft_conj_copy", "out_grows_into_strided_view", "grid_sampler_2d", "kernel_out_of_bounds_raises",
-         "missing_op_names_itself"]
+CASES = [
+    "hfft_conj_copy",
+    "out_grows_into_strided_view",
+    "grid_sampler_2d",
+    "kernel_out_of_bounds_raises",
+    "missing_op_names_itself",
+]
 
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory, child_cases):
-    script = tmp_path_factory.mktemp("no_crash") / "cases.py"  # a file: @triton.jit reads its source
+    script = (
+        tmp_path_factory.mktemp("no_crash") / "cases.py"
+    )  # a file: @triton.jit reads its source
     script.write_text(CHILD)
     return child_cases.run(script)
 

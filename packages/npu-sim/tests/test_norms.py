@@ -13,17 +13,29 @@ LOWP = [torch.float16, torch.bfloat16]
 
 def _bn_args(dtype, n=4):
     torch.manual_seed(0)
-    return (torch.randn(2, n, 3, 3, dtype=dtype), torch.randn(n, dtype=dtype), torch.randn(n, dtype=dtype),
-            torch.zeros(n, dtype=dtype), torch.ones(n, dtype=dtype))
+    return (
+        torch.randn(2, n, 3, 3, dtype=dtype),
+        torch.randn(n, dtype=dtype),
+        torch.randn(n, dtype=dtype),
+        torch.zeros(n, dtype=dtype),
+        torch.ones(n, dtype=dtype),
+    )
 
 
 CALLS = {
     "native_layer_norm": lambda x, w, b, rm, rv: A.native_layer_norm(x, [3, 3], None, None, 1e-5),
-    "native_batch_norm": lambda x, w, b, rm, rv: A.native_batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5),
-    "_native_batch_norm_legit": lambda x, w, b, rm, rv: A._native_batch_norm_legit(x, w, b, rm, rv, True, 0.1, 1e-5),
-    "_native_batch_norm_legit.no_stats": lambda x, w, b, rm, rv: A._native_batch_norm_legit.no_stats(
-        x, w, b, True, 0.1, 1e-5),
-    "_batch_norm_with_update": lambda x, w, b, rm, rv: A._batch_norm_with_update(x, w, b, rm, rv, 0.1, 1e-5),
+    "native_batch_norm": lambda x, w, b, rm, rv: A.native_batch_norm(
+        x, w, b, rm, rv, True, 0.1, 1e-5
+    ),
+    "_native_batch_norm_legit": lambda x, w, b, rm, rv: A._native_batch_norm_legit(
+        x, w, b, rm, rv, True, 0.1, 1e-5
+    ),
+    "_native_batch_norm_legit.no_stats": lambda x, w, b, rm, rv: (
+        A._native_batch_norm_legit.no_stats(x, w, b, True, 0.1, 1e-5)
+    ),
+    "_batch_norm_with_update": lambda x, w, b, rm, rv: A._batch_norm_with_update(
+        x, w, b, rm, rv, 0.1, 1e-5
+    ),
 }
 
 
@@ -64,7 +76,9 @@ def test_low_precision_input_with_float32_parameters_runs_as_on_cuda():
     # autocast's mix: a float16 activation into a float32 BatchNorm (the CPU kernel refuses it)
     x, w, b, rm, rv = _bn_args(torch.float32)
     rm_npu = rm.to("npu")
-    out = A.native_batch_norm(x.half().to("npu"), w.to("npu"), b.to("npu"), rm_npu, rv.to("npu"), True, 0.1, 1e-5)
+    out = A.native_batch_norm(
+        x.half().to("npu"), w.to("npu"), b.to("npu"), rm_npu, rv.to("npu"), True, 0.1, 1e-5
+    )
     ref = A.native_batch_norm(x.half().float(), w, b, rm, rv, True, 0.1, 1e-5)
     assert out[0].dtype == torch.float16 and out[1].dtype == torch.float32
     assert torch.equal(out[0].cpu(), ref[0].half())
@@ -97,7 +111,9 @@ def test_empty_input_norms(dtype):
     out = A.native_layer_norm(x.to("npu"), [4], None, None, 1e-5)
     stats = torch.float32 if dtype in LOWP else dtype
     assert [t.dtype for t in out] == [dtype, stats, stats] and out[0].shape == (0, 4)
-    g = torch.empty(0, 4, 3, dtype=dtype)  # group norm keeps the input's dtype everywhere (its meta)
+    g = torch.empty(
+        0, 4, 3, dtype=dtype
+    )  # group norm keeps the input's dtype everywhere (its meta)
     expected = A.native_group_norm(g, None, None, 0, 4, 3, 2, 1e-5)
     actual = A.native_group_norm(g.to("npu"), None, None, 0, 4, 3, 2, 1e-5)
     assert [t.dtype for t in actual] == [t.dtype for t in expected]

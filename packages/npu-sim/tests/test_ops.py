@@ -10,7 +10,10 @@ def _stats():
 
 def test_factories_and_copies_both_ways():
     assert torch.equal(torch.zeros(3, device="npu").cpu(), torch.zeros(3))
-    assert torch.equal(torch.full((2, 2), 7, dtype=torch.int32, device="npu").cpu(), torch.full((2, 2), 7, dtype=torch.int32))
+    assert torch.equal(
+        torch.full((2, 2), 7, dtype=torch.int32, device="npu").cpu(),
+        torch.full((2, 2), 7, dtype=torch.int32),
+    )
     assert torch.equal(torch.arange(5, device="npu").cpu(), torch.arange(5))
     host = torch.randn(4, 5)
     dev = host.to("npu")
@@ -76,7 +79,9 @@ def test_functional_results_and_views_from_the_fallback():
     vals, idx = x.max(dim=1)
     assert torch.equal(idx.cpu(), x.cpu().max(dim=1).indices) and vals.device.type == "npu"
     parts = torch.split(x, 2, dim=1)
-    assert all(p.device.type == "npu" for p in parts) and parts[1].data_ptr() == x.data_ptr() + 2 * 4
+    assert (
+        all(p.device.type == "npu" for p in parts) and parts[1].data_ptr() == x.data_ptr() + 2 * 4
+    )
     assert x.sum().item() == pytest.approx(x.cpu().sum().item(), rel=1e-5)
     mixed = x + torch.tensor(2.0)  # a cpu scalar tensor with an npu tensor, as on cuda
     assert mixed.device.type == "npu"
@@ -86,7 +91,9 @@ def test_dtypes():
     for dtype in (torch.float16, torch.bfloat16, torch.int64, torch.bool, torch.uint8):
         host = (torch.arange(6) % 3).to(dtype)
         assert torch.equal(host.to("npu").cpu(), host)
-        assert torch.equal((host.to("npu") == host.to("npu")).cpu(), torch.ones(6, dtype=torch.bool))
+        assert torch.equal(
+            (host.to("npu") == host.to("npu")).cpu(), torch.ones(6, dtype=torch.bool)
+        )
 
 
 def test_autograd_on_npu():

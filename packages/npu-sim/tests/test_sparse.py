@@ -11,18 +11,29 @@ def _uncoalesced():
 
 
 def _is_npu_sparse(t):
-    return t.is_sparse and t.device.type == "npu" and t._indices().device.type == "npu" \
+    return (
+        t.is_sparse
+        and t.device.type == "npu"
+        and t._indices().device.type == "npu"
         and t._values().device.type == "npu"
+    )
 
 
 def test_round_trip_cpu_npu_keeps_indices_values_and_flags():
     host = _uncoalesced()
     dev = host.to("npu")
     assert _is_npu_sparse(dev) and dev.layout == torch.sparse_coo
-    assert dev.sparse_dim() == 2 and dev.dense_dim() == 0 and dev._nnz() == 4 and not dev.is_coalesced()
+    assert (
+        dev.sparse_dim() == 2
+        and dev.dense_dim() == 0
+        and dev._nnz() == 4
+        and not dev.is_coalesced()
+    )
     back = dev.cpu()
     assert back.is_sparse and back.device.type == "cpu" and not back.is_coalesced()
-    assert torch.equal(back._indices(), host._indices()) and torch.equal(back._values(), host._values())
+    assert torch.equal(back._indices(), host._indices()) and torch.equal(
+        back._values(), host._values()
+    )
     hybrid = torch.randn(4, 3, 2).to_sparse(sparse_dim=1)  # dense dims in the values
     assert torch.equal(hybrid.to("npu").cpu().to_dense(), hybrid.to_dense())
 
@@ -58,7 +69,9 @@ def test_sparse_add_mul_and_mm_match_cpu():
     torch.testing.assert_close((da * db).cpu(), a * b)
     dense = torch.randn(5, 3)
     torch.testing.assert_close(torch.mm(da, dense.to("npu")).cpu(), torch.mm(a, dense))
-    torch.testing.assert_close(torch.sparse.mm(da, dense.to("npu")).cpu(), torch.sparse.mm(a, dense))
+    torch.testing.assert_close(
+        torch.sparse.mm(da, dense.to("npu")).cpu(), torch.sparse.mm(a, dense)
+    )
     d = torch.randn(4, 5)
     torch.testing.assert_close((d.to("npu") + da).cpu(), d + a)  # dense + sparse: a dense result
 
@@ -95,12 +108,18 @@ def test_values_and_indices_alias_the_npu_tensors():
 
 
 def test_printing_and_factories():
-    s = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), torch.tensor([1.0, 2.0]), (2, 2), device="npu")
+    s = torch.sparse_coo_tensor(
+        torch.tensor([[0, 1], [1, 0]]), torch.tensor([1.0, 2.0]), (2, 2), device="npu"
+    )
     assert _is_npu_sparse(s)
     text = repr(s)
     assert "device='npu:0'" in text and "layout=torch.sparse_coo" in text and "nnz=2" in text
     empty = torch.zeros(3, 3, layout=torch.sparse_coo, device="npu")
-    assert _is_npu_sparse(empty) and empty._nnz() == 0 and torch.equal(empty.to_dense().cpu(), torch.zeros(3, 3))
+    assert (
+        _is_npu_sparse(empty)
+        and empty._nnz() == 0
+        and torch.equal(empty.to_dense().cpu(), torch.zeros(3, 3))
+    )
 
 
 def test_autograd_through_to_sparse_and_to_dense():
@@ -130,7 +149,8 @@ def test_sparse_embedding_gradients_and_sgd_step_match_cpu():
 
 
 def test_sparse_tensors_live_on_the_device_they_were_made_for(run_python):
-    run_python("""
+    run_python(
+        """
         import npu_sim, torch
         npu_sim.start()
         a = torch.randn(4, 5).relu().to_sparse()
@@ -144,17 +164,26 @@ def test_sparse_tensors_live_on_the_device_they_were_made_for(run_python):
         c = a.to_sparse_csr().to("npu:1")
         assert c.device == c.values().device == c.crow_indices().device == torch.device("npu", 1)
         assert (c * 2).values().device == torch.device("npu", 1)
-    """, env={"NPU_SIM_DEVICE_COUNT": "2"})
+    """,
+        env={"NPU_SIM_DEVICE_COUNT": "2"},
+    )
 
 
 @pytest.mark.parametrize("layout", ["csr", "csc", "bsr"])
 def test_compressed_layouts_match_cpu(layout):
-    convert = {"csr": lambda t: t.to_sparse_csr(), "csc": lambda t: t.to_sparse_csc(),
-               "bsr": lambda t: t.to_sparse_bsr((2, 1))}[layout]
+    convert = {
+        "csr": lambda t: t.to_sparse_csr(),
+        "csc": lambda t: t.to_sparse_csc(),
+        "bsr": lambda t: t.to_sparse_bsr((2, 1)),
+    }[layout]
     host = torch.randn(4, 5).relu()
     expected = convert(host)
     dev = convert(host.to("npu"))
-    assert dev.layout == expected.layout and dev.device.type == "npu" and dev.values().device.type == "npu"
+    assert (
+        dev.layout == expected.layout
+        and dev.device.type == "npu"
+        and dev.values().device.type == "npu"
+    )
     torch.testing.assert_close(dev.cpu(), expected)
     torch.testing.assert_close(convert(host).to("npu").cpu(), expected)  # ATen's _to_copy builds it
     assert torch.equal(dev.to_dense().cpu(), host)
@@ -165,16 +194,26 @@ def test_csr_ops_and_values_aliasing():
     c, w = host.to_sparse_csr(), torch.randn(5, 3)
     dc = c.to("npu")
     torch.testing.assert_close(torch.mm(dc, w.to("npu")).cpu(), torch.mm(c, w))
-    torch.testing.assert_close(torch.sparse.mm(dc, w.to("npu"), "sum").cpu(), torch.sparse.mm(c, w, "sum"))
+    torch.testing.assert_close(
+        torch.sparse.mm(dc, w.to("npu"), "sum").cpu(), torch.sparse.mm(c, w, "sum")
+    )
     torch.testing.assert_close((dc + dc).cpu(), c + c)
     assert "layout=torch.sparse_csr" in repr(dc) and "device='npu:0'" in repr(dc)
     v = dc.values()
     assert v.data_ptr() == dc.values().data_ptr()
     v.mul_(2)  # the tensor's own values
     assert torch.equal(dc.to_dense().cpu(), host * 2)
-    made = torch.sparse_csr_tensor(torch.tensor([0, 1, 2]), torch.tensor([0, 1]), torch.tensor([1.0, 2.0]), (2, 2),
-                                   device="npu")
-    assert made.values().device.type == "npu" and made.to_dense().cpu().tolist() == [[1.0, 0.0], [0.0, 2.0]]
+    made = torch.sparse_csr_tensor(
+        torch.tensor([0, 1, 2]),
+        torch.tensor([0, 1]),
+        torch.tensor([1.0, 2.0]),
+        (2, 2),
+        device="npu",
+    )
+    assert made.values().device.type == "npu" and made.to_dense().cpu().tolist() == [
+        [1.0, 0.0],
+        [0.0, 2.0],
+    ]
 
 
 @pytest.mark.parametrize("layout", [torch.sparse_coo, torch.sparse_csr])
@@ -184,6 +223,9 @@ def test_capture_refuses_sparse_ops(layout):
     s = torch.randn(3, 4).to_sparse(layout=layout).to("npu")
     # npu-sim's own limit (the recording keeps strided tensors); with the capture rules on (the
     # default) the device's aclop refusal of _to_dense comes first (test_capture_rules.py)
-    with npu_sim.config.patch(capture_rules=False), pytest.raises(NotImplementedError, match="cannot capture .*Sparse"):
+    with (
+        npu_sim.config.patch(capture_rules=False),
+        pytest.raises(NotImplementedError, match="cannot capture .*Sparse"),
+    ):
         with torch.npu.graph(torch.npu.NPUGraph()):
             s.to_dense()

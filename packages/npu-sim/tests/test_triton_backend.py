@@ -17,8 +17,11 @@ def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def test_a_compiled_kernel_loads_and_runs_through_tritons_launcher():
-    src = ASTSource(scale_kernel, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
-                    constexprs={"BLOCK": 64})
+    src = ASTSource(
+        scale_kernel,
+        signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        constexprs={"BLOCK": 64},
+    )
     kernel = triton.compile(src, target=GPUTarget("npu_sim", "interpreter", 1))
     # Triton 3.9 checks num_warps * metadata.warp_size against the loaded binary's thread limit
     assert kernel.metadata.warp_size == 1

@@ -8,11 +8,14 @@ from npu_sim import config, soc
 
 @pytest.mark.feature("A11")
 def test_visible_devices_narrow_the_simulated_devices(run_python):
-    proc = run_python("""
+    proc = run_python(
+        """
         import npu_sim, torch
         npu_sim.start()
         print(torch.npu.device_count(), torch.ones(1, device="npu:0").device)
-    """, env={"NPU_SIM_DEVICE_COUNT": "4", "ASCEND_RT_VISIBLE_DEVICES": "2"})
+    """,
+        env={"NPU_SIM_DEVICE_COUNT": "4", "ASCEND_RT_VISIBLE_DEVICES": "2"},
+    )
     assert proc.stdout.split() == ["1", "npu:0"]
 
 

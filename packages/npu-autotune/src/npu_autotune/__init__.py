@@ -52,7 +52,9 @@ def _record_real_inputs() -> None:
 def _before_npu_codegen(graph) -> None:
     from . import sample_inputs, user_kernel_args
 
-    user_kernel_args.check_graph(graph)  # unsupported user-kernel autotune args, before any kernel call is generated
+    user_kernel_args.check_graph(
+        graph
+    )  # unsupported user-kernel autotune args, before any kernel call is generated
     sample_inputs.before_codegen(graph)  # the real inputs autotune_with_sample_inputs tunes on
 
 
@@ -78,15 +80,21 @@ def _register_gemm_templates() -> None:
         return
     from npu_inductor_core import choice_hooks
 
-    choice_hooks.extra_templates("npu-autotune", gemm_swap_ab.extra_templates)  # swap-A/B GEMM candidates for M << N
+    choice_hooks.extra_templates(
+        "npu-autotune", gemm_swap_ab.extra_templates
+    )  # swap-A/B GEMM candidates for M << N
     from . import flex_configs
 
-    choice_hooks.config_heuristics("npu-autotune", flex_configs.for_device)  # Cube-aware flex-attention tiles
+    choice_hooks.config_heuristics(
+        "npu-autotune", flex_configs.for_device
+    )  # Cube-aware flex-attention tiles
     from npu_inductor_core import graph_hooks
 
     from . import pad_mm
 
-    graph_hooks.post_grad("npu-autotune", pad_mm.apply, pad_mm.cache_key)  # GEMM shape padding (autoheuristic pad_mm)
+    graph_hooks.post_grad(
+        "npu-autotune", pad_mm.apply, pad_mm.cache_key
+    )  # GEMM shape padding (autoheuristic pad_mm)
 
 
 register.after = ("npu-sim", "npu-lowering")

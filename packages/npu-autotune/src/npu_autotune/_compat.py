@@ -17,10 +17,13 @@ def register_npu_benchmarker(device: str, fn) -> bool:
     return False
 
 
-@upstream_patch("torch._inductor.autotune_process._visible_device_env_var_maps", torch=("2.14", "2.15"),
-                versions="torch 2.14, 2.15 (npu tuning workers only)",
-                removed_by="the device interface naming its visible-devices variable (or a registration for "
-                           "that table) upstream")
+@upstream_patch(
+    "torch._inductor.autotune_process._visible_device_env_var_maps",
+    torch=("2.14", "2.15"),
+    versions="torch 2.14, 2.15 (npu tuning workers only)",
+    removed_by="the device interface naming its visible-devices variable (or a registration for "
+    "that table) upstream",
+)
 def visible_devices_variable_for_npu() -> bool:
     """Torch 2.14's tuning worker (``TuningProcess.process_main``) looks up the GPU type's
     visible-devices variable (``get_visible_devices_env_var``) before serving any job, in a
@@ -42,8 +45,11 @@ def visible_devices_variable_for_npu() -> bool:
     return True
 
 
-@upstream_patch("torch._inductor.scheduler._is_gpu_triton_backend", versions="torch 2.13, 2.14, 2.15",
-                removed_by="upstream asking the device's scheduling whether it supports mix-order reductions")
+@upstream_patch(
+    "torch._inductor.scheduler._is_gpu_triton_backend",
+    versions="torch 2.13, 2.14, 2.15",
+    removed_by="upstream asking the device's scheduling whether it supports mix-order reductions",
+)
 def mix_order_reductions_on_npu() -> bool:
     """Upstream fuses sibling reductions over different dimensions of one input into a
     mix-order reduction (``triton.mix_order_reduction``; its split size is autotuned under
@@ -87,10 +93,12 @@ def _related(node1, node2) -> bool:
     return bool(a1 & node2.get_operation_names() or a2 & node1.get_operation_names())
 
 
-@upstream_patch("torch._inductor.select_algorithm.AlgorithmSelectorCache.benchmark_collective_choice",
-                versions="torch 2.13, 2.14, 2.15",
-                removed_by="upstream timing collective benchmarks through the device interface "
-                           "(get_interface_for_device) instead of torch.cuda")
+@upstream_patch(
+    "torch._inductor.select_algorithm.AlgorithmSelectorCache.benchmark_collective_choice",
+    versions="torch 2.13, 2.14, 2.15",
+    removed_by="upstream timing collective benchmarks through the device interface "
+    "(get_interface_for_device) instead of torch.cuda",
+)
 def collective_benchmarks_on_npu() -> bool:
     """A19/A20: ``AlgorithmSelectorCache.benchmark_collective_choice`` (the cross-rank
     benchmark of a custom op's collective decompositions, which reads
@@ -132,10 +140,17 @@ def should_coordesc_tune(autotuner) -> bool:
     found = getattr(type(autotuner), "_should_coordesc_tune", None)
     if found is not None:
         return bool(autotuner._should_coordesc_tune)
-    if autotuner.heuristic_type in (HeuristicType.TEMPLATE, HeuristicType.USER_AUTOTUNE, HeuristicType.FIXED):
+    if autotuner.heuristic_type in (
+        HeuristicType.TEMPLATE,
+        HeuristicType.USER_AUTOTUNE,
+        HeuristicType.FIXED,
+    ):
         return False
-    return not (getattr(autotuner, "deterministic_mode", False) and autotuner.heuristic_type in (
-        HeuristicType.REDUCTION, HeuristicType.PERSISTENT_REDUCTION, HeuristicType.SPLIT_SCAN))
+    return not (
+        getattr(autotuner, "deterministic_mode", False)
+        and autotuner.heuristic_type
+        in (HeuristicType.REDUCTION, HeuristicType.PERSISTENT_REDUCTION, HeuristicType.SPLIT_SCAN)
+    )
 
 
 @functools.cache

@@ -22,10 +22,15 @@ def register_components() -> None:
     hooks = {ep.name: ep.load() for ep in metadata.entry_points(group=COMPONENTS)}
     done: set[str] = set()
     while len(done) < len(hooks):
-        ready = [n for n, h in sorted(hooks.items())
-                 if n not in done and all(d in done or d not in hooks for d in getattr(h, "after", ()))]
+        ready = [
+            n
+            for n, h in sorted(hooks.items())
+            if n not in done and all(d in done or d not in hooks for d in getattr(h, "after", ()))
+        ]
         if not ready:
-            raise RuntimeError(f"cycle in component 'after' declarations among {sorted(set(hooks) - done)}")
+            raise RuntimeError(
+                f"cycle in component 'after' declarations among {sorted(set(hooks) - done)}"
+            )
         for name in ready:
             hooks[name]()
             done.add(name)

@@ -52,8 +52,12 @@ def _exhaustive_meta(meta: dict) -> bool:
 
 
 def _asked_for_tuning(meta: dict) -> bool:
-    return bool(meta.get("max_autotune") or meta.get("max_autotune_pointwise")
-                or meta.get("coordinate_descent_tuning") or meta.get("incremental_autotune"))
+    return bool(
+        meta.get("max_autotune")
+        or meta.get("max_autotune_pointwise")
+        or meta.get("coordinate_descent_tuning")
+        or meta.get("incremental_autotune")
+    )
 
 
 def _persistent(kernel) -> bool:
@@ -75,11 +79,17 @@ def launchable(kernel, configs: list) -> list:
     for c in configs:
         if c not in keep:
             counters["npu_autotune"]["ub_dropped"] += 1
-            log.warning("npu kernel %s: config %s exceeds the unified buffer (%d bytes): dropped, never launched",
-                        kernel_name(kernel), c, dev.ub_bytes)
+            log.warning(
+                "npu kernel %s: config %s exceeds the unified buffer (%d bytes): dropped, never launched",
+                kernel_name(kernel),
+                c,
+                dev.ub_bytes,
+            )
     if not keep:
-        raise NoTritonConfigsError(f"npu kernel {kernel_name(kernel)}: no config fits the unified buffer "
-                                   f"({dev.ub_bytes} bytes): {[str(c) for c in configs]}")
+        raise NoTritonConfigsError(
+            f"npu kernel {kernel_name(kernel)}: no config fits the unified buffer "
+            f"({dev.ub_bytes} bytes): {[str(c) for c in configs]}"
+        )
     return keep
 
 
@@ -92,7 +102,11 @@ def _multibuffer_variants(kernel, configs: list) -> list:
     if not npu_config.multibuffer:
         return plain or configs
     have = {tuple(sorted(c.kwargs.items())) for c in configs if tiles.is_multibuffer(c)}
-    extra = [tiles.make(c.kwargs, multibuffer=True) for c in plain if tuple(sorted(c.kwargs.items())) not in have]
+    extra = [
+        tiles.make(c.kwargs, multibuffer=True)
+        for c in plain
+        if tuple(sorted(c.kwargs.items())) not in have
+    ]
     return configs + [c for c in extra if fits(kernel, c)]
 
 
@@ -106,17 +120,24 @@ def _apply_lookup_table(kernel) -> None:
         return
     kernel.configs = found
     keep = {triton_config_to_hashable(c) for c in found}
-    kernel.compile_results = [r for r in kernel.compile_results if triton_config_to_hashable(r.config) in keep]
+    kernel.compile_results = [
+        r for r in kernel.compile_results if triton_config_to_hashable(r.config) in keep
+    ]
 
 
 def _install_coordesc(kernel) -> None:
     if not isinstance(kernel.coordesc_tuner, NpuCoordescTuner):
         kernel.coordesc_tuner = NpuCoordescTuner(
-            name=getattr(kernel.fn, "__name__", "unknown"), size_hints=kernel.size_hints,
-            inductor_meta=kernel.inductor_meta, triton_meta=kernel.triton_meta, dev=device_of(kernel),
-            persistent=_persistent(kernel), pointwise=kernel.heuristic_type == HeuristicType.POINTWISE,
+            name=getattr(kernel.fn, "__name__", "unknown"),
+            size_hints=kernel.size_hints,
+            inductor_meta=kernel.inductor_meta,
+            triton_meta=kernel.triton_meta,
+            dev=device_of(kernel),
+            persistent=_persistent(kernel),
+            pointwise=kernel.heuristic_type == HeuristicType.POINTWISE,
             is_mix_order_reduction=getattr(kernel, "is_mix_order_reduction", False),
-            filename=getattr(kernel, "filename", None))
+            filename=getattr(kernel, "filename", None),
+        )
 
 
 def _benchmark_all(kernel, base, *args, **kwargs):
@@ -137,10 +158,17 @@ def _hint_variant(kernel, args, kwargs):
     chosen = kernel.__dict__.setdefault("_npu_hint_chosen", {})
     if index not in chosen:
         size_hints, cfg = hints.variants(kernel)[index]
-        cands = hints.candidates(kernel, size_hints, exhaustive=_exhaustive_meta(kernel.inductor_meta))
-        if len(cands) > 1 and (_asked_for_tuning(kernel.inductor_meta) or npu_config.autotune_on_sim):
+        cands = hints.candidates(
+            kernel, size_hints, exhaustive=_exhaustive_meta(kernel.inductor_meta)
+        )
+        if len(cands) > 1 and (
+            _asked_for_tuning(kernel.inductor_meta) or npu_config.autotune_on_sim
+        ):
             ensure_registered()
-            timed = [(kernel.bench(_variant_launcher(kernel, c), *args, **kwargs), i) for i, c in enumerate(cands)]
+            timed = [
+                (kernel.bench(_variant_launcher(kernel, c), *args, **kwargs), i)
+                for i, c in enumerate(cands)
+            ]
             cfg = cands[min(timed)[1]]
             counters["npu_autotune"]["hint_variants_tuned"] += 1
         chosen[index] = cfg
@@ -191,7 +219,9 @@ def _tune_on_sim(kernel, args, kwargs) -> None:
     if _combo_untuned(kernel):
         kernel.configs = kernel.configs[:1]
         return
-    if combo.has_plan(kernel) and (_asked_for_tuning(kernel.inductor_meta) or npu_config.autotune_on_sim):
+    if combo.has_plan(kernel) and (
+        _asked_for_tuning(kernel.inductor_meta) or npu_config.autotune_on_sim
+    ):
         return _combo_tune(kernel, args, kwargs)
     if not _should_bench(kernel):
         return
@@ -209,7 +239,8 @@ def _tune_on_sim(kernel, args, kwargs) -> None:
     if len(kernel.launchers) > 1:
         kernel.autotune_to_one_config(*args, **kwargs)
     if kernel.inductor_meta.get("coordinate_descent_tuning") and not getattr(
-            kernel.launchers[0].config, "found_by_coordesc", False):
+        kernel.launchers[0].config, "found_by_coordesc", False
+    ):
         kernel.launchers = [kernel.coordinate_descent_tuning(kernel.launchers[0], *args, **kwargs)]
     counters["npu_autotune"]["sim_tuned"] += 1
     _settle(kernel, kernel.launchers[0].config)
@@ -234,7 +265,9 @@ def _settle(kernel, best) -> None:
     kernel.configs = [best]
     described = getattr(kernel, "_npu_described", None) or kernel.compile_results
     kernel._npu_described = None
-    if described and triton_config_to_hashable(described[0].config) == triton_config_to_hashable(best):
+    if described and triton_config_to_hashable(described[0].config) == triton_config_to_hashable(
+        best
+    ):
         kernel.compile_results = described
     elif described:  # a static-launch descriptor of another config: describe the winner instead
         kernel.compile_results = []
@@ -274,18 +307,28 @@ class KernelTuning:
         launches is not settled yet."""
         return bool(getattr(kernel, "_npu_incremental", None))
 
-    def precompile(self, kernel, base, warm_cache_only=False, reload_kernel=None, static_triton_bundle_key=None):
+    def precompile(
+        self, kernel, base, warm_cache_only=False, reload_kernel=None, static_triton_bundle_key=None
+    ):
         if warm_cache_only:  # only compile workers precompile this way
             compile_pool.in_worker(kernel)
         elif reload_kernel is not None and simulated(kernel) and compile_pool.from_worker(kernel):
-            compile_pool.adopt_parent_build(kernel, reload_kernel)  # decided here, not in the worker
+            compile_pool.adopt_parent_build(
+                kernel, reload_kernel
+            )  # decided here, not in the worker
         if not warm_cache_only:
-            _apply_lookup_table(kernel)  # a structured lookup table (upstream's flags) overrides the configs
+            _apply_lookup_table(
+                kernel
+            )  # a structured lookup table (upstream's flags) overrides the configs
         if kernel.configs:
-            configs = kernel.configs if warm_cache_only else _multibuffer_variants(kernel, kernel.configs)
+            configs = (
+                kernel.configs if warm_cache_only else _multibuffer_variants(kernel, kernel.configs)
+            )
             kernel.configs = launchable(kernel, configs)
         result = base(warm_cache_only, reload_kernel, static_triton_bundle_key)
-        if not warm_cache_only and simulated(kernel):  # npu-sim: nothing went through triton.compile, so compile hooks fire here
+        if not warm_cache_only and simulated(
+            kernel
+        ):  # npu-sim: nothing went through triton.compile, so compile hooks fire here
             post_compile.fire(kernel, kernel.configs or [], lambda c: _SimCompileResult(kernel, c))
             if not kernel.launchers and len(kernel.configs or ()) == 1:
                 # upstream's pipelined GEMM autotune (TritonBenchmarkRequest.precompile)
@@ -301,7 +344,12 @@ class KernelTuning:
 
     def precompile_worker(self, kernel, base):
         # where kernels compile (Ascend): one precompile time budget for all candidate configs
-        if simulated(kernel) or kernel.compile_results or not kernel.configs or len(kernel.configs) < 2:
+        if (
+            simulated(kernel)
+            or kernel.compile_results
+            or not kernel.configs
+            or len(kernel.configs) < 2
+        ):
             return base()
         kernel.compile_results = precompile_budget.compile_all(kernel, kernel.configs)
         kernel.configs = None
@@ -320,9 +368,14 @@ class KernelTuning:
 
             required, available = overflow
             counters["npu_autotune"]["ub_overflow_dropped"] += 1
-            log.warning("npu kernel %s: config %s dropped: the compiler reports a UB overflow "
-                        "(requires %d bits%s)", kernel_name(kernel), cfg, required,
-                        f", {available} available" if available else "")
+            log.warning(
+                "npu kernel %s: config %s dropped: the compiler reports a UB overflow "
+                "(requires %d bits%s)",
+                kernel_name(kernel),
+                cfg,
+                required,
+                f", {available} available" if available else "",
+            )
             # upstream's precompile drops configs that raise OutOfResources
             raise OutOfResources(required, available or 0, "unified buffer (bits)") from exc
 
@@ -355,14 +408,19 @@ class KernelTuning:
         if not simulated(kernel) or (kernel.launchers and not ran):
             return _benchmark_all(kernel, base, *args, **kwargs)
         configs = kernel.configs or [r.config for r in kernel.compile_results]
-        kept, kernel.launchers = kernel.launchers, [SimLauncher(kernel, c) for c in launchable(kernel, configs)]
+        kept, kernel.launchers = (
+            kernel.launchers,
+            [SimLauncher(kernel, c) for c in launchable(kernel, configs)],
+        )
         try:
             return _benchmark_all(kernel, base, *args, **kwargs)
         finally:
             kernel.launchers = kept
 
     def run(self, kernel, base, *args, stream, benchmark_run=False, **kwargs):
-        if (variant := _hint_variant(kernel, args, kwargs)) is not None:  # multi_kernel_hints: a variant compiled per size hint
+        if (
+            variant := _hint_variant(kernel, args, kwargs)
+        ) is not None:  # multi_kernel_hints: a variant compiled per size hint
             return _variant_launcher(kernel, variant)(*args, stream=stream, **kwargs)
         if not simulated(kernel):
             return base(*args, stream=stream, benchmark_run=benchmark_run, **kwargs)

@@ -20,8 +20,11 @@ from npu_inductor_core import env_config as _env
 WORKER_DEVICE_ENV = "NPU_AUTOTUNE_TUNING_DEVICE"
 VISIBLE_ENV = "ASCEND_RT_VISIBLE_DEVICES"
 # upstream flags the benchmark reads, carried to the worker (it has the defaults otherwise)
-CARRIED_FLAGS = ("inductor_default_autotune_warmup", "inductor_default_autotune_rep",
-                 "use_experimental_benchmarker")
+CARRIED_FLAGS = (
+    "inductor_default_autotune_warmup",
+    "inductor_default_autotune_rep",
+    "use_experimental_benchmarker",
+)
 
 
 @dataclasses.dataclass
@@ -43,8 +46,15 @@ class TensorSpec:
         values = None
         if not (t.is_floating_point() or t.is_complex()):
             values = t.as_strided((numel,), (1,), 0).cpu()
-        return cls(t.dtype, tuple(t.size()), tuple(t.stride()), t.storage_offset(), numel,
-                   t.device.index or 0, values)
+        return cls(
+            t.dtype,
+            tuple(t.size()),
+            tuple(t.stride()),
+            t.storage_offset(),
+            numel,
+            t.device.index or 0,
+            values,
+        )
 
     def make(self, device: torch.device) -> torch.Tensor:
         if self.values is not None:
@@ -116,8 +126,10 @@ class KernelBenchmarkRequest:
             with inductor_config.patch(self.flags):
                 timing = self._bench()
         except Exception as exc:  # the parent must be able to unpickle what it gets back
-            raise RuntimeError(f"benchmarking {self} failed in tuning worker {os.getpid()}: "
-                               f"{type(exc).__name__}: {exc}") from None
+            raise RuntimeError(
+                f"benchmarking {self} failed in tuning worker {os.getpid()}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
         return timing, os.getpid(), _env.text(VISIBLE_ENV)
 
     def _bench(self) -> float:
@@ -129,9 +141,14 @@ class KernelBenchmarkRequest:
         device = worker_device(parent_index)
         props = kernel.triton_meta.get("device")
         if hasattr(props, "_replace"):  # the kernel was generated for the parent's device index
-            kernel.triton_meta = {**kernel.triton_meta, "device": props._replace(index=device.index)}
+            kernel.triton_meta = {
+                **kernel.triton_meta,
+                "device": props._replace(index=device.index),
+            }
         args = [a.make(device) if isinstance(a, TensorSpec) else a for a in self.args]
-        kwargs = {k: v.make(device) if isinstance(v, TensorSpec) else v for k, v in self.kwargs.items()}
+        kwargs = {
+            k: v.make(device) if isinstance(v, TensorSpec) else v for k, v in self.kwargs.items()
+        }
         override = None if self.faults is None else self.faults.timing(self.index)
         if override is not None:  # test only: a reported time instead of a measured one
             return float(override)

@@ -73,7 +73,10 @@ def _as_graph(fn):
 def benchmark_npu(bench_self, fn, *, warmup, rep, **kwargs) -> float:
     """Runtime of ``fn`` on npu in ms (the registry's signature: self, callable, warmup, rep)."""
     if _flag_reps.get():
-        warmup, rep = inductor_config.inductor_default_autotune_warmup, inductor_config.inductor_default_autotune_rep
+        warmup, rep = (
+            inductor_config.inductor_default_autotune_warmup,
+            inductor_config.inductor_default_autotune_rep,
+        )
     validate_bench_settings(warmup, rep)
     if not kwargs.pop("is_vetted_benchmarking", False):
         benchmarking.may_ban_benchmarking()

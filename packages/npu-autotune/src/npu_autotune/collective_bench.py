@@ -70,12 +70,20 @@ def benchmark_collective_choice(cls, choice, autotune_args) -> float:
         local = sum(times) / nruns
         elapsed = time.monotonic() - start
         if elapsed > timeout_s:
-            log.warning("Collective benchmark of %s took %.3f s on this rank, over collective_benchmark_timeout"
-                        " (%.3f s): the choice is dropped on every rank.", choice.name, elapsed, timeout_s)
+            log.warning(
+                "Collective benchmark of %s took %.3f s on this rank, over collective_benchmark_timeout"
+                " (%.3f s): the choice is dropped on every rank.",
+                choice.name,
+                elapsed,
+                timeout_s,
+            )
             local = math.inf
     except Exception:
-        log.warning("Collective benchmark exception for choice %s: dropped on every rank.",
-                    getattr(choice, "name", "<unknown>"), exc_info=True)
+        log.warning(
+            "Collective benchmark exception for choice %s: dropped on every rank.",
+            getattr(choice, "name", "<unknown>"),
+            exc_info=True,
+        )
         local, nruns = math.inf, 0
     # inf from any rank makes the average inf on every rank: all agree to drop the choice
     result = torch.tensor([local], dtype=torch.float32, device=output.device)

@@ -17,12 +17,27 @@ from npu_inductor_core import tiles
 GROUPS = "combo_tuning_groups"
 
 
-def _candidates(heuristic: str, size_hints: dict, triton_meta: dict, dev: tiles.Device, *, exhaustive: bool,
-                multibuffer: bool) -> list:
+def _candidates(
+    heuristic: str,
+    size_hints: dict,
+    triton_meta: dict,
+    dev: tiles.Device,
+    *,
+    exhaustive: bool,
+    multibuffer: bool,
+) -> list:
     if heuristic == "pointwise":
-        return tiles.pointwise(size_hints, triton_meta, dev, exhaustive=exhaustive, multibuffer=multibuffer)
-    return tiles.reduction(size_hints, triton_meta, dev, persistent=heuristic == "persistent_reduction",
-                           exhaustive=exhaustive, multibuffer=multibuffer)
+        return tiles.pointwise(
+            size_hints, triton_meta, dev, exhaustive=exhaustive, multibuffer=multibuffer
+        )
+    return tiles.reduction(
+        size_hints,
+        triton_meta,
+        dev,
+        persistent=heuristic == "persistent_reduction",
+        exhaustive=exhaustive,
+        multibuffer=multibuffer,
+    )
 
 
 def _suffixed(kwargs: dict, index: int, skip_rblock: bool, signature: set) -> dict:
@@ -50,8 +65,14 @@ def adapt(kernel, dev: tiles.Device, *, exhaustive: bool, multibuffer: bool) -> 
     for group in groups:
         first = group["member_indices"][0]
         heuristic = combo[f"heuristic_{first}"]
-        cands = _candidates(heuristic, group["size_hints"], kernel.triton_meta, dev, exhaustive=exhaustive,
-                            multibuffer=multibuffer)
+        cands = _candidates(
+            heuristic,
+            group["size_hints"],
+            kernel.triton_meta,
+            dev,
+            exhaustive=exhaustive,
+            multibuffer=multibuffer,
+        )
         group["configs"] = cands
         for i in group["member_indices"]:
             base.update(_suffixed(cands[0].kwargs, i, group["skip_rblock"], signature))
@@ -60,7 +81,9 @@ def adapt(kernel, dev: tiles.Device, *, exhaustive: bool, multibuffer: bool) -> 
         if not key.split("_")[0].endswith("BLOCK"):
             base.setdefault(key, value)
     # a vector core runs one program: the warp/stage re-tune has one pair (two with multibuffer)
-    meta["combo_warp_stage_candidates"] = [(1, 1)] + ([(1, tiles.MULTIBUFFER_STAGES)] if multibuffer else [])
+    meta["combo_warp_stage_candidates"] = [(1, 1)] + (
+        [(1, tiles.MULTIBUFFER_STAGES)] if multibuffer else []
+    )
     kernel.configs = [tiles.make(base)]
 
 

@@ -24,7 +24,9 @@ import time
 FAULTS_ENV = "NPU_AUTOTUNE_TEST_COMPILE_FAULTS"
 HANG_LIMIT_S = 120.0
 # state of the parent process only (locks, compile ids) and the worker marker stay
-_KEEP = frozenset({"lock", "compile_id", "is_backward", "_reload_kernel", "_plugins", "_npu_compiled_in"})
+_KEEP = frozenset(
+    {"lock", "compile_id", "is_backward", "_reload_kernel", "_plugins", "_npu_compiled_in"}
+)
 
 
 def in_worker(kernel) -> None:

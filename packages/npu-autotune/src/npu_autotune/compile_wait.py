@@ -60,8 +60,16 @@ def check_flags() -> None:
         value = getattr(config, name, None)
         if value is None and (none_ok or not hasattr(config, name)):
             return  # decided lazily / no limit, or a flag this torch lacks (2.11: no wait timeout)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (low is not None and value < low):
-            allowed = "a number" + (f" >= {low}" if low is not None else "") + (" or None" if none_ok else "")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (low is not None and value < low)
+        ):
+            allowed = (
+                "a number"
+                + (f" >= {low}" if low is not None else "")
+                + (" or None" if none_ok else "")
+            )
             raise ValueError(f"torch._inductor.config.{name} must be {allowed}, got {value!r}")
 
     number("compile_threads", 1, none_ok=True)  # None: decided from the cores
@@ -69,8 +77,10 @@ def check_flags() -> None:
     number("quiesce_async_compile_time", 0)
     number("precompilation_timeout_seconds", none_ok=True)  # None or <= 0: no timeout (upstream)
     if config.worker_start_method not in START_METHODS:
-        raise ValueError(f"torch._inductor.config.worker_start_method must be one of {START_METHODS}, "
-                         f"got {config.worker_start_method!r}")
+        raise ValueError(
+            f"torch._inductor.config.worker_start_method must be one of {START_METHODS}, "
+            f"got {config.worker_start_method!r}"
+        )
 
 
 def watchdog_interval() -> float:
@@ -122,8 +132,12 @@ class _Monitor(threading.Thread):
             elapsed = now - submitted
             if elapsed < self.interval:
                 continue
-            event = {"kernel": name, "stage": _stage(future), "elapsed_s": round(elapsed, 3),
-                     "interval_s": self.interval}
+            event = {
+                "kernel": name,
+                "stage": _stage(future),
+                "elapsed_s": round(elapsed, 3),
+                "interval_s": self.interval,
+            }
             _emit(event)
 
     def show(self, final: bool = False) -> None:
@@ -153,8 +167,13 @@ def _emit(event: dict) -> None:
         metadata_fn=lambda: {"name": WATCHDOG_ARTIFACT, "encoding": "json"},
         payload_fn=lambda: json.dumps(event),
     )
-    log.warning("npu kernel %s still compiling after %.1fs (%s)", event["kernel"], event["elapsed_s"],
-                event["stage"], extra={"npu_compile": event})
+    log.warning(
+        "npu kernel %s still compiling after %.1fs (%s)",
+        event["kernel"],
+        event["elapsed_s"],
+        event["stage"],
+        extra={"npu_compile": event},
+    )
 
 
 def wait(upstream_wait, async_compile, scope: dict):
@@ -174,7 +193,9 @@ def wait(upstream_wait, async_compile, scope: dict):
         # left is the kernel whose worker died
         key = next((k for k, v in scope.items() if _is_future(v)), None)
         name = getattr(scope.get(key), TAG, (key,))[0]
-        raise RuntimeError(f"npu kernel {name!r}: its compile worker exited unexpectedly (crashed) while "
-                           "compiling it; TORCHINDUCTOR_COMPILE_THREADS=1 compiles in this process") from exc
+        raise RuntimeError(
+            f"npu kernel {name!r}: its compile worker exited unexpectedly (crashed) while "
+            "compiling it; TORCHINDUCTOR_COMPILE_THREADS=1 compiles in this process"
+        ) from exc
     finally:
         monitor.finish()

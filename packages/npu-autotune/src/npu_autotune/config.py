@@ -55,18 +55,31 @@ gemm_supplement_configs: bool = True
 gemm_swap_ab: bool = True
 gemm_swap_ab_ratio: int = 8
 
-_env.install(__name__, {
-    "autotune_on_sim": (_env.is_bool, "True or False", "NPU_AUTOTUNE_ON_SIM"),
-    "multibuffer": (lambda v: v is None or isinstance(v, bool), "None, True or False", "NPU_AUTOTUNE_MULTIBUFFER"),
-    "drop_ub_overflow": (_env.is_bool, "True or False", None),
-    "gemm_max_profiling_configs": (lambda v: v is None or _env.is_int(v), "None or an int >= 0 (0/None = all)",
-                                   None),
-    "gemm_supplement_configs": (_env.is_bool, "True or False", None),
-    "gemm_swap_ab": (_env.is_bool, "True or False", None),
-    "gemm_swap_ab_ratio": (lambda v: _env.is_int(v, 1), "an int >= 1", None),
-    "compile_worker_watchdog_interval_seconds": (
-        _env.is_number, "a number >= 0 (0 = off)", None),
-})
+_env.install(
+    __name__,
+    {
+        "autotune_on_sim": (_env.is_bool, "True or False", "NPU_AUTOTUNE_ON_SIM"),
+        "multibuffer": (
+            lambda v: v is None or isinstance(v, bool),
+            "None, True or False",
+            "NPU_AUTOTUNE_MULTIBUFFER",
+        ),
+        "drop_ub_overflow": (_env.is_bool, "True or False", None),
+        "gemm_max_profiling_configs": (
+            lambda v: v is None or _env.is_int(v),
+            "None or an int >= 0 (0/None = all)",
+            None,
+        ),
+        "gemm_supplement_configs": (_env.is_bool, "True or False", None),
+        "gemm_swap_ab": (_env.is_bool, "True or False", None),
+        "gemm_swap_ab_ratio": (lambda v: _env.is_int(v, 1), "an int >= 1", None),
+        "compile_worker_watchdog_interval_seconds": (
+            _env.is_number,
+            "a number >= 0 (0 = off)",
+            None,
+        ),
+    },
+)
 
 
 def validate_inductor_meta(meta: dict) -> None:
@@ -79,6 +92,8 @@ def validate_inductor_meta(meta: dict) -> None:
 
 def validate_bench_settings(warmup, rep) -> None:
     if not isinstance(warmup, (int, float)) or warmup < 0:
-        raise ValueError(f"inductor_default_autotune_warmup must be >= 0 (milliseconds), got {warmup!r}")
+        raise ValueError(
+            f"inductor_default_autotune_warmup must be >= 0 (milliseconds), got {warmup!r}"
+        )
     if not isinstance(rep, (int, float)) or rep <= 0:
         raise ValueError(f"inductor_default_autotune_rep must be > 0 (milliseconds), got {rep!r}")

@@ -12,10 +12,26 @@ from npu_inductor_core import tiles
 
 
 class NpuCoordescTuner(CoordescTuner):
-    def __init__(self, *, name, size_hints, inductor_meta, triton_meta, dev: tiles.Device, persistent: bool,
-                 pointwise: bool, is_mix_order_reduction: bool = False, filename: str | None = None):
-        super().__init__(is_mm=False, is_mix_order_reduction=is_mix_order_reduction, name=name,
-                         size_hints=size_hints, inductor_meta=inductor_meta)
+    def __init__(
+        self,
+        *,
+        name,
+        size_hints,
+        inductor_meta,
+        triton_meta,
+        dev: tiles.Device,
+        persistent: bool,
+        pointwise: bool,
+        is_mix_order_reduction: bool = False,
+        filename: str | None = None,
+    ):
+        super().__init__(
+            is_mm=False,
+            is_mix_order_reduction=is_mix_order_reduction,
+            name=name,
+            size_hints=size_hints,
+            inductor_meta=inductor_meta,
+        )
         self.npu_triton_meta = triton_meta
         self.npu_device = dev
         self.npu_persistent = persistent
@@ -29,18 +45,29 @@ class NpuCoordescTuner(CoordescTuner):
 
     def value_too_small(self, name: str, val: int) -> bool:
         # a pointwise kernel's innermost (x) block covers at least 32 bytes (Ascend alignment)
-        if name == "XBLOCK" and self.npu_pointwise and val < tiles.ALIGN_BYTES // tiles.element_bytes(
-                self.npu_triton_meta):
+        if (
+            name == "XBLOCK"
+            and self.npu_pointwise
+            and val < tiles.ALIGN_BYTES // tiles.element_bytes(self.npu_triton_meta)
+        ):
             return True
         return super().value_too_small(name, val)
 
     def is_valid_config(self, config) -> bool:
         if not super().is_valid_config(config):
             return False
-        rn = tiles.persistent_rnumel(self.size_hints, config.kwargs) if self.npu_persistent else None
-        if not tiles.fits_ub(config, self.npu_triton_meta, self.npu_device, rn) or not tiles.fits_ub_estimate(
-                config.kwargs, tiles.is_multibuffer(config), self.npu_triton_meta, self.inductor_meta,
-                self.npu_filename):
+        rn = (
+            tiles.persistent_rnumel(self.size_hints, config.kwargs) if self.npu_persistent else None
+        )
+        if not tiles.fits_ub(
+            config, self.npu_triton_meta, self.npu_device, rn
+        ) or not tiles.fits_ub_estimate(
+            config.kwargs,
+            tiles.is_multibuffer(config),
+            self.npu_triton_meta,
+            self.inductor_meta,
+            self.npu_filename,
+        ):
             self.npu_rejected += 1
             return False
         return True

@@ -28,7 +28,9 @@ class DeviceTimer:
 
     def run(self, fn, n: int, before=None) -> list[float]:
         if self.event is not None:
-            pairs = [(self.event(enable_timing=True), self.event(enable_timing=True)) for _ in range(n)]
+            pairs = [
+                (self.event(enable_timing=True), self.event(enable_timing=True)) for _ in range(n)
+            ]
             for start, end in pairs:
                 if before is not None:
                     before()

@@ -42,7 +42,9 @@ STAGES = (1, 2)
 
 def _cube_pair(m: int, n: int, k: int, ds: int, dev) -> bool:
     """One product (m x k) @ (k x n) on the Cube: operands in L0A / L0B, result in L0C."""
-    return m * k * ds <= dev.l0a_bytes and k * n * ds <= dev.l0b_bytes and m * n * ACC <= dev.l0c_bytes
+    return (
+        m * k * ds <= dev.l0a_bytes and k * n * ds <= dev.l0b_bytes and m * n * ACC <= dev.l0c_bytes
+    )
 
 
 def fwd_fits(bm: int, bn: int, d: int, stages: int, ds: int, dev) -> bool:
@@ -60,7 +62,9 @@ def bwd_fits(m1: int, n1: int, m2: int, n2: int, d: int, stages: int, ds: int, d
         return False
     # dK, dV: K/V rows n1 against q rows m1 (two fp32 accumulators of n1 x d)
     kv = _cube_pair(n1, m1, d, ds, dev) and _cube_pair(n1, d, m1, ds, dev)
-    kv_ub = tiles.flex_fits([(ACC, n1 * m1), (ACC, n1 * m1), (ds, n1 * m1), (ACC, n1 * d), (ACC, n1 * d)], dev)
+    kv_ub = tiles.flex_fits(
+        [(ACC, n1 * m1), (ACC, n1 * m1), (ds, n1 * m1), (ACC, n1 * d), (ACC, n1 * d)], dev
+    )
     # dQ: q rows m2 against key rows n2 (one fp32 accumulator of m2 x d)
     q = _cube_pair(m2, n2, d, ds, dev) and _cube_pair(m2, d, n2, ds, dev)
     q_ub = tiles.flex_fits([(ACC, m2 * n2), (ACC, m2 * n2), (ds, m2 * n2), (ACC, m2 * d)], dev)
@@ -77,7 +81,14 @@ class NpuFlexConfigHeuristic(BaseConfigHeuristic):
 
     # (BLOCK_M, BLOCK_N, num_stages): the first that fits is the default
     FWD_DEFAULTS = [(64, 64, 1), (32, 64, 1), (32, 32, 1), (16, 32, 1), (16, 16, 1)]
-    FWD_AUTOTUNE = [(64, 64, 2), (64, 128, 1), (128, 64, 1), (32, 64, 2), (32, 128, 2), (128, 128, 1)]
+    FWD_AUTOTUNE = [
+        (64, 64, 2),
+        (64, 128, 1),
+        (128, 64, 1),
+        (32, 64, 2),
+        (32, 128, 2),
+        (128, 128, 1),
+    ]
     BWD_DEFAULTS = [(32, 64, 64, 32, 1), (16, 32, 32, 16, 1), (16, 16, 16, 16, 1)]
     DECODE_DEFAULTS = [(64, 1), (32, 1), (16, 1)]
 
@@ -91,36 +102,56 @@ class NpuFlexConfigHeuristic(BaseConfigHeuristic):
         dtype = seq_len_and_dtype[-1]
         dev, ds = _device(), self._ds(dtype)
         ok = lambda m, n, s: fwd_fits(m, n, head_dim, s, ds, dev)  # noqa: E731
-        default = next((FlexConfig(m, n, s, 1) for m, n, s in self.FWD_DEFAULTS if ok(m, n, s)), FlexConfig(16, 16, 1, 1))
+        default = next(
+            (FlexConfig(m, n, s, 1) for m, n, s in self.FWD_DEFAULTS if ok(m, n, s)),
+            FlexConfig(16, 16, 1, 1),
+        )
         if not inductor_config.max_autotune:
             return [default]
         if inductor_config.max_autotune_flex_search_space == "EXHAUSTIVE":
-            return [FlexConfig(m, n, s, 1) for m, n, s in itertools.product(SIZES, SIZES, STAGES) if ok(m, n, s)] or [default]
+            return [
+                FlexConfig(m, n, s, 1)
+                for m, n, s in itertools.product(SIZES, SIZES, STAGES)
+                if ok(m, n, s)
+            ] or [default]
         out = [FlexConfig(m, n, s, 1) for m, n, s in self.FWD_AUTOTUNE if ok(m, n, s)]
         return out + ([default] if default not in out else [])
 
     def get_flex_attn_bwd_configs(self, head_dim: int, dtype) -> list[FlexBwDConfig]:
         dev, ds = _device(), self._ds(dtype)
         ok = lambda m1, n1, m2, n2, s: bwd_fits(m1, n1, m2, n2, head_dim, s, ds, dev)  # noqa: E731
-        default = next((FlexBwDConfig(*t[:4], t[4], 1) for t in self.BWD_DEFAULTS if ok(*t)), FlexBwDConfig(16, 16, 16, 16, 1, 1))
+        default = next(
+            (FlexBwDConfig(*t[:4], t[4], 1) for t in self.BWD_DEFAULTS if ok(*t)),
+            FlexBwDConfig(16, 16, 16, 16, 1, 1),
+        )
         if not inductor_config.max_autotune:
             return [default]
         if inductor_config.max_autotune_flex_search_space == "EXHAUSTIVE":
             grid = itertools.product(SIZES[:4], SIZES[:4], SIZES[:4], SIZES[:4], STAGES)
             return [FlexBwDConfig(*t[:4], t[4], 1) for t in grid if ok(*t)] or [default]
         # upstream's symmetric pairing (M, N, N, M)
-        out = [FlexBwDConfig(m, n, n, m, s, 1) for m in (16, 32, 64) for n in (32, 64, 128) for s in STAGES
-               if ok(m, n, n, m, s)]
+        out = [
+            FlexBwDConfig(m, n, n, m, s, 1)
+            for m in (16, 32, 64)
+            for n in (32, 64, 128)
+            for s in STAGES
+            if ok(m, n, n, m, s)
+        ]
         return out + ([default] if default not in out else [])
 
     def get_flex_decode_configs(self, head_dim: int, dtype) -> list[FlexDecodeConfig]:
         dev, ds = _device(), self._ds(dtype)
         ok = lambda n, s: decode_fits(n, head_dim, s, ds, dev)  # noqa: E731
-        default = next((FlexDecodeConfig(n, s, 1) for n, s in self.DECODE_DEFAULTS if ok(n, s)), FlexDecodeConfig(16, 1, 1))
+        default = next(
+            (FlexDecodeConfig(n, s, 1) for n, s in self.DECODE_DEFAULTS if ok(n, s)),
+            FlexDecodeConfig(16, 1, 1),
+        )
         if not inductor_config.max_autotune:
             return [default]
         if inductor_config.max_autotune_flex_search_space == "EXHAUSTIVE":
-            return [FlexDecodeConfig(n, s, 1) for n, s in itertools.product(SIZES, STAGES) if ok(n, s)] or [default]
+            return [
+                FlexDecodeConfig(n, s, 1) for n, s in itertools.product(SIZES, STAGES) if ok(n, s)
+            ] or [default]
         out = [FlexDecodeConfig(n, s, 1) for n in (32, 64, 128) for s in STAGES if ok(n, s)]
         return out + ([default] if default not in out else [])
 

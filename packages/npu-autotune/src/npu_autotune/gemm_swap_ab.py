@@ -29,12 +29,23 @@ from torch._inductor.select_algorithm import TritonTemplate
 from npu_inductor_core.torch_versions import template_heuristics
 from . import config as npu_config
 from npu_inductor_core import tiles
-from .gemm_templates import DEVICE, NpuGemmConfigHeuristic, _hint, exhaustive_tiles, fits, vector_gemm
+from .gemm_templates import (
+    DEVICE,
+    NpuGemmConfigHeuristic,
+    _hint,
+    exhaustive_tiles,
+    fits,
+    vector_gemm,
+)
 
 # the template-heuristics package moved in torch 2.14 (torch_versions.template_heuristics)
 register_template_heuristic = template_heuristics("registry").register_template_heuristic
 _triton = template_heuristics("triton")
-AddMMConfigMixin, GemmConfig, MMTemplateConfigMixin = _triton.AddMMConfigMixin, _triton.GemmConfig, _triton.MMTemplateConfigMixin
+AddMMConfigMixin, GemmConfig, MMTemplateConfigMixin = (
+    _triton.AddMMConfigMixin,
+    _triton.GemmConfig,
+    _triton.MMTemplateConfigMixin,
+)
 
 
 SWAP_TILES = [
@@ -108,7 +119,10 @@ SOURCE = r"""
 """
 
 mm_swap_ab_template = TritonTemplate(
-    name="npu_mm_swap_ab", grid=mm_grid, source=SOURCE, cache_codegen_enabled_for_template=True,
+    name="npu_mm_swap_ab",
+    grid=mm_grid,
+    source=SOURCE,
+    cache_codegen_enabled_for_template=True,
 )
 
 
@@ -135,7 +149,9 @@ class _SwapConfigs(NpuGemmConfigHeuristic):
         super().__init__()
         self.mm_configs = [GemmConfig(*t) for t in SWAP_TILES]
         ub = tiles.DEFAULT_UB  # class singleton: built once; _filter_configs re-checks at use
-        self.exhaustive_configs = [GemmConfig(*t, group_m=8) for t in exhaustive_tiles(ub) if t[0] < t[1]]
+        self.exhaustive_configs = [
+            GemmConfig(*t, group_m=8) for t in exhaustive_tiles(ub) if t[0] < t[1]
+        ]
 
     def _filter_configs(self, configs):
         # both copies of the accumulator (acc_t and its transpose) live in the unified buffer

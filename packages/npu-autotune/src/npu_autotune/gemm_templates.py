@@ -36,8 +36,15 @@ from npu_inductor_core import tiles
 # the template-heuristics package moved in torch 2.14 (torch_versions.template_heuristics)
 register_template_heuristic = template_heuristics("registry").register_template_heuristic
 _triton = template_heuristics("triton")
-AddMMConfigMixin, BaseConfigHeuristic, GemmConfig = _triton.AddMMConfigMixin, _triton.BaseConfigHeuristic, _triton.GemmConfig
-INT8MMTemplateConfigMixin, MMPlusMMTemplateConfigMixin = _triton.INT8MMTemplateConfigMixin, _triton.MMPlusMMTemplateConfigMixin
+AddMMConfigMixin, BaseConfigHeuristic, GemmConfig = (
+    _triton.AddMMConfigMixin,
+    _triton.BaseConfigHeuristic,
+    _triton.GemmConfig,
+)
+INT8MMTemplateConfigMixin, MMPlusMMTemplateConfigMixin = (
+    _triton.INT8MMTemplateConfigMixin,
+    _triton.MMPlusMMTemplateConfigMixin,
+)
 MMTemplateConfigMixin = _triton.MMTemplateConfigMixin
 
 
@@ -60,7 +67,9 @@ def _ub_bytes() -> int:
     return _device().ub_bytes
 
 
-def exceeds_cube(block_m: int, block_n: int, block_k: int, num_stages: int, dtype_size: int, dev) -> str | None:
+def exceeds_cube(
+    block_m: int, block_n: int, block_k: int, num_stages: int, dtype_size: int, dev
+) -> str | None:
     """Which Cube buffer a GEMM tile overflows (None: it fits): the A and B tiles in L1, once
     per pipeline stage; each of them in L0A / L0B; the fp32 accumulator in L0C. An upper
     bound, as upstream's shared-memory estimate is (bishengir may split K into L0-sized
@@ -77,7 +86,9 @@ def exceeds_cube(block_m: int, block_n: int, block_k: int, num_stages: int, dtyp
     return None
 
 
-def fits(block_m: int, block_n: int, block_k: int, ub_bytes: int | None = None, accumulators: int = 1) -> bool:
+def fits(
+    block_m: int, block_n: int, block_k: int, ub_bytes: int | None = None, accumulators: int = 1
+) -> bool:
     """A tile the cube and the epilogue can hold: multiples of 16, and the vector epilogue of
     its fp32 accumulator(s) within the UB (``ub_bytes``, default the device's) by the one UB
     model (``tiles.gemm_epilogue_fits``)."""
@@ -138,14 +149,20 @@ def is_decode(m) -> bool:
 def exhaustive_tiles(ub_bytes: int | None = None) -> list[tuple[int, int, int, int, int]]:
     """max_autotune_gemm_search_space="EXHAUSTIVE": every power-of-two tile 16-256 that fits."""
     sizes = [16, 32, 64, 128, 256]
-    return [(m, n, k, s, 1) for m, n, k in itertools.product(sizes, repeat=3) for s in (1, 2)
-            if fits(m, n, k, ub_bytes)]
+    return [
+        (m, n, k, s, 1)
+        for m, n, k in itertools.product(sizes, repeat=3)
+        for s in (1, 2)
+        if fits(m, n, k, ub_bytes)
+    ]
 
 
 class NpuGemmConfigHeuristic(BaseConfigHeuristic):
     """Tile lists for npu; upstream's scaling, dedup and hint handling are kept."""
 
-    decode_supplements = True  # decode tiles too (mm+mm keeps its short list: two products per program)
+    decode_supplements = (
+        True  # decode tiles too (mm+mm keeps its short list: two products per program)
+    )
 
     def __init__(self) -> None:
         super().__init__()
@@ -156,20 +173,30 @@ class NpuGemmConfigHeuristic(BaseConfigHeuristic):
         self.int8_mm_configs = [GemmConfig(*t) for t in DEFAULT_TILES if t[2] >= 32]
         self.mm_plus_mm_configs = [GemmConfig(*t) for t in DEFAULT_TILES[:6]]
 
-    def _get_exceeding_shared_memory_checker(self, has_sm_layout_conversion, layout_conversion_byte_size):
+    def _get_exceeding_shared_memory_checker(
+        self, has_sm_layout_conversion, layout_conversion_byte_size
+    ):
         # max_autotune_prune_choices_based_on_shared_mem on npu: a cube core has no shared
         # memory; its L1 and L0A/L0B/L0C buffers are what a GEMM tile must fit
         dev = _device()
 
         def exceeds(c, dtype_size: int) -> bool:
-            return exceeds_cube(c.block_m, c.block_n, c.block_k, c.num_stages, dtype_size, dev) is not None
+            return (
+                exceeds_cube(c.block_m, c.block_n, c.block_k, c.num_stages, dtype_size, dev)
+                is not None
+            )
 
         return exceeds
 
     def preprocess_mm_configs(self, m, n, k, configs, *args: Any, **kwargs: Any):
         """Upstream's scaling, pruning and dedup, with our decode supplements (M02) after the
         default tile and the profiling cap (M01) applied to the final candidates."""
-        if self.decode_supplements and npu_config.gemm_supplement_configs and is_decode(m) and configs:
+        if (
+            self.decode_supplements
+            and npu_config.gemm_supplement_configs
+            and is_decode(m)
+            and configs
+        ):
             configs = [configs[0], *(GemmConfig(*t) for t in DECODE_TILES), *configs[1:]]
         out = super().preprocess_mm_configs(m, n, k, configs, *args, **kwargs)
         cap = npu_config.gemm_max_profiling_configs
@@ -178,7 +205,9 @@ class NpuGemmConfigHeuristic(BaseConfigHeuristic):
     def _filter_configs(self, configs):
         # the device's own unified buffer (Ascend 950: 256 KiB) decides what fits
         ub = _ub_bytes()
-        return [c for c in super()._filter_configs(configs) if fits(c.block_m, c.block_n, c.block_k, ub)]
+        return [
+            c for c in super()._filter_configs(configs) if fits(c.block_m, c.block_n, c.block_k, ub)
+        ]
 
 
 def vector_gemm(kernel_inputs) -> bool:
@@ -210,7 +239,9 @@ class NpuAddMMTemplateConfigHeuristic(AddMMConfigMixin, NpuMMTemplateConfigHeuri
 
 
 @register_template_heuristic(mm_template.uid, DEVICE, op_name="int_mm")
-class NpuInt8MMTemplateConfigHeuristic(NoVectorGemms, INT8MMTemplateConfigMixin, NpuGemmConfigHeuristic):
+class NpuInt8MMTemplateConfigHeuristic(
+    NoVectorGemms, INT8MMTemplateConfigMixin, NpuGemmConfigHeuristic
+):
     """int8 x int8 -> int32 on npu."""
 
     def __init__(self) -> None:

@@ -73,13 +73,20 @@ def _combo(decorate, kernel_class, triton_meta: dict, meta: dict):
 
     def apply(fn):
         kernel = adopted(fn)
-        combo.adapt(kernel, _device(triton_meta, meta), exhaustive=_exhaustive(meta), multibuffer=_multibuffer(meta))
+        combo.adapt(
+            kernel,
+            _device(triton_meta, meta),
+            exhaustive=_exhaustive(meta),
+            multibuffer=_multibuffer(meta),
+        )
         return kernel
 
     return apply
 
 
-def _merge(ours: list, theirs: list, triton_meta: dict, dev: tiles.Device, rnumel: int | None = None) -> list:
+def _merge(
+    ours: list, theirs: list, triton_meta: dict, dev: tiles.Device, rnumel: int | None = None
+) -> list:
     out = list(ours)
     for c in theirs or ():
         npu = tiles.as_npu(c)
@@ -92,7 +99,9 @@ def _upstream_fixed(meta: dict) -> bool:
     return bool(meta.get("RSPLIT_SIZE") or meta.get("no_x_dim"))
 
 
-def _mix_order_in_ub(configs: list, triton_meta: dict, dev: tiles.Device, rnumel: int | None) -> list:
+def _mix_order_in_ub(
+    configs: list, triton_meta: dict, dev: tiles.Device, rnumel: int | None
+) -> list:
     """Mix-order reductions (``RSPLIT_SIZE``, A55): upstream's configs with XBLOCK (rows per
     step of a program's split) halved until the block fits the UB; RSPLIT_SIZE is untouched
     (upstream tunes it in codegen)."""
@@ -119,22 +128,53 @@ def decorators(kernel_class=_registered_class) -> dict:
         npu_config.validate_inductor_meta(inductor_meta)
         configs = tiles.without_one_row_indirect(configs, size_hints, inductor_meta)
         configs = tiles.fit_to_ub(configs, size_hints, triton_meta, inductor_meta, filename)
-        return upstream.cached_autotune(size_hints, configs, triton_meta=triton_meta, inductor_meta=inductor_meta,
-                                        heuristic_type=heuristic_type, filename=filename,
-                                        caching_autotuner_cls=kernel_class())
+        return upstream.cached_autotune(
+            size_hints,
+            configs,
+            triton_meta=triton_meta,
+            inductor_meta=inductor_meta,
+            heuristic_type=heuristic_type,
+            filename=filename,
+            caching_autotuner_cls=kernel_class(),
+        )
 
-    def pointwise(size_hints, triton_meta, tile_hint=None, filename=None, min_elem_per_thread=0, inductor_meta=None):
+    def pointwise(
+        size_hints,
+        triton_meta,
+        tile_hint=None,
+        filename=None,
+        min_elem_per_thread=0,
+        inductor_meta=None,
+    ):
         meta = {} if inductor_meta is None else inductor_meta
-        theirs = _UPSTREAM["pointwise"](size_hints, triton_meta, tile_hint=tile_hint, filename=filename,
-                                    min_elem_per_thread=min_elem_per_thread, inductor_meta=meta, return_configs=True)
+        theirs = _UPSTREAM["pointwise"](
+            size_hints,
+            triton_meta,
+            tile_hint=tile_hint,
+            filename=filename,
+            min_elem_per_thread=min_elem_per_thread,
+            inductor_meta=meta,
+            return_configs=True,
+        )
         if not isinstance(theirs, list):  # combo kernel: upstream built it
             return _combo(theirs, kernel_class, triton_meta, meta)
         dev = _device(triton_meta, meta)
         if _upstream_fixed(meta):
-            return autotune(size_hints, [tiles.as_npu(c) for c in theirs], triton_meta, meta,
-                            HeuristicType.POINTWISE, filename)
-        ours = tiles.pointwise(size_hints, triton_meta, dev, exhaustive=_exhaustive(meta),
-                               multibuffer=_multibuffer(meta))
+            return autotune(
+                size_hints,
+                [tiles.as_npu(c) for c in theirs],
+                triton_meta,
+                meta,
+                HeuristicType.POINTWISE,
+                filename,
+            )
+        ours = tiles.pointwise(
+            size_hints,
+            triton_meta,
+            dev,
+            exhaustive=_exhaustive(meta),
+            multibuffer=_multibuffer(meta),
+        )
         if not meta.get("autotune_pointwise", True) and not _exhaustive(meta):
             configs = ours[:1]
         else:
@@ -145,8 +185,14 @@ def decorators(kernel_class=_registered_class) -> dict:
         meta = {} if inductor_meta is None else inductor_meta
         persistent = kind == HeuristicType.PERSISTENT_REDUCTION
         up = _UPSTREAM["persistent_reduction" if persistent else "reduction"]
-        theirs = up(size_hints, reduction_hint=reduction_hint, triton_meta=triton_meta, filename=filename,
-                    inductor_meta=meta, return_configs=True)
+        theirs = up(
+            size_hints,
+            reduction_hint=reduction_hint,
+            triton_meta=triton_meta,
+            filename=filename,
+            inductor_meta=meta,
+            return_configs=True,
+        )
         if not isinstance(theirs, list):  # combo kernel: upstream built it
             return _combo(theirs, kernel_class, triton_meta, meta)
         dev = _device(triton_meta, meta)
@@ -156,16 +202,46 @@ def decorators(kernel_class=_registered_class) -> dict:
             if meta.get("RSPLIT_SIZE"):
                 configs = _mix_order_in_ub(configs, triton_meta, dev, rn)
             return autotune(size_hints, configs, triton_meta, meta, kind, filename)
-        ours = tiles.reduction(size_hints, triton_meta, dev, persistent=persistent, exhaustive=_exhaustive(meta),
-                               multibuffer=_multibuffer(meta))
-        return autotune(size_hints, _merge(ours, theirs, triton_meta, dev, rn), triton_meta, meta, kind, filename)
+        ours = tiles.reduction(
+            size_hints,
+            triton_meta,
+            dev,
+            persistent=persistent,
+            exhaustive=_exhaustive(meta),
+            multibuffer=_multibuffer(meta),
+        )
+        return autotune(
+            size_hints,
+            _merge(ours, theirs, triton_meta, dev, rn),
+            triton_meta,
+            meta,
+            kind,
+            filename,
+        )
 
-    def reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None):
-        return _reduction(HeuristicType.REDUCTION, size_hints, reduction_hint, triton_meta, filename, inductor_meta)
+    def reduction(
+        size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None
+    ):
+        return _reduction(
+            HeuristicType.REDUCTION,
+            size_hints,
+            reduction_hint,
+            triton_meta,
+            filename,
+            inductor_meta,
+        )
 
-    def persistent_reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None):
-        return _reduction(HeuristicType.PERSISTENT_REDUCTION, size_hints, reduction_hint, triton_meta, filename,
-                          inductor_meta)
+    def persistent_reduction(
+        size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None
+    ):
+        return _reduction(
+            HeuristicType.PERSISTENT_REDUCTION,
+            size_hints,
+            reduction_hint,
+            triton_meta,
+            filename,
+            inductor_meta,
+        )
 
     def adopting(name):
         up = _UPSTREAM[name]
@@ -176,7 +252,11 @@ def decorators(kernel_class=_registered_class) -> dict:
         wrap.__name__ = name
         return wrap
 
-    out = {"pointwise": pointwise, "reduction": reduction, "persistent_reduction": persistent_reduction}
+    out = {
+        "pointwise": pointwise,
+        "reduction": reduction,
+        "persistent_reduction": persistent_reduction,
+    }
     for name in DECORATORS:
         if name not in out and name in _UPSTREAM:
             out[name] = adopting(name)

@@ -50,11 +50,14 @@ def candidates(kernel, size_hints: dict, exhaustive: bool = False) -> list:
     dev = kernel_facts.device_of(kernel)
     if kernel.heuristic_type == HeuristicType.POINTWISE:
         return tiles.pointwise(size_hints, kernel.triton_meta, dev, exhaustive=exhaustive)
-    return tiles.reduction(size_hints, kernel.triton_meta, dev, persistent=False, exhaustive=exhaustive)
+    return tiles.reduction(
+        size_hints, kernel.triton_meta, dev, persistent=False, exhaustive=exhaustive
+    )
 
 
 def _distance(actual: dict, hinted: dict) -> float:
     """Upstream's size-hint multi-kernel rule: L1 distance of log2 sizes."""
+
     def log2(v):
         return math.log2(v) if v > 0 else -1
 

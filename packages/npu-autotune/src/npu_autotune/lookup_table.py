@@ -65,8 +65,12 @@ def keys(kernel) -> list[str]:
 
 def entry(kernel, config: Config) -> tuple[str, dict]:
     """(device-specific key, entry) of ``config`` for this kernel: what a table is made of."""
-    value = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages,
-             "src_hash": src_hash(kernel)}
+    value = {
+        **config.kwargs,
+        "num_warps": config.num_warps,
+        "num_stages": config.num_stages,
+        "src_hash": src_hash(kernel),
+    }
     return keys(kernel)[0], value
 
 
@@ -77,7 +81,9 @@ def _table() -> dict:
     if table is None:
         return {}
     if not isinstance(table, dict):
-        raise ValueError(f"lookup_table.table must be a dict of key -> list of configs, got {type(table).__name__}")
+        raise ValueError(
+            f"lookup_table.table must be a dict of key -> list of configs, got {type(table).__name__}"
+        )
     return table
 
 
@@ -89,8 +95,13 @@ def _fresh(kernel, key: str, cfg: dict) -> bool:
         return True
     have = src_hash(kernel)
     if want != have:
-        log.warning("lookup table entry %s %s is stale (src_hash %s, the kernel's source hashes to %s): ignored",
-                    key, cfg, want, have)
+        log.warning(
+            "lookup table entry %s %s is stale (src_hash %s, the kernel's source hashes to %s): ignored",
+            key,
+            cfg,
+            want,
+            have,
+        )
         return False
     return True
 
@@ -100,8 +111,10 @@ def _config(kernel, key: str, cfg: dict) -> Config:
     blocks = {k: v for k, v in cfg.items() if k not in ("src_hash", *_LAUNCH_FIELDS)}
     unknown = sorted(set(blocks) - set(allowed))
     if unknown and allowed:
-        raise ValueError(f"lookup table entry {key}: {unknown} are not arguments of {kernel_key(kernel)}; "
-                         f"allowed: {allowed} plus num_warps, num_stages, src_hash")
+        raise ValueError(
+            f"lookup table entry {key}: {unknown} are not arguments of {kernel_key(kernel)}; "
+            f"allowed: {allowed} plus num_warps, num_stages, src_hash"
+        )
     return Config(blocks, num_warps=cfg.get("num_warps", 1), num_stages=cfg.get("num_stages", 1))
 
 
@@ -115,9 +128,20 @@ def lookup(kernel) -> list[Config] | None:
         if not entries:
             continue
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise ValueError(f"lookup table entry {key}: must be a list of config dicts, got {entries!r}")
-        found = [_config(kernel, key, e) for e in entries if "template_id" not in e and _fresh(kernel, key, e)]
+            raise ValueError(
+                f"lookup table entry {key}: must be a list of config dicts, got {entries!r}"
+            )
+        found = [
+            _config(kernel, key, e)
+            for e in entries
+            if "template_id" not in e and _fresh(kernel, key, e)
+        ]
         if found:
-            log.info("npu kernel %s: %d config(s) from lookup table key %s", kernel_key(kernel), len(found), key)
+            log.info(
+                "npu kernel %s: %d config(s) from lookup table key %s",
+                kernel_key(kernel),
+                len(found),
+                key,
+            )
             return found
     return None

@@ -47,8 +47,14 @@ def alignment(dtype: torch.dtype) -> int:
 
 
 def _static_npu(t) -> bool:
-    return (isinstance(t, torch.Tensor) and t.device.type == "npu" and t.dtype in (torch.float16, torch.bfloat16, torch.float32)
-            and t.dim() == 2 and all(isinstance(s, int) for s in t.shape) and min(t.shape) > 0)
+    return (
+        isinstance(t, torch.Tensor)
+        and t.device.type == "npu"
+        and t.dtype in (torch.float16, torch.bfloat16, torch.float32)
+        and t.dim() == 2
+        and all(isinstance(s, int) for s in t.shape)
+        and min(t.shape) > 0
+    )
 
 
 def _do_bench(fn) -> float:
@@ -73,8 +79,9 @@ def should_pad(a, b, mp: int, kp: int, np_: int) -> bool:
 
     key = f"npu:{tuple(a.shape)}:{tuple(b.shape)}:{a.dtype}:{mp},{kp},{np_}"
     if config.run_autoheuristic("pad_mm") and _autoheuristic_usable():
-        decided = upstream.run_autoheuristic(a, b, orig, pad, mp, kp, np_, _do_bench, False, False, None,
-                                             key + ":ori", key)
+        decided = upstream.run_autoheuristic(
+            a, b, orig, pad, mp, kp, np_, _do_bench, False, False, None, key + ":ori", key
+        )
         if decided is not None:
             return decided
     if config.deterministic:
@@ -85,7 +92,9 @@ def should_pad(a, b, mp: int, kp: int, np_: int) -> bool:
 def _call(graph, target, args, fake_mode, like):
     node = graph.call_function(target, args)
     with fake_mode:
-        node.meta["val"] = target(*[a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args])
+        node.meta["val"] = target(
+            *[a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
+        )
     node.meta.update({k: like.meta[k] for k in ("stack_trace", "original_aten") if k in like.meta})
     return node
 
@@ -97,9 +106,11 @@ def _autoheuristic_usable() -> bool:
         return True
     if not getattr(_autoheuristic_usable, "warned", False):
         _autoheuristic_usable.warned = True
-        warnings.warn("npu pad_mm: autoheuristic_collect/autoheuristic_use \"pad_mm\" not applied: this torch's "
-                      "AutoHeuristic needs a CUDA device (torch 2.11 only; 2.13 builds it without one); "
-                      "the padding decision is timed instead")
+        warnings.warn(
+            'npu pad_mm: autoheuristic_collect/autoheuristic_use "pad_mm" not applied: this torch\'s '
+            "AutoHeuristic needs a CUDA device (torch 2.11 only; 2.13 builds it without one); "
+            "the padding decision is timed instead"
+        )
     return False
 
 
@@ -127,7 +138,9 @@ def apply(gm: torch.fx.GraphModule) -> int:
         return 0
     padded = 0
     for node in list(gm.graph.find_nodes(op="call_function", target=aten.mm.default)):
-        x, y = (arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None for arg in node.args)
+        x, y = (
+            arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None for arg in node.args
+        )
         if not (_static_npu(x) and _static_npu(y)) or x.dtype != y.dtype:
             continue
         (m, k), n = x.shape, y.shape[1]

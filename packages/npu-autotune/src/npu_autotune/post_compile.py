@@ -42,11 +42,19 @@ def fire(kernel, configs, compiled) -> None:
             continue
         seen.add(key)
         fn = kernel.fn
-        kwargs = dict(key=getattr(fn, "cache_key", None) or getattr(kernel, "kernel_hash", None) or str(fn),
-                      repr=getattr(fn, "src", None), fn=fn, compile=compiled(cfg),
-                      is_manual_warmup=False, already_compiled=True)
+        kwargs = dict(
+            key=getattr(fn, "cache_key", None) or getattr(kernel, "kernel_hash", None) or str(fn),
+            repr=getattr(fn, "src", None),
+            fn=fn,
+            compile=compiled(cfg),
+            is_manual_warmup=False,
+            already_compiled=True,
+        )
         try:
-            if "inductor_args" in inspect.signature(hook).parameters and "config_args" in kernel.inductor_meta:
+            if (
+                "inductor_args" in inspect.signature(hook).parameters
+                and "config_args" in kernel.inductor_meta
+            ):
                 kwargs["inductor_args"] = kernel.inductor_meta["config_args"]
             hook(**kwargs)
         except Exception:  # upstream's rule: a failing hook is logged, the compile goes on

@@ -50,11 +50,16 @@ def compile_all(kernel, configs: list) -> list:
                 if not _dropped_error(exc):
                     raise
         return _some(kernel, results, configs, timeout)
-    pool = ThreadPoolExecutor(max_workers=min(len(configs), MAX_THREADS), thread_name_prefix="npu-precompile")
+    pool = ThreadPoolExecutor(
+        max_workers=min(len(configs), MAX_THREADS), thread_name_prefix="npu-precompile"
+    )
     # torch >= 2.13 keeps config values in ContextVars: a pool thread would compile with the
     # defaults, not the caller's settings (use_static_triton_launcher, ...); each compile
     # runs in its own copy of the caller's context
-    futures = [pool.submit(contextvars.copy_context().run, kernel._precompile_config, cfg) for cfg in configs]
+    futures = [
+        pool.submit(contextvars.copy_context().run, kernel._precompile_config, cfg)
+        for cfg in configs
+    ]
     try:
         done, _ = wait(futures, timeout=timeout)
     finally:
@@ -65,8 +70,13 @@ def compile_all(kernel, configs: list) -> list:
         if future not in done:
             future.cancel()
             counters["npu_autotune"]["precompile_timed_out"] += 1
-            log.warning("npu kernel %s: config %s not compiled within precompilation_timeout_seconds=%s: "
-                        "cancelled and dropped", name, cfg, timeout)
+            log.warning(
+                "npu kernel %s: config %s not compiled within precompilation_timeout_seconds=%s: "
+                "cancelled and dropped",
+                name,
+                cfg,
+                timeout,
+            )
             continue
         exc = future.exception()
         if exc is None:
@@ -80,6 +90,8 @@ def _some(kernel, results: list, configs: list, timeout) -> list:
     if not results:
         from torch._inductor.runtime.triton_heuristics import NoTritonConfigsError
 
-        raise NoTritonConfigsError(f"npu kernel {kernel_facts.kernel_name(kernel)}: none of {len(configs)} configs compiled "
-                                   f"(precompilation_timeout_seconds={timeout})")
+        raise NoTritonConfigsError(
+            f"npu kernel {kernel_facts.kernel_name(kernel)}: none of {len(configs)} configs compiled "
+            f"(precompilation_timeout_seconds={timeout})"
+        )
     return results

@@ -58,9 +58,14 @@ def before_codegen(graph) -> None:
 def graph_wants(graph) -> bool:
     from torch._inductor import config, ir
 
-    return ("npu" in graph.device_types and not graph.cpp_wrapper and graph.autotuning_inputs is None
-            and config.triton.autotune_at_compile_time and config.triton.autotune_with_sample_inputs
-            and any(isinstance(op, ir.UserDefinedTritonKernel) for op in graph.operations))
+    return (
+        "npu" in graph.device_types
+        and not graph.cpp_wrapper
+        and graph.autotuning_inputs is None
+        and config.triton.autotune_at_compile_time
+        and config.triton.autotune_with_sample_inputs
+        and any(isinstance(op, ir.UserDefinedTritonKernel) for op in graph.operations)
+    )
 
 
 def _materialize(x):
@@ -78,8 +83,14 @@ def _matches(real, example) -> bool:
     if isinstance(example, torch.Tensor):
         if not isinstance(real, torch.Tensor):
             return False
-        sizes = tuple(int(s.node.hint) if isinstance(s, torch.SymInt) else int(s) for s in example.shape)
-        return tuple(real.shape) == sizes and real.dtype == example.dtype and real.device == example.device
+        sizes = tuple(
+            int(s.node.hint) if isinstance(s, torch.SymInt) else int(s) for s in example.shape
+        )
+        return (
+            tuple(real.shape) == sizes
+            and real.dtype == example.dtype
+            and real.device == example.device
+        )
     return not isinstance(real, torch.Tensor)
 
 
@@ -92,18 +103,24 @@ def real_inputs(graph) -> list | None:
     if isinstance(recorded, NullHandler):
         return None
     context = torch._guards.TracingContext.try_get()
-    params = [p for p in (context.params_flat or ()) if p is not None] if context is not None else []
+    params = (
+        [p for p in (context.params_flat or ()) if p is not None] if context is not None else []
+    )
     inputs = [_materialize(x) for x in itertools.chain(params, recorded)]
     examples = list(graph.example_inputs or ())
     if len(inputs) != len(examples) or not all(_matches(r, e) for r, e in zip(inputs, examples)):
-        log.info("npu graph %s: the recorded inputs are not this graph's: user kernels tune on random inputs",
-                 getattr(graph, "graph_id", "?"))
+        log.info(
+            "npu graph %s: the recorded inputs are not this graph's: user kernels tune on random inputs",
+            getattr(graph, "graph_id", "?"),
+        )
         return None
     from torch._inductor.compile_fx import clone_preserve_strides
 
     for i, name in enumerate(graph.graph_inputs):
         if name in graph.mutated_inputs and isinstance(inputs[i], torch.Tensor):
-            inputs[i] = clone_preserve_strides(inputs[i])  # tuning must not mutate the user's tensor
+            inputs[i] = clone_preserve_strides(
+                inputs[i]
+            )  # tuning must not mutate the user's tensor
     return inputs
 
 
@@ -120,8 +137,10 @@ def collect(graph) -> None:
     codegen = fx_graph._codegen
     fx_graph._codegen = _BoxedInputs()  # upstream runs its copy with the inputs as one list
     try:
-        with torch.utils._python_dispatch._disable_current_modes(), \
-                (SimUserKernels() if simulated() else contextlib.nullcontext()):
+        with (
+            torch.utils._python_dispatch._disable_current_modes(),
+            SimUserKernels() if simulated() else contextlib.nullcontext(),
+        ):
             graph.extract_autotune_inputs(_CopiedByClone(inputs))
     finally:
         fx_graph._codegen = codegen

@@ -31,7 +31,9 @@ class SimLauncher:
         if getattr(k.fn, "fn", None) is None:  # restored from the FX graph cache: no source yet
             k._ensure_kernel_loaded()
         call_args, grid = k._interpret_args_grid(args, self.config)
-        LAUNCHED.append((k.inductor_meta.get("kernel_name"), dict(self.config.kwargs), self.config.num_stages))
+        LAUNCHED.append(
+            (k.inductor_meta.get("kernel_name"), dict(self.config.kwargs), self.config.num_stages)
+        )
         # a user kernel's tl.constexpr arguments live in triton_meta (the lowering's helper)
         declared = k.declared_constants() if hasattr(k, "declared_constants") else {}
         return sim_launch()(k.fn, grid, call_args, {**declared, **kwargs, **self.config.kwargs})

@@ -65,13 +65,17 @@ def enabled() -> bool:
 def timeouts() -> tuple[float, float, float]:
     """(result, graceful, terminate) seconds; a value out of range is an error naming it."""
     out = []
-    for name, low, inclusive in (("max_autotune_subproc_result_timeout_seconds", 0, False),
-                                 ("max_autotune_subproc_graceful_timeout_seconds", 0, True),
-                                 ("max_autotune_subproc_terminate_timeout_seconds", 0, True)):
+    for name, low, inclusive in (
+        ("max_autotune_subproc_result_timeout_seconds", 0, False),
+        ("max_autotune_subproc_graceful_timeout_seconds", 0, True),
+        ("max_autotune_subproc_terminate_timeout_seconds", 0, True),
+    ):
         value = getattr(inductor_config, name)
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not number or value != value or (value < low if inclusive else value <= low):
-            raise ValueError(f"{name} must be a number of seconds {'>=' if inclusive else '>'} {low}, got {value!r}")
+            raise ValueError(
+                f"{name} must be a number of seconds {'>=' if inclusive else '>'} {low}, got {value!r}"
+            )
         out.append(float(value))
     return out[0], out[1], out[2]
 
@@ -95,12 +99,22 @@ class NpuTuningProcess(TuningProcess):
         self.read_pipe = os.fdopen(read_fd, "rb")
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.read_pipe, selectors.EVENT_READ)
-        env = {**python_subprocess_env(), "TORCH_WARM_POOL": "0", "LD_LIBRARY_PATH": get_ld_library_path()}
+        env = {
+            **python_subprocess_env(),
+            "TORCH_WARM_POOL": "0",
+            "LD_LIBRARY_PATH": get_ld_library_path(),
+        }
         if self.device is not None:
             env[VISIBLE_ENV] = str(self.device)
             env[bench_request.WORKER_DEVICE_ENV] = str(self.device)
-        cmd = [sys.executable, "-m", "npu_autotune._tuning_main", f"--parent={os.getpid()}",
-               f"--read-fd={child_read}", f"--write-fd={child_write}"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "npu_autotune._tuning_main",
+            f"--parent={os.getpid()}",
+            f"--read-fd={child_read}",
+            f"--write-fd={child_write}",
+        ]
         self.process = subprocess.Popen(cmd, env=env, pass_fds=(child_read, child_write))
         os.close(child_read)
         os.close(child_write)
@@ -138,15 +152,24 @@ class NpuTuningProcess(TuningProcess):
                     TuningProcess.send(None, self.write_pipe)  # read after its current job
             how = "graceful"
             if not _exited_within(self.process, graceful):
-                log.info("npu tuning worker %d: no exit within %.3gs: SIGTERM", self.process.pid, graceful)
+                log.info(
+                    "npu tuning worker %d: no exit within %.3gs: SIGTERM",
+                    self.process.pid,
+                    graceful,
+                )
                 how = "terminated"
                 self.process.terminate()
                 if not _exited_within(self.process, terminate):
-                    log.info("npu tuning worker %d: no exit within %.3gs of SIGTERM: SIGKILL",
-                             self.process.pid, terminate)
+                    log.info(
+                        "npu tuning worker %d: no exit within %.3gs of SIGTERM: SIGKILL",
+                        self.process.pid,
+                        terminate,
+                    )
                     self.process.kill()
                     self.process.wait()
-                    if self.process.returncode == -signal.SIGKILL:  # (SIGTERM may have won the race)
+                    if (
+                        self.process.returncode == -signal.SIGKILL
+                    ):  # (SIGTERM may have won the race)
                         how = "killed"
             STOPS.append((self.process.pid, how, self.process.returncode))
         if self.running:
@@ -182,7 +205,9 @@ class NpuTuningProcessPool(TuningProcessPool):
         if raw:
             devices = [int(d) for d in raw.split(",")]
             if len(devices) != count:
-                raise RuntimeError(f"${VISIBLE_ENV}={raw!r} names {len(devices)} devices, torch.npu sees {count}")
+                raise RuntimeError(
+                    f"${VISIBLE_ENV}={raw!r} names {len(devices)} devices, torch.npu sees {count}"
+                )
             return devices
         return list(range(count))
 
@@ -200,18 +225,24 @@ class NpuTuningProcessPool(TuningProcessPool):
             process.put(request.benchmark, extra_env=extra_env)
             timing, pid, visible = process.get(result_timeout)
         except TimeoutError:
-            warnings.warn(f"npu tuning worker: no result for {request} within {result_timeout}s "
-                          "(max_autotune_subproc_result_timeout_seconds): it counts as infinitely slow")
+            warnings.warn(
+                f"npu tuning worker: no result for {request} within {result_timeout}s "
+                "(max_autotune_subproc_result_timeout_seconds): it counts as infinitely slow"
+            )
             timing = float("inf")
         except Exception as exc:
             if isinstance(exc, EOFError):
                 process.crashed()
-            warnings.warn(f"npu tuning worker: benchmarking {request} failed ({type(exc).__name__}: {exc}): "
-                          "it counts as infinitely slow")
+            warnings.warn(
+                f"npu tuning worker: benchmarking {request} failed ({type(exc).__name__}: {exc}): "
+                "it counts as infinitely slow"
+            )
             timing = float("inf")
         finally:
             self.process_queue.put(process)
-        HISTORY.append((request.kernel_name, request.index, dict(request.config.kwargs), timing, pid, visible))
+        HISTORY.append(
+            (request.kernel_name, request.index, dict(request.config.kwargs), timing, pid, visible)
+        )
         return timing
 
 
@@ -255,20 +286,30 @@ def benchmark_configs(kernel, launchers, args, kwargs) -> dict | None:
     flags = {f: getattr(inductor_config, f) for f in bench_request.CARRIED_FLAGS}
     specs = [bench_request.describe(a) for a in args]
     kw = {k: bench_request.describe(v) for k, v in kwargs.items()}
-    requests = [bench_request.KernelBenchmarkRequest(name, path, launcher.config, i, specs, kw, flags, test_faults)
-                for i, launcher in enumerate(launchers)]
+    requests = [
+        bench_request.KernelBenchmarkRequest(
+            name, path, launcher.config, i, specs, kw, flags, test_faults
+        )
+        for i, launcher in enumerate(launchers)
+    ]
     pool = get_pool()
     counters["npu_autotune"]["subproc.benchmarks"] += len(requests)
-    return dict(zip(launchers, pool.executor.map(functools.partial(pool.target, limits=limits), requests)))
+    return dict(
+        zip(launchers, pool.executor.map(functools.partial(pool.target, limits=limits), requests))
+    )
 
 
-_timings: contextvars.ContextVar = contextvars.ContextVar("npu_autotune_subproc_timings", default=None)
+_timings: contextvars.ContextVar = contextvars.ContextVar(
+    "npu_autotune_subproc_timings", default=None
+)
 
 
 @contextlib.contextmanager
 def prefetch(kernel, launchers, args, kwargs):
     """Within: ``timing_of(launcher)`` is the time tuning workers measured (autotune_in_subproc)."""
-    timings = benchmark_configs(kernel, launchers, args, kwargs) if enabled() and launchers else None
+    timings = (
+        benchmark_configs(kernel, launchers, args, kwargs) if enabled() and launchers else None
+    )
     token = _timings.set({id(k): v for k, v in timings.items()}) if timings is not None else None
     try:
         yield

@@ -26,7 +26,11 @@ def unsupported(kernel) -> dict:
         out["warmup"] = warmup
     if rep is not None:
         out["rep"] = rep
-    if not out and not getattr(kernel, "use_cuda_graph", False) and getattr(kernel, "_do_bench", None) is not None:
+    if (
+        not out
+        and not getattr(kernel, "use_cuda_graph", False)
+        and getattr(kernel, "_do_bench", None) is not None
+    ):
         out["do_bench"] = kernel._do_bench  # set by the user (warmup/rep/use_cuda_graph set it too)
     return out
 
@@ -35,7 +39,11 @@ def check(kernel_idx: int, device) -> None:
     from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
     from torch._inductor import config
 
-    if device is None or device.type != "npu" or config.unsafe_ignore_unsupported_triton_autotune_args:
+    if (
+        device is None
+        or device.type != "npu"
+        or config.unsafe_ignore_unsupported_triton_autotune_args
+    ):
         return
     kernel = kernel_side_table.get_kernel(kernel_idx)
     found = unsupported(kernel)
@@ -45,7 +53,8 @@ def check(kernel_idx: int, device) -> None:
             f"{name}: only configs, keys, restore_value, and reset_to_zero are supported for triton.autotune "
             f"(npu); got {', '.join(f'{k}={v!r}' for k, v in found.items())}. Inductor tunes with its own "
             f"warmup/rep flags; set torch._inductor.config.unsafe_ignore_unsupported_triton_autotune_args=True "
-            f"to ignore these arguments")
+            f"to ignore these arguments"
+        )
 
 
 def check_graph(graph) -> None:

@@ -14,9 +14,13 @@ import time
 
 @dataclasses.dataclass(frozen=True)
 class WorkerFaults:
-    hang_s: dict = dataclasses.field(default_factory=dict)  # index -> seconds the worker hangs first
+    hang_s: dict = dataclasses.field(
+        default_factory=dict
+    )  # index -> seconds the worker hangs first
     crash: frozenset = frozenset()  # indices whose worker exits at once (a crash)
-    timings_ms: dict = dataclasses.field(default_factory=dict)  # index -> reported time (others measured)
+    timings_ms: dict = dataclasses.field(
+        default_factory=dict
+    )  # index -> reported time (others measured)
     # a worker that hangs handles SIGTERM by exiting (code SIGTERM_EXIT) only after this delay
     sigterm_exit_after_s: float | None = None
 

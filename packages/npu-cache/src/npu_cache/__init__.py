@@ -1,9 +1,9 @@
 """npu_cache: signed local and Redis compile caches (see this package's README).
 
-    cache = npu_cache.open_cache("kernel-binary")   # one per kind and process
-    cache.put(key, payload_bytes)                      # local now, Redis in the background
-    cache.get(key)                                     # verified bytes or None; never raises for Redis
-    npu_cache.flush()                                  # when a compile context ends
+cache = npu_cache.open_cache("kernel-binary")   # one per kind and process
+cache.put(key, payload_bytes)                      # local now, Redis in the background
+cache.get(key)                                     # verified bytes or None; never raises for Redis
+npu_cache.flush()                                  # when a compile context ends
 """
 
 from __future__ import annotations
@@ -17,8 +17,20 @@ from .locks import LockTimeout
 from .settings import ConfigError, Settings
 from .writer import flush
 
-__all__ = ["SignedCache", "Settings", "ConfigError", "LockTimeout", "Refused", "open_cache", "flush",
-           "compile_context_end", "stats", "rank_hits", "location_of", "register"]
+__all__ = [
+    "SignedCache",
+    "Settings",
+    "ConfigError",
+    "LockTimeout",
+    "Refused",
+    "open_cache",
+    "flush",
+    "compile_context_end",
+    "stats",
+    "rank_hits",
+    "location_of",
+    "register",
+]
 
 _lock = threading.Lock()
 _open: dict[str, SignedCache] = {}
@@ -45,8 +57,12 @@ def stats() -> dict:
 
     kb, gc = kernel_binary.current(), gemm_autotune.current()
     gemm = {**(gc.counters.snapshot() if gc else {}), **gemm_select.counters.snapshot()}
-    return {**all_stats(), "kernel_binary": kb.stats() if kb else None, "gemm_autotune": gemm,
-            "ranks": ranks.stats()}
+    return {
+        **all_stats(),
+        "kernel_binary": kb.stats() if kb else None,
+        "gemm_autotune": gemm,
+        "ranks": ranks.stats(),
+    }
 
 
 def rank_hits() -> dict:
@@ -78,7 +94,12 @@ def rank_hits() -> dict:
                 rank, world = dist.get_rank(), dist.get_world_size()
         except Exception:
             pass
-    return {"rank": rank, "world": world, "seconds_waited": share.get("seconds_waited", 0.0), "kinds": kinds}
+    return {
+        "rank": rank,
+        "world": world,
+        "seconds_waited": share.get("seconds_waited", 0.0),
+        "kinds": kinds,
+    }
 
 
 def register() -> None:
@@ -103,8 +124,12 @@ def register() -> None:
         around_compile_fx("npu-cache", scope.compile_context)
         around_compile_graph("npu-cache", scope.graph_context)
         # a failed npu graph compile drops what it measured (autotune timings, best configs)
-        around_compile_graph("npu-cache-failed-compile", failed_compile.graph_context, after=("npu-cache",))
-        around_compile_fx("npu-cache-ranks", ranks.graph_context)  # both: None unless this rank leads
+        around_compile_graph(
+            "npu-cache-failed-compile", failed_compile.graph_context, after=("npu-cache",)
+        )
+        around_compile_fx(
+            "npu-cache-ranks", ranks.graph_context
+        )  # both: None unless this rank leads
         around_compile_graph("npu-cache-ranks", ranks.graph_context)
         _compat.aot_autograd_remote_cache_for_npu()
         _compat.route_create_cache()

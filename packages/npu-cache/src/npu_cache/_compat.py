@@ -11,12 +11,18 @@ import inspect
 from npu_inductor_core.patches import upstream_patch
 
 # modules that bound ``create_cache`` by name at import (``from ..remote_cache import create_cache``)
-_CREATE_CACHE_USERS = ("torch._inductor.remote_cache", "torch._inductor.codecache",
-                       "torch._inductor.runtime.autotune_cache")
+_CREATE_CACHE_USERS = (
+    "torch._inductor.remote_cache",
+    "torch._inductor.codecache",
+    "torch._inductor.runtime.autotune_cache",
+)
 
 
-@upstream_patch("torch._inductor.remote_cache.create_cache", versions="torch 2.13, 2.14, 2.15",
-                removed_by="a per-device remote-cache backend registration upstream")
+@upstream_patch(
+    "torch._inductor.remote_cache.create_cache",
+    versions="torch 2.13, 2.14, 2.15",
+    removed_by="a per-device remote-cache backend registration upstream",
+)
 def route_create_cache() -> bool:
     """For an npu compile, ``create_cache(..., oss_cache_cls="RemoteFxGraphCache" |
     "RemoteAutotuneCache" | "RemoteBundledAutotuneCache")`` returns our signed class of the
@@ -43,8 +49,12 @@ def route_create_cache() -> bool:
         if in_npu_compile():
             bound = signature.bind_partial(*args, **kwargs).arguments
             ours = ROUTED.get(bound.get("oss_cache_cls"))
-            if (ours is not None and not bound.get("is_fbcode")
-                    and bound.get("local_cache_cls") is None and "key" in bound):
+            if (
+                ours is not None
+                and not bound.get("is_fbcode")
+                and bound.get("local_cache_cls") is None
+                and "key" in bound
+            ):
                 # a bad setting (ConfigError) raises: upstream would log it and silently run uncached
                 return ours(bound["key"])
         return upstream(*args, **kwargs)
@@ -58,9 +68,11 @@ def route_create_cache() -> bool:
     return True
 
 
-@upstream_patch("torch._inductor.runtime.autotune_cache.AutotuneCache._make_local_cache_key",
-                versions="torch 2.13, 2.14, 2.15",
-                removed_by="upstream's bundler recording the relative path it read")
+@upstream_patch(
+    "torch._inductor.runtime.autotune_cache.AutotuneCache._make_local_cache_key",
+    versions="torch 2.13, 2.14, 2.15",
+    removed_by="upstream's bundler recording the relative path it read",
+)
 def bundled_autotune_local_paths() -> bool:
     """Where an npu kernel's local best-config file lives: upstream puts it beside the kernel's
     source file (``<cache>/<kernel hash[1:3]>/<key>.best_config``), but a bundled-autotune hit
@@ -94,8 +106,11 @@ def bundled_autotune_local_paths() -> bool:
     return True
 
 
-@upstream_patch("torch._inductor.runtime.autotune_cache._AutotuneCacheBundlerImpl.put", versions="torch 2.13, 2.14, 2.15",
-                removed_by="upstream's bundler copying (or _load_cached_autotuning not mutating its argument)")
+@upstream_patch(
+    "torch._inductor.runtime.autotune_cache._AutotuneCacheBundlerImpl.put",
+    versions="torch 2.13, 2.14, 2.15",
+    removed_by="upstream's bundler copying (or _load_cached_autotuning not mutating its argument)",
+)
 def bundled_autotune_entry_copies() -> bool:
     """``AutotuneCache._read`` hands the dict it read to ``AutotuneCacheBundler.put`` and then
     to ``_load_cached_autotuning``, which pops ``configs_hash`` (and more) from that same dict:
@@ -134,8 +149,11 @@ def binary_cache_flags():
     return flags if flags is not None and hasattr(flags, "use_binary_remote_cache") else config.cuda
 
 
-@upstream_patch("torch._inductor.kernel.mm.gen_best_config", versions="torch 2.13, 2.14, 2.15",
-                removed_by="upstream's OSS gen_best_config not raising, or a per-device remote-GEMM-cache hook")
+@upstream_patch(
+    "torch._inductor.kernel.mm.gen_best_config",
+    versions="torch 2.13, 2.14, 2.15",
+    removed_by="upstream's OSS gen_best_config not raising, or a per-device remote-GEMM-cache hook",
+)
 def gen_best_config_off_for_npu() -> bool:
     """``tuned_mm`` calls ``gen_best_config(mat1, mat2)`` (bound by name in
     ``torch._inductor.kernel.mm``) whenever ``remote_gemm_autotune_cache`` is on, and in open
@@ -164,9 +182,11 @@ def gen_best_config_off_for_npu() -> bool:
     return True
 
 
-
-@upstream_patch("torch._functorch._aot_autograd.autograd_cache.AOTAutogradCache.get_remote_cache", versions="torch 2.13, 2.14, 2.15",
-                removed_by="a per-device remote-cache registration upstream")
+@upstream_patch(
+    "torch._functorch._aot_autograd.autograd_cache.AOTAutogradCache.get_remote_cache",
+    versions="torch 2.13, 2.14, 2.15",
+    removed_by="a per-device remote-cache registration upstream",
+)
 def aot_autograd_remote_cache_for_npu() -> bool:
     """``AOTAutogradCache.get_remote_cache`` (a ``functools.cache``d staticmethod: one remote
     cache per process, whichever device compiled first) returns, inside an npu compile, our

@@ -39,8 +39,16 @@ def location_of(kind: str, key: str) -> str:
 
 
 class SignedCache:
-    def __init__(self, kind: str, settings: Settings | None = None, *, key: Key | None = None,
-                 writer: Writer | None = None, local: bool = True, remote: bool = True):
+    def __init__(
+        self,
+        kind: str,
+        settings: Settings | None = None,
+        *,
+        key: Key | None = None,
+        writer: Writer | None = None,
+        local: bool = True,
+        remote: bool = True,
+    ):
         if not KIND_RE.match(kind):
             raise ValueError(f"cache kind {kind!r}: use lowercase letters, digits and '-'")
         self.kind = kind
@@ -67,7 +75,9 @@ class SignedCache:
 
     def _verify(self, blob: bytes, location: str, where: str) -> bytes | None:
         try:
-            return entry.decode(blob, location=location, secret=self.key.secret, fingerprint=self._fp())
+            return entry.decode(
+                blob, location=location, secret=self.key.secret, fingerprint=self._fp()
+            )
         except entry.Refused as r:
             self.counters.add(f"refused_{r.reason}")
             log.warning("npu-cache: refused %s entry %s from %s: %s", self.kind, location, where, r)
@@ -140,18 +150,26 @@ class SignedCache:
         location = location_of(self.kind, key)
         payload = bytes(payload)
         if self.local is not None:
-            blob = entry.encode(payload, location=location, secret=self.key.secret, fingerprint=self._fp())
+            blob = entry.encode(
+                payload, location=location, secret=self.key.secret, fingerprint=self._fp()
+            )
             if overwrite or not self._valid_local(location):
                 self._write_local(location, blob)
             else:
                 self.counters.add("put_local_kept")
-            job = (lambda remote=self.remote: remote.write(location, blob, overwrite))
+            job = lambda remote=self.remote: remote.write(location, blob, overwrite)
         else:
             # remote only: signing (HMAC over the payload) happens on the writer thread too, so
             # the caller pays only for queueing
             def job(remote=self.remote):
-                return remote.write(location, entry.encode(payload, location=location, secret=self.key.secret,
-                                                           fingerprint=self._fp()), overwrite)
+                return remote.write(
+                    location,
+                    entry.encode(
+                        payload, location=location, secret=self.key.secret, fingerprint=self._fp()
+                    ),
+                    overwrite,
+                )
+
         if self.remote is not None:
             share = self._rank_share()
             if share is not None and share.leader:
@@ -166,8 +184,13 @@ class SignedCache:
     def _valid_local(self, location: str) -> bool:
         try:
             blob = self.local.read(location)
-            return blob is not None and entry.decode(blob, location=location, secret=self.key.secret,
-                                                     fingerprint=self._fp()) is not None
+            return (
+                blob is not None
+                and entry.decode(
+                    blob, location=location, secret=self.key.secret, fingerprint=self._fp()
+                )
+                is not None
+            )
         except (OSError, entry.Refused):
             return False
 

@@ -25,11 +25,22 @@ ACTIONS = ("stats", "verify", "clear")
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=ACTIONS, help="what to do")
     parser.add_argument("--kind", help="only entries of this kind (e.g. fx-graph, kernel-binary)")
-    parser.add_argument("--where", choices=("all", "local", "remote"), default="all",
-                        help="local directory, Redis, or both (default)")
-    parser.add_argument("--dir", help="local cache directory (default: $NPU_CACHE_DIR or <inductor cache dir>/npu-cache)")
-    parser.add_argument("--redis-url", help="Redis URL (default: $NPU_CACHE_REDIS_URL or $TORCHINDUCTOR_REDIS_URL)")
-    parser.add_argument("--delete-bad", action="store_true", help="verify: also delete the bad entries")
+    parser.add_argument(
+        "--where",
+        choices=("all", "local", "remote"),
+        default="all",
+        help="local directory, Redis, or both (default)",
+    )
+    parser.add_argument(
+        "--dir",
+        help="local cache directory (default: $NPU_CACHE_DIR or <inductor cache dir>/npu-cache)",
+    )
+    parser.add_argument(
+        "--redis-url", help="Redis URL (default: $NPU_CACHE_REDIS_URL or $TORCHINDUCTOR_REDIS_URL)"
+    )
+    parser.add_argument(
+        "--delete-bad", action="store_true", help="verify: also delete the bad entries"
+    )
 
 
 def _stores(args, settings: Settings) -> dict:
@@ -63,8 +74,12 @@ def _stats(args, settings, stores) -> tuple[int, dict]:
             k = kinds.setdefault(loc.split("/", 1)[0], {"entries": 0, "bytes": 0})
             k["entries"] += 1
             k["bytes"] += store.size(loc)
-        data[name] = {"reachable": True, "kinds": kinds, "entries": sum(k["entries"] for k in kinds.values()),
-                      "bytes": sum(k["bytes"] for k in kinds.values())}
+        data[name] = {
+            "reachable": True,
+            "kinds": kinds,
+            "entries": sum(k["entries"] for k in kinds.values()),
+            "bytes": sum(k["bytes"] for k in kinds.values()),
+        }
         if name == "remote":
             data[name]["server"] = store.server_info()
     return _exit_code(data), data
@@ -98,8 +113,10 @@ def _verify(args, settings, stores) -> tuple[int, dict]:
 def _clear(args, settings, stores) -> tuple[int, dict]:
     data = {}
     for name, store in _reachable(stores, data):
-        data[name] = {"reachable": True, "deleted": sum(1 for loc in list(store.locations(args.kind))
-                                                         if store.delete(loc))}
+        data[name] = {
+            "reachable": True,
+            "deleted": sum(1 for loc in list(store.locations(args.kind)) if store.delete(loc)),
+        }
     return _exit_code(data), data
 
 
@@ -112,15 +129,21 @@ def _run(args: argparse.Namespace):
             overrides["redis_url"] = args.redis_url
         settings = Settings.from_env(**overrides)  # a command: $NPU_CACHE_* as the shell set them
         stores = _stores(args, settings)
-        code, stores_data = {"stats": _stats, "verify": _verify, "clear": _clear}[args.action](args, settings, stores)
+        code, stores_data = {"stats": _stats, "verify": _verify, "clear": _clear}[args.action](
+            args, settings, stores
+        )
     except ConfigError as exc:
         data = {"action": args.action, "error": str(exc)}
         return 2, data, f"npu-inductor cache {args.action}: {exc}"
     data = {
         "action": args.action,
-        "settings": {"cache_dir": str(settings.cache_dir) if settings.cache_dir else None,
-                     "redis_url": redact(settings.redis_url), "redis_prefix": settings.redis_prefix,
-                     "kind": args.kind, "where": args.where},
+        "settings": {
+            "cache_dir": str(settings.cache_dir) if settings.cache_dir else None,
+            "redis_url": redact(settings.redis_url),
+            "redis_prefix": settings.redis_prefix,
+            "kind": args.kind,
+            "where": args.where,
+        },
         "fingerprint": fingerprint.current(),
         "stores": stores_data,
         "status": {0: "ok", 1: "bad entries", 2: "store unreachable"}[code],
@@ -130,18 +153,27 @@ def _run(args: argparse.Namespace):
 
 def _text(d: dict) -> str:
     s = d["settings"]
-    lines = [f"local dir   {s['cache_dir'] or 'off'}", f"redis       {s['redis_url'] or 'off'} (prefix {s['redis_prefix']})",
-             "fingerprint " + " ".join(f"{k}={v}" for k, v in d["fingerprint"].items())]
+    lines = [
+        f"local dir   {s['cache_dir'] or 'off'}",
+        f"redis       {s['redis_url'] or 'off'} (prefix {s['redis_prefix']})",
+        "fingerprint " + " ".join(f"{k}={v}" for k, v in d["fingerprint"].items()),
+    ]
     for name, st in d["stores"].items():
         if not st["reachable"]:
             lines.append(f"{name:<11} unreachable: {st['error']}")
         elif d["action"] == "stats":
             lines.append(f"{name:<11} {st['entries']} entries, {st['bytes']} bytes")
-            lines += [f"  {k:<20} {v['entries']:>8} entries {v['bytes']:>12} bytes" for k, v in sorted(st["kinds"].items())]
+            lines += [
+                f"  {k:<20} {v['entries']:>8} entries {v['bytes']:>12} bytes"
+                for k, v in sorted(st["kinds"].items())
+            ]
         elif d["action"] == "verify":
             lines.append(f"{name:<11} {st['checked']} checked, {st['ok']} ok, {len(st['bad'])} bad")
-            lines += [f"  BAD {b['reason']:<20} {b['at']}  {b['detail']}"
-                      + ("  (deleted)" if b.get("deleted") else "") for b in st["bad"]]
+            lines += [
+                f"  BAD {b['reason']:<20} {b['at']}  {b['detail']}"
+                + ("  (deleted)" if b.get("deleted") else "")
+                for b in st["bad"]
+            ]
         else:
             lines.append(f"{name:<11} {st['deleted']} entries deleted")
     if not d["stores"]:
@@ -151,7 +183,9 @@ def _text(d: dict) -> str:
 
 
 class _CacheCommand:
-    help = "inspect, verify (signatures and fingerprints) or clear npu-cache's local and Redis entries"
+    help = (
+        "inspect, verify (signatures and fingerprints) or clear npu-cache's local and Redis entries"
+    )
     # the fingerprint includes the SoC of a started device: verify must see what compiles saw
     needs_components = True
     configure = staticmethod(_configure)

@@ -63,7 +63,9 @@ def encode(payload: bytes, *, location: str, secret: bytes, fingerprint: bytes) 
 def decode(blob: bytes, *, location: str, secret: bytes, fingerprint: bytes) -> bytes:
     """The payload of a verified entry; raises :class:`Refused` otherwise."""
     if len(blob) < 5:
-        raise Refused(TRUNCATED if MAGIC.startswith(bytes(blob[:4])) else NOT_AN_ENTRY, f"{len(blob)} bytes")
+        raise Refused(
+            TRUNCATED if MAGIC.startswith(bytes(blob[:4])) else NOT_AN_ENTRY, f"{len(blob)} bytes"
+        )
     if blob[:4] != MAGIC:
         raise Refused(NOT_AN_ENTRY, "no NPUC magic")
     if blob[4] != VERSION:
@@ -80,10 +82,10 @@ def decode(blob: bytes, *, location: str, secret: bytes, fingerprint: bytes) -> 
     body_end = expected - MAC_SIZE
     if not hmac.compare_digest(_mac(secret, location, view[:body_end]), bytes(view[body_end:])):
         raise Refused(BAD_SIGNATURE, "HMAC mismatch (tampered, moved, or signed with another key)")
-    stored_fp = bytes(view[HEADER_SIZE:HEADER_SIZE + fp_len])
+    stored_fp = bytes(view[HEADER_SIZE : HEADER_SIZE + fp_len])
     if stored_fp != fingerprint:
         raise Refused(FOREIGN, _fp_difference(stored_fp, fingerprint))
-    return bytes(view[HEADER_SIZE + fp_len:body_end])
+    return bytes(view[HEADER_SIZE + fp_len : body_end])
 
 
 def _fp_difference(stored: bytes, ours: bytes) -> str:
@@ -92,5 +94,9 @@ def _fp_difference(stored: bytes, ours: bytes) -> str:
         a, b = json.loads(stored), json.loads(ours)
     except ValueError:
         return "unreadable fingerprint"
-    diffs = [f"{k}={a.get(k)!r} (ours {b.get(k)!r})" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    diffs = [
+        f"{k}={a.get(k)!r} (ours {b.get(k)!r})"
+        for k in sorted(set(a) | set(b))
+        if a.get(k) != b.get(k)
+    ]
     return "written by " + ", ".join(diffs)

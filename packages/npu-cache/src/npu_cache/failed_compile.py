@@ -33,7 +33,8 @@ log = logging.getLogger(__name__)
 
 # the shared-cache writes of the graph compile running in this context (None: no transaction)
 _deferred: contextvars.ContextVar[list[Callable[[], object]] | None] = contextvars.ContextVar(
-    "npu_cache_deferred_writes", default=None)
+    "npu_cache_deferred_writes", default=None
+)
 FILE_SUFFIXES = (".best_config",)
 
 
@@ -67,9 +68,13 @@ def transaction():
         _deferred.reset(token)
         forgot = _forget_timings(before)
         removed = _remove_files_since(started)
-        log.warning("npu compile failed: dropped what it cached (%d autotune timings, %d best-config files, "
-                    "%d shared GEMM configs) so that the next compile measures again",
-                    forgot, removed, len(pending))
+        log.warning(
+            "npu compile failed: dropped what it cached (%d autotune timings, %d best-config files, "
+            "%d shared GEMM configs) so that the next compile measures again",
+            forgot,
+            removed,
+            len(pending),
+        )
         raise
     _deferred.reset(token)
     for write in pending:
@@ -117,7 +122,9 @@ def _forget_timings(before: set[tuple]) -> int:
         for key in keys[:-1]:
             path_nodes.append(path_nodes[-1][key])
         path_nodes[-1].pop(keys[-1], None)
-        for parent, key, node in zip(reversed(path_nodes[:-1]), reversed(keys[:-1]), reversed(path_nodes[1:])):
+        for parent, key, node in zip(
+            reversed(path_nodes[:-1]), reversed(keys[:-1]), reversed(path_nodes[1:])
+        ):
             if not node:  # an emptied level goes too
                 parent.pop(key, None)
     if added:

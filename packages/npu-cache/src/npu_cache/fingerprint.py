@@ -86,7 +86,11 @@ def compute() -> dict:
         fp["triton"] = f"triton-ascend {ascend}"
     elif nvidia:
         fp["triton"] = f"triton {nvidia}"
-    optional = {"torch_npu": _dist_version("torch_npu", "torch-npu"), "cann": _cann_version(), "soc": _soc()}
+    optional = {
+        "torch_npu": _dist_version("torch_npu", "torch-npu"),
+        "cann": _cann_version(),
+        "soc": _soc(),
+    }
     fp.update({k: v for k, v in optional.items() if v})
     return fp
 

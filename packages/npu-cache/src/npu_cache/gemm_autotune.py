@@ -54,7 +54,9 @@ class GemmKey:
 
     def __post_init__(self) -> None:
         if not self.device:
-            raise ValueError("GemmKey.device: a device fingerprint is required (device_fingerprint())")
+            raise ValueError(
+                "GemmKey.device: a device fingerprint is required (device_fingerprint())"
+            )
         for name in ("layout_a", "layout_b"):
             if getattr(self, name) not in LAYOUTS:
                 raise ValueError(f"GemmKey.{name}={getattr(self, name)!r}: one of {LAYOUTS}")
@@ -118,8 +120,11 @@ class GemmAutotuneCache:
         if current is not None and json.loads(current)["time_us"] <= time_us:
             self.counters.add("kept_faster")
             return False
-        entry = {"config": dict(config), "time_us": float(time_us),
-                 "tuned_shape": [key.batch, key.m, key.n, key.k]}
+        entry = {
+            "config": dict(config),
+            "time_us": float(time_us),
+            "tuned_shape": [key.batch, key.m, key.n, key.k],
+        }
         payload = json.dumps(entry, sort_keys=True).encode()
 
         def write():
@@ -130,7 +135,9 @@ class GemmAutotuneCache:
         failed_compile.defer(write)
         return True
 
-    def best_config(self, key: GemmKey, tune_locally: Callable[[], tuple[Mapping[str, Any], float]]) -> dict:
+    def best_config(
+        self, key: GemmKey, tune_locally: Callable[[], tuple[Mapping[str, Any], float]]
+    ) -> dict:
         """A shared best config for ``key``; on a miss, tune locally and share the result."""
         found = self.query(key)
         if found is not None:

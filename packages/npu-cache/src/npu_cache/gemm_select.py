@@ -28,7 +28,15 @@ from .counters import Counters
 from .gemm_autotune import GemmKey, device_fingerprint, open_gemm_autotune_cache
 
 # the parameters that make a Triton GEMM choice; EVEN_K and the like follow from the shape
-TEMPLATE_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps", "ALLOW_TF32")
+TEMPLATE_KEYS = (
+    "BLOCK_M",
+    "BLOCK_N",
+    "BLOCK_K",
+    "GROUP_M",
+    "num_stages",
+    "num_warps",
+    "ALLOW_TF32",
+)
 _PARAM = re.compile(r"(\w+)=('[^']*'|[^,\s]+)")
 OPS = {(2, 2): "mm", (2, 3): "addmm", (3, 2): "bmm", (3, 3): "baddbmm"}
 
@@ -68,13 +76,19 @@ def _layout(node) -> str | None:
 
 def gemm_key(input_nodes, layout) -> GemmKey | None:
     """The shared-cache key of an npu mm/addmm/bmm/baddbmm, or None for anything else."""
-    if layout is None or getattr(layout.device, "type", None) != "npu" or len(input_nodes) not in (2, 3):
+    if (
+        layout is None
+        or getattr(layout.device, "type", None) != "npu"
+        or len(input_nodes) not in (2, 3)
+    ):
         return None
     a, b = input_nodes[-2], input_nodes[-1]
     try:
         sa, sb = _hints(a.get_size()), _hints(b.get_size())
         la, lb = _layout(a), _layout(b)
-        dtypes = [str(x.get_dtype()).removeprefix("torch.") for x in (a, b)] + [str(layout.dtype).removeprefix("torch.")]
+        dtypes = [str(x.get_dtype()).removeprefix("torch.") for x in (a, b)] + [
+            str(layout.dtype).removeprefix("torch.")
+        ]
     except (AttributeError, NotImplementedError, IndexError):
         return None
     if sa is None or sb is None or len(sa) != len(sb) or len(sa) not in (2, 3) or sa[-1] != sb[-2]:
@@ -84,9 +98,19 @@ def gemm_key(input_nodes, layout) -> GemmKey | None:
     op = OPS[(len(sa), len(input_nodes))]
     if dtypes[0] == "int8" and op == "mm":
         op = "int_mm"
-    return GemmKey(device=device_fingerprint(), m=sa[-2], n=sb[-1], k=sa[-1], dtype_a=dtypes[0],
-                   dtype_b=dtypes[1], dtype_out=dtypes[2], layout_a=la, layout_b=lb, op=op,
-                   batch=sa[0] if len(sa) == 3 else 1)
+    return GemmKey(
+        device=device_fingerprint(),
+        m=sa[-2],
+        n=sb[-1],
+        k=sa[-1],
+        dtype_a=dtypes[0],
+        dtype_b=dtypes[1],
+        dtype_out=dtypes[2],
+        layout_a=la,
+        layout_b=lb,
+        op=op,
+        batch=sa[0] if len(sa) == 3 else 1,
+    )
 
 
 def choice_config(choice) -> dict | None:
@@ -95,7 +119,10 @@ def choice_config(choice) -> dict | None:
 
     if isinstance(choice, TritonTemplateCaller):
         params = dict(_PARAM.findall(choice.description or ""))
-        return {"kind": choice.name.rsplit("_", 1)[0], **{k: params[k] for k in TEMPLATE_KEYS if k in params}}
+        return {
+            "kind": choice.name.rsplit("_", 1)[0],
+            **{k: params[k] for k in TEMPLATE_KEYS if k in params},
+        }
     if isinstance(choice, ExternKernelCaller):
         return {"kind": f"aten:{choice.name}"}
     return None
@@ -145,7 +172,9 @@ def install() -> None:
             return
         from torch._inductor import select_algorithm
 
-        if not hasattr(select_algorithm, "add_preprocessing_fn"):  # torch 2.11 lacks it: no remote GEMM autotune cache there
+        if not hasattr(
+            select_algorithm, "add_preprocessing_fn"
+        ):  # torch 2.11 lacks it: no remote GEMM autotune cache there
             return
         select_algorithm.add_preprocessing_fn(use_shared_best)
         select_algorithm.add_feedback_saver(publish_local_result)

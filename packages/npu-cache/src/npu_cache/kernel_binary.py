@@ -72,8 +72,12 @@ class _Codec:
             self.version = f"{dist.name} {dist.version}" if dist else ""
         except (KeyError, ImportError, AttributeError) as exc:
             self.to_bytes = self.from_bytes = None
-            log.warning("npu-cache: no kernel descriptor codec (npu-launcher's entry points %s in %r): "
-                        "kernel binaries are not cached", exc, LAUNCHER_GROUP)
+            log.warning(
+                "npu-cache: no kernel descriptor codec (npu-launcher's entry points %s in %r): "
+                "kernel binaries are not cached",
+                exc,
+                LAUNCHER_GROUP,
+            )
 
 
 class KernelBinaryCache:
@@ -128,7 +132,11 @@ class KernelBinaryCache:
         except Exception as exc:  # a signed entry npu-launcher cannot read (e.g. other schema)
             self.counters.add("undecodable")
             self._undecodable.add(key)
-            log.warning("npu-cache: kernel-binary entry for %s is not a descriptor npu-launcher reads: %s", key, exc)
+            log.warning(
+                "npu-cache: kernel-binary entry for %s is not a descriptor npu-launcher reads: %s",
+                key,
+                exc,
+            )
             return None
 
     def publish(self, key: str, descriptor, force: bool | None = None) -> bool:
@@ -163,18 +171,25 @@ class KernelBinaryCache:
         SoC), so machines with other software never share a key."""
         meta = {k: v for k, v in triton_meta.items() if k != "device"}
         parts = {
-            "fn": fn.cache_key, "name": getattr(fn, "__name__", ""),
+            "fn": fn.cache_key,
+            "name": getattr(fn, "__name__", ""),
             "meta": repr(sorted(meta.items(), key=lambda kv: kv[0])),
             "config": repr(sorted(dict(config.kwargs).items())),
-            "launch": [getattr(config, a, None) for a in ("num_warps", "num_stages", "num_ctas", "maxnreg")],
-            "target": target, "codec": self.codec.version,
+            "launch": [
+                getattr(config, a, None) for a in ("num_warps", "num_stages", "num_ctas", "maxnreg")
+            ],
+            "target": target,
+            "codec": self.codec.version,
             "software": self.cache._fp().decode(),
         }
-        digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
+        digest = hashlib.sha256(
+            json.dumps(parts, sort_keys=True, default=repr).encode()
+        ).hexdigest()
         return f"triton/{parts['name']}/{digest}"
 
-    def descriptor_for_triton(self, fn, triton_meta: dict, config, target: str,
-                              compile_fn: Callable[[], Any]):
+    def descriptor_for_triton(
+        self, fn, triton_meta: dict, config, target: str, compile_fn: Callable[[], Any]
+    ):
         """The compile path's hook: the cached descriptor of this kernel configuration (R05),
         else ``compile_fn()``, uploaded when uploading is on (R04). A kernel that cannot be
         keyed is compiled (counted ``unkeyed``)."""
@@ -204,7 +219,9 @@ def open_kernel_binary_cache() -> KernelBinaryCache:
     with _lock:
         if _default is None:
             settings = Settings.from_config()
-            _default = KernelBinaryCache(SignedCache("kernel-binary", settings) if settings.redis_url else None)
+            _default = KernelBinaryCache(
+                SignedCache("kernel-binary", settings) if settings.redis_url else None
+            )
         return _default
 
 

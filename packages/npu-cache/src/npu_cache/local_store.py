@@ -63,7 +63,13 @@ class LocalStore:
                 return False
 
     def locations(self, kind: str | None = None) -> Iterator[str]:
-        kinds = [kind] if kind else sorted(p.name for p in self.base.iterdir() if p.is_dir()) if self.base.is_dir() else []
+        kinds = (
+            [kind]
+            if kind
+            else sorted(p.name for p in self.base.iterdir() if p.is_dir())
+            if self.base.is_dir()
+            else []
+        )
         for k in kinds:
             for shard in sorted((self.base / k).glob("??")):
                 for entry in sorted(shard.iterdir()):

@@ -25,7 +25,8 @@ class LockTimeout(TimeoutError):
         super().__init__(
             f"npu-cache: waited {timeout:g}s for the cache lock {path}, held by another process "
             f"(torch._inductor.config.file_lock_timeout / $TORCHINDUCTOR_FILE_LOCK_TIMEOUT); "
-            f"raise the timeout, or remove a stale lock only if no compile is running")
+            f"raise the timeout, or remove a stale lock only if no compile is running"
+        )
 
 
 @contextmanager

@@ -71,7 +71,9 @@ def enabled() -> bool:
 
     from . import config
 
-    return env_config.check(config, "rank_share", env_config.is_bool, "True or False", "NPU_CACHE_RANK_SHARE")
+    return env_config.check(
+        config, "rank_share", env_config.is_bool, "True or False", "NPU_CACHE_RANK_SHARE"
+    )
 
 
 def timeout_s() -> float:
@@ -79,8 +81,15 @@ def timeout_s() -> float:
 
     from . import config
 
-    return float(env_config.check(config, "rank_share_timeout", env_config.is_number, "a number >= 0",
-                                  "NPU_CACHE_RANK_SHARE_TIMEOUT"))
+    return float(
+        env_config.check(
+            config,
+            "rank_share_timeout",
+            env_config.is_number,
+            "a number >= 0",
+            "NPU_CACHE_RANK_SHARE_TIMEOUT",
+        )
+    )
 
 
 class Coordinator:
@@ -160,7 +169,9 @@ class Coordinator:
             if got is None:
                 return False  # rank 0 has not started any coordinated lookup: treated as a miss
             theirs = got.decode() or None
-            self._same_device = theirs is None or self.device_index is None or int(theirs) == self.device_index
+            self._same_device = (
+                theirs is None or self.device_index is None or int(theirs) == self.device_index
+            )
         return self._same_device
 
     def _poll(self, key: str, deadline: float) -> bytes | None:
@@ -170,7 +181,9 @@ class Coordinator:
                     return self.store.get(key)
             except Exception as exc:
                 counters.add("store_error")
-                log.warning("npu-cache: rank sharing could not read %s from the store: %s", key, exc)
+                log.warning(
+                    "npu-cache: rank sharing could not read %s from the store: %s", key, exc
+                )
                 return None
             if time.monotonic() >= deadline:
                 return None
@@ -189,7 +202,9 @@ class Coordinator:
         deadline = start + timeout_s()
         try:
             if kind in DEVICE_KEYED and not self._device_matches(deadline):
-                counters.add(f"{kind}:other_device" if self._same_device is False else f"{kind}:timeout")
+                counters.add(
+                    f"{kind}:other_device" if self._same_device is False else f"{kind}:timeout"
+                )
                 if self._same_device is None:
                     self._give_up(kind)
                 return False
@@ -212,9 +227,14 @@ class Coordinator:
         if kind not in self._gave_up:
             self._gave_up.add(kind)
             counters.add(f"{kind}:gave_up")
-            log.warning("npu-cache: rank %d waited %gs for rank 0's %s entry in vain; it compiles %s entries "
-                        "itself from now on (npu_cache.config.rank_share_timeout)", self.rank, timeout_s(), kind,
-                        kind)
+            log.warning(
+                "npu-cache: rank %d waited %gs for rank 0's %s entry in vain; it compiles %s entries "
+                "itself from now on (npu_cache.config.rank_share_timeout)",
+                self.rank,
+                timeout_s(),
+                kind,
+                kind,
+            )
 
 
 def _collective_compile() -> bool:
@@ -261,7 +281,9 @@ def current() -> Coordinator | None:
             store = dist.PrefixStore(PREFIX, c10d._get_default_store())
             coordinator = Coordinator(store, dist.get_rank(), world, _device_index())
         except Exception as exc:
-            log.warning("npu-cache: rank sharing off: no store of the default process group (%s)", exc)
+            log.warning(
+                "npu-cache: rank sharing off: no store of the default process group (%s)", exc
+            )
     with _lock:
         _current[:] = [group, coordinator]
     return coordinator
@@ -309,8 +331,11 @@ def stats() -> dict | None:
         return None
     out: dict = {"seconds_waited": round(waited, 6), "counters": snap}
     if coordinator is not None:
-        out.update(rank=coordinator.rank, world=coordinator.world,
-                   role="leader" if coordinator.leader else "follower")
+        out.update(
+            rank=coordinator.rank,
+            world=coordinator.world,
+            role="leader" if coordinator.leader else "follower",
+        )
     return out
 
 

@@ -69,8 +69,12 @@ class RedisStore:
                 from redis.backoff import NoBackoff
                 from redis.retry import Retry
 
-                kwargs = dict(socket_timeout=self.timeout, socket_connect_timeout=self.timeout,
-                              retry=Retry(NoBackoff(), 0), health_check_interval=0)
+                kwargs = dict(
+                    socket_timeout=self.timeout,
+                    socket_connect_timeout=self.timeout,
+                    retry=Retry(NoBackoff(), 0),
+                    health_check_interval=0,
+                )
                 s = self._settings
                 if s.redis_ca_file:
                     kwargs["ssl_ca_certs"] = s.redis_ca_file
@@ -99,13 +103,22 @@ class RedisStore:
                 self.breaker.success()
                 if (op, kind) not in self._warned:
                     self._warned.add((op, kind))
-                    log.warning("npu-cache: Redis %s refused a %s: %s", redact(self.url), op, self.last_error)
+                    log.warning(
+                        "npu-cache: Redis %s refused a %s: %s",
+                        redact(self.url),
+                        op,
+                        self.last_error,
+                    )
                 return default
             was_closed = self.breaker.state == "closed"
             self.breaker.failure()
             if was_closed:  # once per outage; failed trials after a cool-down only count
-                log.warning("npu-cache: Redis %s unusable (%s); skipping it for %gs", redact(self.url),
-                            self.last_error, self.breaker.cooldown)
+                log.warning(
+                    "npu-cache: Redis %s unusable (%s); skipping it for %gs",
+                    redact(self.url),
+                    self.last_error,
+                    self.breaker.cooldown,
+                )
             return default
         if self.breaker.state != "closed":
             log.warning("npu-cache: Redis %s reachable again", redact(self.url))
@@ -118,7 +131,7 @@ class RedisStore:
         return f"{self.prefix}{kind}:{digest}"
 
     def location(self, key: str) -> str | None:
-        rest = key[len(self.prefix):] if key.startswith(self.prefix) else None
+        rest = key[len(self.prefix) :] if key.startswith(self.prefix) else None
         if rest is None or ":" not in rest:
             return None
         kind, digest = rest.split(":", 1)
@@ -133,8 +146,11 @@ class RedisStore:
     def write(self, location: str, blob: bytes, overwrite: bool = True) -> bool:
         """True when stored, or kept because ``overwrite`` is off and an entry exists (SET NX:
         one atomic call, so two writers racing keep the first)."""
-        result = self._call("put", lambda c: c.set(self.key(location), blob, nx=not overwrite) or "kept",
-                            default=False)
+        result = self._call(
+            "put",
+            lambda c: c.set(self.key(location), blob, nx=not overwrite) or "kept",
+            default=False,
+        )
         if result == "kept":
             self.counters.add("put_kept")
             return True
@@ -151,7 +167,9 @@ class RedisStore:
     def locations(self, kind: str | None = None) -> Iterator[str]:
         """Every entry under our prefix (SCAN, never KEYS: the server stays responsive)."""
         pattern = f"{self.prefix}{kind}:*" if kind else f"{self.prefix}*"
-        keys = self._call("scan", lambda c: list(c.scan_iter(match=pattern, count=1000)), default=[])
+        keys = self._call(
+            "scan", lambda c: list(c.scan_iter(match=pattern, count=1000)), default=[]
+        )
         for key in sorted(k.decode() if isinstance(k, bytes) else k for k in keys):
             loc = self.location(key)
             if loc:
@@ -165,6 +183,11 @@ class RedisStore:
         return {"redis_version": info.get("redis_version")} if info else None
 
     def stats(self) -> dict:
-        return {"url": redact(self.url), "circuit": self.breaker.state, "circuit_opened": self.breaker.opened,
-                "circuit_recovered": self.breaker.recovered, "last_error": self.last_error,
-                **self.counters.snapshot()}
+        return {
+            "url": redact(self.url),
+            "circuit": self.breaker.state,
+            "circuit_opened": self.breaker.opened,
+            "circuit_recovered": self.breaker.recovered,
+            "last_error": self.last_error,
+            **self.counters.snapshot(),
+        }

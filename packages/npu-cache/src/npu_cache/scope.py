@@ -45,8 +45,12 @@ def compile_context(model, example_inputs):
     before ``_compile_fx_inner``, know the compile is for npu."""
     import torch
 
-    on_npu = any(isinstance(t, torch.Tensor) and t.device.type == "npu" for t in example_inputs or ())
-    return compile_scope(on_npu or (isinstance(model, torch.fx.GraphModule) and graph_on_npu(model)))
+    on_npu = any(
+        isinstance(t, torch.Tensor) and t.device.type == "npu" for t in example_inputs or ()
+    )
+    return compile_scope(
+        on_npu or (isinstance(model, torch.fx.GraphModule) and graph_on_npu(model))
+    )
 
 
 def graph_context(gm, example_inputs):

@@ -46,10 +46,21 @@ class ConfigError(ValueError):
 
 
 # our variable -> its npu_cache.config key
-KEYS = {REDIS_URL: "redis_url", REDIS_CA_FILE: "redis_ca_file", REDIS_CERT_FILE: "redis_cert_file",
-        REDIS_KEY_FILE: "redis_key_file", REDIS_TIMEOUT: "redis_timeout", REDIS_COOLDOWN: "redis_cooldown",
-        REDIS_PREFIX: "redis_prefix", CACHE_DIR: "cache_dir", HMAC_KEY: "hmac_key", HMAC_KEY_FILE: "hmac_key_file",
-        WRITE_QUEUE: "write_queue", WRITE_QUEUE_BYTES: "write_queue_bytes", EXIT_FLUSH_TIMEOUT: "exit_flush_timeout"}
+KEYS = {
+    REDIS_URL: "redis_url",
+    REDIS_CA_FILE: "redis_ca_file",
+    REDIS_CERT_FILE: "redis_cert_file",
+    REDIS_KEY_FILE: "redis_key_file",
+    REDIS_TIMEOUT: "redis_timeout",
+    REDIS_COOLDOWN: "redis_cooldown",
+    REDIS_PREFIX: "redis_prefix",
+    CACHE_DIR: "cache_dir",
+    HMAC_KEY: "hmac_key",
+    HMAC_KEY_FILE: "hmac_key_file",
+    WRITE_QUEUE: "write_queue",
+    WRITE_QUEUE_BYTES: "write_queue_bytes",
+    EXIT_FLUSH_TIMEOUT: "exit_flush_timeout",
+}
 
 
 class _Source(dict):
@@ -110,9 +121,11 @@ def _default_cache_dir(env: dict) -> Path:
     if not base:
         try:
             from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
             base = default_cache_dir()
         except Exception:  # never fail over a default
             import tempfile
+
             base = os.path.join(tempfile.gettempdir(), f"torchinductor_uid_{os.getuid()}")
     return Path(base).absolute() / "npu-cache"
 
@@ -125,7 +138,9 @@ def _redis_url(env: dict) -> str | None:
         return None
     scheme = urlsplit(url).scheme
     if scheme not in SCHEMES:
-        raise ConfigError(f"Redis URL scheme {scheme!r} is not one of {', '.join(s + '://' for s in SCHEMES)}")
+        raise ConfigError(
+            f"Redis URL scheme {scheme!r} is not one of {', '.join(s + '://' for s in SCHEMES)}"
+        )
     return url
 
 
@@ -174,7 +189,9 @@ class Settings:
     def _parse(cls, env: _Source, overrides: dict) -> "Settings":
         prefix = _text(env, REDIS_PREFIX) or "npu-cache"
         if not _PREFIX_RE.match(prefix):
-            raise ConfigError(f"{env.label(REDIS_PREFIX, prefix)}: use letters, digits, '_', '.', '-'")
+            raise ConfigError(
+                f"{env.label(REDIS_PREFIX, prefix)}: use letters, digits, '_', '.', '-'"
+            )
         cache_dir = _text(env, CACHE_DIR)
         values = dict(
             redis_url=_redis_url(env),
@@ -185,8 +202,13 @@ class Settings:
             redis_cooldown=_float(env, REDIS_COOLDOWN, 5.0),
             redis_prefix=prefix,
             # NPU_CACHE_DIR=off (or 0/none) disables the local directory cache
-            cache_dir=(None if cache_dir and cache_dir.lower() in ("off", "0", "none")
-                       else Path(cache_dir).absolute() if cache_dir else _default_cache_dir(env)),
+            cache_dir=(
+                None
+                if cache_dir and cache_dir.lower() in ("off", "0", "none")
+                else Path(cache_dir).absolute()
+                if cache_dir
+                else _default_cache_dir(env)
+            ),
             hmac_key=_text(env, HMAC_KEY),
             hmac_key_file=_text(env, HMAC_KEY_FILE),
             write_queue=_int(env, WRITE_QUEUE, 64),

@@ -44,8 +44,11 @@ def _read_file(path: Path) -> bytes:
     except OSError as exc:
         raise ConfigError(f"cannot read the cache HMAC key file {path}: {exc}") from None
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        log.warning("cache HMAC key file %s is readable by other users (mode %o): chmod 600 it",
-                    path, stat.S_IMODE(mode))
+        log.warning(
+            "cache HMAC key file %s is readable by other users (mode %o): chmod 600 it",
+            path,
+            stat.S_IMODE(mode),
+        )
     return data
 
 
@@ -77,11 +80,15 @@ def load_key(settings: Settings, create: bool = True) -> Key:
         path = default_key_file()
         if not path.exists():
             if not create:
-                raise ConfigError(f"no cache HMAC key: set ${HMAC_KEY} or ${HMAC_KEY_FILE} "
-                                  f"(the default key file {path} does not exist)")
+                raise ConfigError(
+                    f"no cache HMAC key: set ${HMAC_KEY} or ${HMAC_KEY_FILE} "
+                    f"(the default key file {path} does not exist)"
+                )
             _create_default(path)
         secret, source = _read_file(path), f"default key file {path}"
     if len(secret) < MIN_KEY_BYTES:
-        raise ConfigError(f"the cache HMAC key from {source} is {len(secret)} bytes; use at least "
-                          f"{MIN_KEY_BYTES} (e.g. `openssl rand -hex 32`)")
+        raise ConfigError(
+            f"the cache HMAC key from {source} is {len(secret)} bytes; use at least "
+            f"{MIN_KEY_BYTES} (e.g. `openssl rand -hex 32`)"
+        )
     return Key(secret, source)

@@ -43,12 +43,19 @@ class Writer:
     def submit(self, job: Callable[[], bool], nbytes: int, label: str = "") -> bool:
         """Queue ``job`` (returns False on failure); False when dropped by the overflow policy."""
         with self._cond:
-            if len(self._jobs) >= self.max_items or (self._jobs and self._bytes + nbytes > self.max_bytes):
+            if len(self._jobs) >= self.max_items or (
+                self._jobs and self._bytes + nbytes > self.max_bytes
+            ):
                 self.counters.add("dropped")
                 dropped = self.counters["dropped"]
                 if dropped == 1 or dropped % 100 == 0:
-                    log.warning("npu-cache: write queue full (%d jobs, %d bytes): dropped %s (%d dropped so far)",
-                                len(self._jobs), self._bytes, label or "a put", dropped)
+                    log.warning(
+                        "npu-cache: write queue full (%d jobs, %d bytes): dropped %s (%d dropped so far)",
+                        len(self._jobs),
+                        self._bytes,
+                        label or "a put",
+                        dropped,
+                    )
                 return False
             self._jobs.append((job, nbytes, label))
             self._bytes += nbytes
@@ -80,7 +87,9 @@ class Writer:
                 ok = job()
             except Exception:  # a job must not kill the writer; the caller is long gone
                 ok = False
-                log.warning("npu-cache: background write of %s failed", label or "an entry", exc_info=True)
+                log.warning(
+                    "npu-cache: background write of %s failed", label or "an entry", exc_info=True
+                )
             self.counters.add("written" if ok is not False else "failed")
             with self._cond:
                 self._busy -= 1
@@ -107,8 +116,11 @@ class Writer:
             return
         left = self.pending()
         self.counters.add("lost_at_exit", left)
-        log.warning("npu-cache: %d cache writes still pending after %gs at exit; they are lost", left,
-                    self.exit_timeout)
+        log.warning(
+            "npu-cache: %d cache writes still pending after %gs at exit; they are lost",
+            left,
+            self.exit_timeout,
+        )
 
     def stats(self) -> dict:
         with self._cond:

@@ -38,8 +38,11 @@ def compile_once(fn, shape, dynamic=None):
     counters.clear()
     x = torch.randn(*shape)
     out = torch.compile(fn, dynamic=dynamic)(x.to("npu"))
-    return {"ok": bool(out.device.type == "npu" and torch.allclose(out.cpu(), fn(x), atol=1e-5)),
-            "aot": dict(counters["aot_autograd"]), "inductor": dict(counters["inductor"])}
+    return {
+        "ok": bool(out.device.type == "npu" and torch.allclose(out.cpu(), fn(x), atol=1e-5)),
+        "aot": dict(counters["aot_autograd"]),
+        "inductor": dict(counters["inductor"]),
+    }
 
 
 report = {}
@@ -56,8 +59,13 @@ elif spec["case"] == "k03":
 
     for skip in (False, True):
         # the AOTAutograd cache would answer first; this is about the FX graph cache's guards
-        with fresh_cache(), torch._functorch.config.patch(enable_autograd_cache=False), \
-                config.patch(unsafe_skip_cache_dynamic_shape_guards=skip):
-            report[f"skip={skip}"] = {"large": compile_once(branchy, (8,), dynamic=True),
-                                      "small": compile_once(branchy, (3,), dynamic=True)}
+        with (
+            fresh_cache(),
+            torch._functorch.config.patch(enable_autograd_cache=False),
+            config.patch(unsafe_skip_cache_dynamic_shape_guards=skip),
+        ):
+            report[f"skip={skip}"] = {
+                "large": compile_once(branchy, (8,), dynamic=True),
+                "small": compile_once(branchy, (3,), dynamic=True),
+            }
 print(json.dumps(report))

@@ -29,13 +29,19 @@ def main(phase: str, out_path: str) -> int:
 
     AlgorithmSelectorCache.benchmark_choice = classmethod(counting)
     if phase == "fail":
+
         def broken_codegen(self):
             raise RuntimeError("injected: the compile fails after benchmarking")
+
         Scheduler.codegen = broken_codegen
     torch.manual_seed(0)
     a, b = torch.randn(8, 32), torch.randn(32, 128)
-    flags = {"max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON", "compile_threads": 1,
-             "test_configs.max_mm_configs": 1}
+    flags = {
+        "max_autotune_gemm": True,
+        "max_autotune_gemm_backends": "TRITON",
+        "compile_threads": 1,
+        "test_configs.max_mm_configs": 1,
+    }
     result = {"phase": phase}
     try:
         with config.patch(flags):

@@ -71,15 +71,26 @@ def mlp(x):
     # once per process from a fixed seed, one copy per device (the eager reference runs on cpu)
     if not _MLP:
         g = torch.Generator().manual_seed(0)
-        w = [torch.randn(128, 32, generator=g) / 8, torch.randn(128, generator=g),
-             torch.randn(32, 128, generator=g) / 16, torch.randn(32, generator=g)]
+        w = [
+            torch.randn(128, 32, generator=g) / 8,
+            torch.randn(128, generator=g),
+            torch.randn(32, 128, generator=g) / 16,
+            torch.randn(32, generator=g),
+        ]
         _MLP.update(cpu=w, npu=[t.to("npu") for t in w])
     w1, b1, w2, b2 = _MLP[x.device.type]
     F = torch.nn.functional
     return x + F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2)
 
 
-FUNCTIONS = {"matmul": matmul, "mlp": mlp, "unserializable_guard": unserializable_guard, "pointwise": pointwise, "with_constant": with_constant, "two_kernels": two_kernels}
+FUNCTIONS = {
+    "matmul": matmul,
+    "mlp": mlp,
+    "unserializable_guard": unserializable_guard,
+    "pointwise": pointwise,
+    "with_constant": with_constant,
+    "two_kernels": two_kernels,
+}
 
 created = []
 upstream_create = remote_cache.create_cache
@@ -116,8 +127,11 @@ import triton.compiler  # noqa: E402
 
 compiled_kernels = {"described": 0, "triton_compile": 0}
 described_names = []  # kernel name and config of each describe, for the tests' messages
-describe_ep = next(ep for ep in importlib.metadata.entry_points(group="npu_inductor.kernel_launcher")
-                   if ep.name == "describe_triton")
+describe_ep = next(
+    ep
+    for ep in importlib.metadata.entry_points(group="npu_inductor.kernel_launcher")
+    if ep.name == "describe_triton"
+)
 real_describe = describe_ep.load()
 
 
@@ -126,7 +140,9 @@ def counting_describe(fn, triton_meta, config_kwargs, *a, **k):
     described_names.append(f"{getattr(fn, '__name__', fn)} {config_kwargs}")
     desc = real_describe(fn, triton_meta, config_kwargs, *a, **k)
     if spec.get("miscompile"):  # every value the kernel stores is off by one
-        source = re.sub(r"tl\.store\((.*), (tmp\d+), ", r"tl.store(\1, \2 + 1.0, ", desc.binary.decode())
+        source = re.sub(
+            r"tl\.store\((.*), (tmp\d+), ", r"tl.store(\1, \2 + 1.0, ", desc.binary.decode()
+        )
         desc = dataclasses.replace(desc, binary=source.encode())
     return desc
 
@@ -160,7 +176,10 @@ if spec.get("fixed_timings"):
 
     def fixed_benchmark_choices(cls, choices, *a, **k):
         timings = real_benchmark_choices(cls, choices, *a, **k)
-        return {c: (1.0 + i if timings[c] != float("inf") else timings[c]) for i, c in enumerate(choices)}
+        return {
+            c: (1.0 + i if timings[c] != float("inf") else timings[c])
+            for i, c in enumerate(choices)
+        }
 
     AlgorithmSelectorCache.benchmark_choices = classmethod(fixed_benchmark_choices)
 fn = FUNCTIONS[spec.get("fn", "pointwise")]
@@ -171,8 +190,11 @@ if spec.get("load_artifacts"):  # what another machine saved: the user carries t
 results = []
 saved = None
 error = None
-with config.patch(spec.get("inductor", {})), torch._dynamo.config.patch(spec.get("dynamo", {})), \
-        torch._functorch.config.patch(spec.get("functorch", {})):
+with (
+    config.patch(spec.get("inductor", {})),
+    torch._dynamo.config.patch(spec.get("dynamo", {})),
+    torch._functorch.config.patch(spec.get("functorch", {})),
+):
     compiled = torch.compile(fn, dynamic=spec.get("dynamic"), mode=spec.get("mode"))
     for shape in spec.get("calls", [[4]]):
         torch.manual_seed(len(results))
@@ -187,12 +209,16 @@ with config.patch(spec.get("inductor", {})), torch._dynamo.config.patch(spec.get
             break
         xr = x.clone().requires_grad_(bool(spec.get("train")))
         ref = fn(xr)
-        good = out.device.type == "npu" and torch.allclose(out.detach().cpu(), ref.detach(), atol=1e-5, rtol=1e-5)
+        good = out.device.type == "npu" and torch.allclose(
+            out.detach().cpu(), ref.detach(), atol=1e-5, rtol=1e-5
+        )
         if spec.get("train"):
             ref.sum().backward()
             good = good and torch.allclose(xn.grad.cpu(), xr.grad, atol=1e-5, rtol=1e-5)
         results.append(bool(good))
-    if spec.get("save_artifacts"):  # how a precompile package reaches the Dynamo cache (caching_precompile)
+    if spec.get(
+        "save_artifacts"
+    ):  # how a precompile package reaches the Dynamo cache (caching_precompile)
         artifacts = torch.compiler.save_cache_artifacts()
         saved = artifacts is not None
         if saved and spec.get("artifacts_file"):
@@ -200,12 +226,31 @@ with config.patch(spec.get("inductor", {})), torch._dynamo.config.patch(spec.get
                 f.write(artifacts[0])
     if spec.get("cpu"):
         xc = torch.randn(4)
-        results.append(bool(torch.allclose(torch.compile(lambda x: torch.cos(x) - 1)(xc), torch.cos(xc) - 1)))
+        results.append(
+            bool(torch.allclose(torch.compile(lambda x: torch.cos(x) - 1)(xc), torch.cos(xc) - 1))
+        )
 flushed = npu_cache.flush(10)
-print(json.dumps({
-    "ok": results, "error": error, "compiled_kernels": compiled_kernels, "described_names": described_names,
-    "ascend_compiles": sys.modules["fake_triton_ascend"].COMPILES if spec.get("ascend") else None, "saved": saved, "loaded": loaded, "flushed": flushed, "inner_calls": len(inner_calls), "graph_constants": inner_calls, "created": created,
-    "inductor": dict(counters["inductor"]), "dynamo": {k: dict(v) for k, v in counters.items() if k != "inductor"},
-    "cache_stats": {k: vars(v) for k, v in remote_cache.cache_stats._stats.items()},
-    "npu_cache": npu_cache.stats(),
-}, default=str))
+print(
+    json.dumps(
+        {
+            "ok": results,
+            "error": error,
+            "compiled_kernels": compiled_kernels,
+            "described_names": described_names,
+            "ascend_compiles": sys.modules["fake_triton_ascend"].COMPILES
+            if spec.get("ascend")
+            else None,
+            "saved": saved,
+            "loaded": loaded,
+            "flushed": flushed,
+            "inner_calls": len(inner_calls),
+            "graph_constants": inner_calls,
+            "created": created,
+            "inductor": dict(counters["inductor"]),
+            "dynamo": {k: dict(v) for k, v in counters.items() if k != "inductor"},
+            "cache_stats": {k: vars(v) for k, v in remote_cache.cache_stats._stats.items()},
+            "npu_cache": npu_cache.stats(),
+        },
+        default=str,
+    )
+)

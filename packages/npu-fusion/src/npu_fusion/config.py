@@ -22,6 +22,9 @@ ub_bytes: "int | None" = None
 # Order candidate npu fusions by GM bytes saved, a removed round trip counted twice (README).
 prefer_round_trips: bool = True
 
-_env.install(__name__, {
-    "ub_rule": (_env.is_bool, "True or False", "NPU_FUSION_UB_RULE"),
-})
+_env.install(
+    __name__,
+    {
+        "ub_rule": (_env.is_bool, "True or False", "NPU_FUSION_UB_RULE"),
+    },
+)

@@ -36,8 +36,13 @@ def can_fuse(kind: str, node1, node2) -> bool:
     fp = ub_rule.footprint(node1, node2)
     if fp.fits:
         return True
-    log.debug("refused %s fusion %s + %s: rule ub_footprint: %s", kind, node1.get_name(), node2.get_name(),
-              fp.explain())
+    log.debug(
+        "refused %s fusion %s + %s: rule ub_footprint: %s",
+        kind,
+        node1.get_name(),
+        node2.get_name(),
+        fp.explain(),
+    )
     return False
 
 
@@ -56,5 +61,8 @@ def _source_hash() -> str:
 
 
 def cache_key() -> str:
-    settings = ",".join(f"{k}={getattr(config, k)}" for k in ("ub_rule", "min_tile_elems", "multibuffer", "ub_bytes", "prefer_round_trips"))
+    settings = ",".join(
+        f"{k}={getattr(config, k)}"
+        for k in ("ub_rule", "min_tile_elems", "multibuffer", "ub_bytes", "prefer_round_trips")
+    )
     return f"npu-fusion-{_source_hash()}-{settings}-ub{ub_rule.ub_bytes()}"

@@ -27,7 +27,10 @@ class NpuFusionScore:
     def _key(self, other: "NpuFusionScore"):
         if self.saved is None or other.saved is None:
             return None
-        return (self.upstream.template_score, self.saved), (other.upstream.template_score, other.saved)
+        return (self.upstream.template_score, self.saved), (
+            other.upstream.template_score,
+            other.saved,
+        )
 
     def __lt__(self, other) -> bool:
         if not isinstance(other, NpuFusionScore):

@@ -38,8 +38,10 @@ class Footprint:
         return self.nbytes <= self.ub_bytes
 
     def explain(self) -> str:
-        return (f"{self.loaded} loaded x{self.copies} + {self.kept} kept buffers x {self.tile} elems "
-                f"= {self.nbytes} B (ub_model, {self.soc_family}) > UB {self.ub_bytes} B")
+        return (
+            f"{self.loaded} loaded x{self.copies} + {self.kept} kept buffers x {self.tile} elems "
+            f"= {self.nbytes} B (ub_model, {self.soc_family}) > UB {self.ub_bytes} B"
+        )
 
 
 def _device(index: int):
@@ -91,7 +93,9 @@ def footprint(node1, node2) -> Footprint:
     tile = max(1, min(config.min_tile_elems, max(_elements(node1), _elements(node2))))
     index = getattr(node1.get_device(), "index", None) or 0
     family = soc_family(index)
-    nbytes = estimate(_by_dtype(loaded, tile), _by_dtype(writes, tile), tile, config.multibuffer, family)
+    nbytes = estimate(
+        _by_dtype(loaded, tile), _by_dtype(writes, tile), tile, config.multibuffer, family
+    )
     copies = 2 if config.multibuffer else 1
     return Footprint(len(loaded), len(writes), tile, copies, nbytes, ub_bytes(index), family)
 

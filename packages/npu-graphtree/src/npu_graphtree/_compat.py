@@ -30,7 +30,10 @@ def external_stream_setter():
     """Dynamo's external-object registry setter for the current stream (torch 2.13 and 2.11
     have ``torch._dynamo.graph_bytecode_inputs``); None where torch has no registry."""
     try:
-        from torch._dynamo.graph_bytecode_inputs import CURRENT_STREAM_INDEX, set_external_object_by_index
+        from torch._dynamo.graph_bytecode_inputs import (
+            CURRENT_STREAM_INDEX,
+            set_external_object_by_index,
+        )
     except ImportError:
         return None
     return functools.partial(set_external_object_by_index, CURRENT_STREAM_INDEX)
@@ -149,16 +152,23 @@ def fast_config_reader(config_module, key: str, default):
         from torch.utils._config_module import _UNSET_SENTINEL
 
         entry = config_module._config[key]
-        plain = (hasattr(entry, "hide") and getattr(entry, "alias", None) is None
-                 and getattr(entry, "justknob", None) is None
-                 and getattr(entry, "env_value_force", _UNSET_SENTINEL) is _UNSET_SENTINEL
-                 and not getattr(entry, "deprecated", False) and not getattr(entry, "implies", None)
-                 and key not in (getattr(config_module, "_implications", None) or {})  # values set by others
-                 and isinstance(entry.default, _IMMUTABLE))
+        plain = (
+            hasattr(entry, "hide")
+            and getattr(entry, "alias", None) is None
+            and getattr(entry, "justknob", None) is None
+            and getattr(entry, "env_value_force", _UNSET_SENTINEL) is _UNSET_SENTINEL
+            and not getattr(entry, "deprecated", False)
+            and not getattr(entry, "implies", None)
+            and key
+            not in (getattr(config_module, "_implications", None) or {})  # values set by others
+            and isinstance(entry.default, _IMMUTABLE)
+        )
     except (ImportError, AttributeError, KeyError, TypeError) as e:
         return fallback_to(f"{type(e).__name__}: {e}")
     if not plain:
-        return fallback_to("entry has alias/justknob/forced env/deprecation/implication or a mutable default")
+        return fallback_to(
+            "entry has alias/justknob/forced env/deprecation/implication or a mutable default"
+        )
     env_default = getattr(entry, "env_value_default", _UNSET_SENTINEL)
     fallback = env_default if env_default is not _UNSET_SENTINEL else entry.default
     override = entry.user_override
@@ -171,6 +181,7 @@ def fast_config_reader(config_module, key: str, default):
             value = get()
             return fallback if value is _UNSET_SENTINEL else value
     else:
+
         def read():
             if entry.hide:
                 return slow()

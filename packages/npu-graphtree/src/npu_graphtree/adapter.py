@@ -30,8 +30,16 @@ class AdapterUnavailable(RuntimeError):
 
 
 class DeviceAdapter:
-    def __init__(self, device_type: str, module: ModuleType, C: Any, *, prefix: str, begin_increfs_pool: bool,
-                 provider: str):
+    def __init__(
+        self,
+        device_type: str,
+        module: ModuleType,
+        C: Any,
+        *,
+        prefix: str,
+        begin_increfs_pool: bool,
+        provider: str,
+    ):
         self.type = device_type
         self.module = module  # torch.cuda / torch.npu
         self.C = C  # where the private-pool functions live
@@ -117,9 +125,15 @@ class DeviceAdapter:
         return None if rules is None else rules.uncapturable_reason(op_name)
 
     # the device's words for "this cannot be captured" (torch_npu / CANN, npu-sim, cuda)
-    _REFUSALS = ("during NPU graph capture", "ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED", "error code is 107030",
-                 "error code is 207008", "operation not permitted when stream is capturing",
-                 "cudaErrorStreamCaptureInvalidated", "cudaErrorStreamCaptureUnsupported")
+    _REFUSALS = (
+        "during NPU graph capture",
+        "ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED",
+        "error code is 107030",
+        "error code is 207008",
+        "operation not permitted when stream is capturing",
+        "cudaErrorStreamCaptureInvalidated",
+        "cudaErrorStreamCaptureUnsupported",
+    )
 
     def capture_refusal(self, exc: BaseException) -> str | None:
         """The device's refusal in an error raised while capturing (first lines, with the error
@@ -244,12 +258,23 @@ class DeviceAdapter:
 
         def prepare(geo) -> dict:
             dtype, size, stride, offset = geo
-            return {"dtype": dtype, "size": tuple(size), "stride": tuple(stride), "storage_offset": offset}
+            return {
+                "dtype": dtype,
+                "size": tuple(size),
+                "stride": tuple(stride),
+                "storage_offset": offset,
+            }
 
         return prepare, make
 
-    def restore(self, index: int, state, add_deleters: list[torch.UntypedStorage], dead: list[tuple[int, int]],
-                stale: list[torch.UntypedStorage] = ()):
+    def restore(
+        self,
+        index: int,
+        state,
+        add_deleters: list[torch.UntypedStorage],
+        dead: list[tuple[int, int]],
+        stale: list[torch.UntypedStorage] = (),
+    ):
         """Make the pool's allocated blocks exactly ``state``'s, give the (unowned) live
         storages ``add_deleters`` ownership of their blocks, then free the ``dead``
         (ptr, nbytes) blocks, which ``state`` still lists as allocated. ``stale``: live storages
@@ -265,12 +290,17 @@ class DeviceAdapter:
             return
         # no raw free (npu-sim): own the dead blocks through temporary storages, drop them
         temps = [self.storage_from_ptr(ptr, index, nbytes) for ptr, nbytes in dead]
-        self._fn(f"{self._p}setCheckpointPoolState")(index, state, gone, add + [t._cdata for t in temps])
+        self._fn(f"{self._p}setCheckpointPoolState")(
+            index, state, gone, add + [t._cdata for t in temps]
+        )
         del temps
 
     # ---- storage access errors (native where the provider has them) --------------------
     def native_access_errors(self) -> bool:
-        return self.has("_set_storage_access_error_msg") and self._free_and_remove_deleter() is not None
+        return (
+            self.has("_set_storage_access_error_msg")
+            and self._free_and_remove_deleter() is not None
+        )
 
     def _free_and_remove_deleter(self):
         """The provider's ``_free_And_Remove_DeleterFn``. torch._C's frees through CUDA's caching
@@ -291,8 +321,10 @@ class DeviceAdapter:
 
 
 # provider -> its one-call "tensor over this storage with this metadata" (metadata first)
-_TENSOR_FROM_STORAGE = {"cuda": "_construct_CUDA_Tensor_From_Storage_And_Metadata",
-                        "torch_npu": "_construct_NPU_Tensor_From_Storage_And_Metadata"}
+_TENSOR_FROM_STORAGE = {
+    "cuda": "_construct_CUDA_Tensor_From_Storage_And_Metadata",
+    "torch_npu": "_construct_NPU_Tensor_From_Storage_And_Metadata",
+}
 
 
 def tensor_from_geometry(geo, storage: torch.UntypedStorage) -> torch.Tensor:
@@ -312,18 +344,24 @@ def _npu_provider() -> tuple[Any, str]:
         return tn._C, "torch_npu"
     module = getattr(torch, "npu", None)
     if module is None:
-        raise AdapterUnavailable("device 'npu' is not available: torch.npu does not exist (no torch_npu, npu-sim not started)")
+        raise AdapterUnavailable(
+            "device 'npu' is not available: torch.npu does not exist (no torch_npu, npu-sim not started)"
+        )
     top = module.__name__.split(".")[0]
     pkg = sys.modules.get(top)
     candidates = [getattr(pkg, "_C", None)]
-    for name, mod in list(sys.modules.items()):  # e.g. npu-sim's extension module, loaded under its own name
+    for name, mod in list(
+        sys.modules.items()
+    ):  # e.g. npu-sim's extension module, loaded under its own name
         if name == top or name.startswith(top + ".") or name.startswith(top + "_"):
             candidates.append(mod)
             candidates.append(getattr(mod, "_C", None))
     for c in candidates:
         if c is not None and hasattr(c, "_npu_beginAllocateCurrentThreadToPool"):
             return c, top.replace("_", "-")
-    raise AdapterUnavailable(f"torch.npu (from {top}) offers no private-pool functions (_npu_beginAllocateCurrentThreadToPool)")
+    raise AdapterUnavailable(
+        f"torch.npu (from {top}) offers no private-pool functions (_npu_beginAllocateCurrentThreadToPool)"
+    )
 
 
 def get_adapter(device_type: str) -> DeviceAdapter:
@@ -334,12 +372,24 @@ def get_adapter(device_type: str) -> DeviceAdapter:
         if device_type == "cuda":
             if not torch.cuda.is_available():
                 raise AdapterUnavailable("cuda is not available")
-            adapter = DeviceAdapter("cuda", torch.cuda, torch._C, prefix="_cuda_", begin_increfs_pool=True,
-                                    provider="cuda")
+            adapter = DeviceAdapter(
+                "cuda",
+                torch.cuda,
+                torch._C,
+                prefix="_cuda_",
+                begin_increfs_pool=True,
+                provider="cuda",
+            )
         elif device_type == "npu":
             C, provider = _npu_provider()
-            adapter = DeviceAdapter("npu", torch.npu, C, prefix="_npu_", begin_increfs_pool=provider == "torch_npu",
-                                    provider=provider)
+            adapter = DeviceAdapter(
+                "npu",
+                torch.npu,
+                C,
+                prefix="_npu_",
+                begin_increfs_pool=provider == "torch_npu",
+                provider=provider,
+            )
         else:
             raise AdapterUnavailable(f"no graph capture for device type {device_type!r}")
         _adapters[device_type] = adapter

@@ -38,12 +38,23 @@ def _misuse(inputs: Sequence[Any], device: torch.device) -> str | None:
     return None
 
 
-def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_idxs: Sequence[int] = (), *,
-             device_index: int | None = None, device_type: str | None = None, is_backward: bool = False,
-             is_inference: bool = False, stack_traces: list[str | None] | None = None,
-             constants: tuple[torch.Tensor, ...] = (), mutated_input_idxs: Sequence[int] = (),
-             compile_id: Any = None, name: str | None = None, kernel_free: bool | None = None,
-             placeholders: Any = None) -> Callable[[list], Any]:
+def graphify(
+    model: Callable[[list], Any],
+    inputs: Sequence[Any],
+    static_input_idxs: Sequence[int] = (),
+    *,
+    device_index: int | None = None,
+    device_type: str | None = None,
+    is_backward: bool = False,
+    is_inference: bool = False,
+    stack_traces: list[str | None] | None = None,
+    constants: tuple[torch.Tensor, ...] = (),
+    mutated_input_idxs: Sequence[int] = (),
+    compile_id: Any = None,
+    name: str | None = None,
+    kernel_free: bool | None = None,
+    placeholders: Any = None,
+) -> Callable[[list], Any]:
     """Wrap ``model`` (boxed: ``model(list) -> list``) so calls warm up, record and replay
     graphs in this thread's tree for the device.
 
@@ -70,7 +81,9 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
         reason = "no single device among the inputs"
     elif not supports(device_type):
         reason = f"device {device_type!r} has no graph capture"
-    local = threading.local()  # per thread: each thread's tree has its own function ids (threads may compile at once)
+    local = (
+        threading.local()
+    )  # per thread: each thread's tree has its own function ids (threads may compile at once)
     device = torch.device(device_type, device_index) if reason is None else None
     Tensor = torch.Tensor
 
@@ -82,8 +95,14 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
             return _plain(new_inputs, "triton.cudagraph_trees is off", "trees_off")
         key = get_ints(new_inputs)
         sizes = cfg.sizes
-        if sizes is not None and key not in sizes:  # only the allowlisted capture sizes are captured
-            return _plain(new_inputs, f"size {key} not in triton.cudagraph_capture_sizes {sizes}", "size_not_captured")
+        if (
+            sizes is not None and key not in sizes
+        ):  # only the allowlisted capture sizes are captured
+            return _plain(
+                new_inputs,
+                f"size {key} not in triton.cudagraph_capture_sizes {sizes}",
+                "size_not_captured",
+            )
         # inputs on another device (misuse, item 5) are checked by the tree only when no recorded
         # graph matched: a match proves every tensor input is where the graph reads it
         manager = get_manager(device_type, device_index)
@@ -93,10 +112,18 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
             local.manager = manager
         fn = fns.get(key)
         if fn is None:
-            fn = fns[key] = manager.add_function(model, static_input_idxs, mode=mode, name=name,
-                                                 compile_id=compile_id, constants=constants,
-                                                 mutated_input_idxs=mutated_input_idxs, stack_traces=stack_traces,
-                                                 kernel_free=kernel_free, check_inputs=check_inputs)
+            fn = fns[key] = manager.add_function(
+                model,
+                static_input_idxs,
+                mode=mode,
+                name=name,
+                compile_id=compile_id,
+                constants=constants,
+                mutated_input_idxs=mutated_input_idxs,
+                stack_traces=stack_traces,
+                kernel_free=kernel_free,
+                check_inputs=check_inputs,
+            )
         return manager.run(fn, new_inputs, cfg)
 
     def check_inputs(new_inputs: list) -> str | None:
@@ -112,11 +139,19 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
         once per reason, with the remedy."""
         stats["eager"] += 1
         if device is not None:
-            get_manager(device_type, device_index).note_fallback(kind, why, name=name, inputs=new_inputs)
+            get_manager(device_type, device_index).note_fallback(
+                kind, why, name=name, inputs=new_inputs
+            )
         elif why not in warned:
             warned.add(why)
-            logs.event("run_without_capture", logging.WARNING, inputs=new_inputs, function=name, reason=why,
-                       remedy=remedy(kind))
+            logs.event(
+                "run_without_capture",
+                logging.WARNING,
+                inputs=new_inputs,
+                function=name,
+                reason=why,
+                remedy=remedy(kind),
+            )
         return model(list(new_inputs))
 
     stats = {"eager": 0}
@@ -125,8 +160,12 @@ def graphify(model: Callable[[list], Any], inputs: Sequence[Any], static_input_i
     return run
 
 
-def graphify_callable(fn: Callable[..., Any], example_inputs: Sequence[Any], static_argnums: Sequence[int] = (),
-                      **kwargs: Any) -> Callable[..., Any]:
+def graphify_callable(
+    fn: Callable[..., Any],
+    example_inputs: Sequence[Any],
+    static_argnums: Sequence[int] = (),
+    **kwargs: Any,
+) -> Callable[..., Any]:
     """Convenience for plain functions ``fn(*args) -> tensor | tuple``."""
 
     def boxed(args: list) -> list:

@@ -38,7 +38,12 @@ def npu_graphtree_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs: An
     compile_id = torch._guards.CompileContext.current_compile_id()
     state = {"device": None}
 
-    def compiler(aot_model: torch.fx.GraphModule, aot_inputs, is_inference: bool = False, is_backward: bool = False):
+    def compiler(
+        aot_model: torch.fx.GraphModule,
+        aot_inputs,
+        is_inference: bool = False,
+        is_backward: bool = False,
+    ):
         interp = boxed_nop(aot_model, aot_inputs)
         dev_type, dev_index = _device_of(aot_inputs)
         if is_backward:
@@ -57,10 +62,19 @@ def npu_graphtree_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs: An
                 static = list(range(fixed))
         if dev_type is None:
             return tree.notify_backward(interp, lambda: state["device"]) if is_backward else interp
-        out = api.graphify(interp, aot_inputs, static, device_type=dev_type, device_index=dev_index,
-                           is_backward=is_backward, is_inference=is_inference,
-                           stack_traces=_stack_traces(aot_model), mutated_input_idxs=find_input_mutations(aot_model.graph),
-                           compile_id=compile_id, name=f"{'backward' if is_backward else 'forward'}_{compile_id}")
+        out = api.graphify(
+            interp,
+            aot_inputs,
+            static,
+            device_type=dev_type,
+            device_index=dev_index,
+            is_backward=is_backward,
+            is_inference=is_inference,
+            stack_traces=_stack_traces(aot_model),
+            mutated_input_idxs=find_input_mutations(aot_model.graph),
+            compile_id=compile_id,
+            name=f"{'backward' if is_backward else 'forward'}_{compile_id}",
+        )
         out._boxed_call = True
         return out
 

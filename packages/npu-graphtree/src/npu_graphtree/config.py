@@ -30,11 +30,21 @@ GENERATION_CLONING = ("none", "user_visible")
 
 def generation_cloning() -> str:
     """``cudagraph_trees_generation_cloning`` now, or ValueError naming the allowed values."""
-    return _env.check(sys.modules[__name__], "cudagraph_trees_generation_cloning", GENERATION_CLONING.__contains__,
-                      f"one of {GENERATION_CLONING}", "NPU_GRAPHTREE_GENERATION_CLONING")
+    return _env.check(
+        sys.modules[__name__],
+        "cudagraph_trees_generation_cloning",
+        GENERATION_CLONING.__contains__,
+        f"one of {GENERATION_CLONING}",
+        "NPU_GRAPHTREE_GENERATION_CLONING",
+    )
 
 
 def max_live_graphs_now() -> int:
     """``max_live_graphs`` now, or ValueError naming the variable."""
-    return _env.check(sys.modules[__name__], "max_live_graphs", lambda v: _env.is_int(v, 0), "an integer >= 0",
-                      "NPU_GRAPHTREE_MAX_LIVE_GRAPHS")
+    return _env.check(
+        sys.modules[__name__],
+        "max_live_graphs",
+        lambda v: _env.is_int(v, 0),
+        "an integer >= 0",
+        "NPU_GRAPHTREE_MAX_LIVE_GRAPHS",
+    )

@@ -28,7 +28,9 @@ def format_inputs(inputs) -> str:
     parts = []
     for i, x in enumerate(inputs):
         if isinstance(x, torch.Tensor):
-            parts.append(f"{i}:{tuple(x.shape)}/{tuple(x.stride())}/{str(x.dtype).replace('torch.', '')}")
+            parts.append(
+                f"{i}:{tuple(x.shape)}/{tuple(x.stride())}/{str(x.dtype).replace('torch.', '')}"
+            )
         elif isinstance(x, (int, float, bool)) or x is None:
             parts.append(f"{i}:{x!r}")
         else:
@@ -43,8 +45,11 @@ def event(name: str, level: int = logging.INFO, *, fn=None, inputs=None, **field
         return
     data: dict[str, Any] = {"event": name}
     if fn is not None:
-        data.update(compile_id=str(fn.compile_id) if fn.compile_id is not None else None, function=fn.name,
-                    mode=fn.mode.name)
+        data.update(
+            compile_id=str(fn.compile_id) if fn.compile_id is not None else None,
+            function=fn.name,
+            mode=fn.mode.name,
+        )
     if inputs is not None:
         data["inputs"] = format_inputs(inputs)
     data.update(fields)
@@ -86,13 +91,22 @@ def timed(phase: str, fn):
     else:
         from torch._dynamo.utils import dynamo_timed
 
-        ctx = dynamo_timed(f"npu_graphtree.{phase}", log_pt2_compile_event=True, compile_id=fn.compile_id,
-                           is_backward=fn.mode.name == "BACKWARD",
-                           dynamo_compile_column_us="runtime_cudagraphify_time_us")
+        ctx = dynamo_timed(
+            f"npu_graphtree.{phase}",
+            log_pt2_compile_event=True,
+            compile_id=fn.compile_id,
+            is_backward=fn.mode.name == "BACKWARD",
+            dynamo_compile_column_us="runtime_cudagraphify_time_us",
+        )
     with ctx:
         yield
-    t = Timing(phase, str(fn.compile_id) if fn.compile_id is not None else None, fn.mode.name, fn.name,
-               time.perf_counter() - start)
+    t = Timing(
+        phase,
+        str(fn.compile_id) if fn.compile_id is not None else None,
+        fn.mode.name,
+        fn.name,
+        time.perf_counter() - start,
+    )
     with _timings_lock:
         _timings.append(t)
         del _timings[:-10000]  # bounded

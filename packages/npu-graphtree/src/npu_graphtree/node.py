@@ -53,8 +53,12 @@ class WrappedFunction:
     kernel_free: bool | None = None  # True: never capture; None: find out at capture
     disabled: str | None = None  # why this function now always runs without capture
     disabled_kind: str = "other"  # its kind (tree.REMEDIES)
-    mutated_unstatic: tuple[int, ...] = ()  # mutated inputs that are not static (checked before warmup/record)
-    check_inputs: Callable[[list], str | None] | None = None  # misuse check, before warmup/record only
+    mutated_unstatic: tuple[
+        int, ...
+    ] = ()  # mutated inputs that are not static (checked before warmup/record)
+    check_inputs: Callable[[list], str | None] | None = (
+        None  # misuse check, before warmup/record only
+    )
 
 
 _ids = itertools.count()
@@ -69,7 +73,9 @@ class Node:
         self.parent = parent
         self.id = next(_ids)
         self.depth = 0 if parent is None else parent.depth + 1
-        self.path: tuple[Node, ...] = (parent.path if parent is not None else ()) + (self,)  # root .. self
+        self.path: tuple[Node, ...] = (parent.path if parent is not None else ()) + (
+            self,
+        )  # root .. self
         self.children: dict[int, list[GraphNode]] = defaultdict(list)
         self.output_refs: list[st.StorageRef | None] = []
         self.tensor_refs: list[st.TensorRef | None] = []
@@ -94,13 +100,24 @@ class WarmupNode(Node):
     def run(self, inputs: list) -> Any:
         m = self.manager
         existing = set(self.parent.path_storage_ptrs()) if self.parent is not None else set()
-        input_ptrs = {x.untyped_storage().data_ptr() for x in itertools.chain(inputs, self.fn.constants)
-                      if isinstance(x, torch.Tensor)}
-        with m.adapter.allocate_to_pool(m.device_index, m.pool, m.stream), current_stream_as_external_object(m.adapter):
+        input_ptrs = {
+            x.untyped_storage().data_ptr()
+            for x in itertools.chain(inputs, self.fn.constants)
+            if isinstance(x, torch.Tensor)
+        }
+        with (
+            m.adapter.allocate_to_pool(m.device_index, m.pool, m.stream),
+            current_stream_as_external_object(m.adapter),
+        ):
             out = self.fn.model(list(inputs))
         for o in out:
-            new = (isinstance(o, torch.Tensor) and o.device.type == m.adapter.type
-                   and (p := o.untyped_storage().data_ptr()) != 0 and p not in input_ptrs and p not in existing)
+            new = (
+                isinstance(o, torch.Tensor)
+                and o.device.type == m.adapter.type
+                and (p := o.untyped_storage().data_ptr()) != 0
+                and p not in input_ptrs
+                and p not in existing
+            )
             self.output_refs.append(st.StorageRef(o.untyped_storage(), owned=True) if new else None)
             self.tensor_refs.append(st.TensorRef(o) if new else None)
         return out
@@ -118,9 +135,15 @@ class GraphNode(Node):
         adapter, dev = m.adapter, m.device_index
         path_ptrs = parent.path_storage_ptrs() if parent is not None else {}
         # memory this node may reuse: path outputs dead now must stay dead at replay
-        self.expected_dead = [r for n in (parent.path if parent else ()) for r in n.output_refs
-                              if r is not None and not r.live()]
-        self.dead_at_record = frozenset(map(id, self.expected_dead))  # free in this node's checkpoint
+        self.expected_dead = [
+            r
+            for n in (parent.path if parent else ())
+            for r in n.output_refs
+            if r is not None and not r.live()
+        ]
+        self.dead_at_record = frozenset(
+            map(id, self.expected_dead)
+        )  # free in this node's checkpoint
         self.static_ptrs: dict[int, int] = {}
         self.managed_ptrs: dict[int, int] = {}
         self.opaque: dict[int, Any] = {}
@@ -156,15 +179,24 @@ class GraphNode(Node):
         before = adapter.live_blocks(dev, m.pool)
         self.graph = None
         self.kernel_free = fn.kernel_free is True
-        if self.kernel_free:  # a partition without kernels: nothing to capture, allocations still from the pool
-            with adapter.allocate_to_pool(dev, m.pool, m.stream), current_stream_as_external_object(adapter):
+        if (
+            self.kernel_free
+        ):  # a partition without kernels: nothing to capture, allocations still from the pool
+            with (
+                adapter.allocate_to_pool(dev, m.pool, m.stream),
+                current_stream_as_external_object(adapter),
+            ):
                 out = fn.model(list(record_inputs))
         else:
             graph = adapter.new_graph()
             for x in self.opaque.values():
                 if isinstance(x, torch.Generator):
                     adapter.register_generator(graph, x)
-            with adapter.device_ctx(dev), adapter.stream_ctx(m.stream), current_stream_as_external_object(adapter):
+            with (
+                adapter.device_ctx(dev),
+                adapter.stream_ctx(m.stream),
+                current_stream_as_external_object(adapter),
+            ):
                 adapter.capture_begin(graph, m.pool)
                 try:
                     out = fn.model(list(record_inputs))
@@ -201,7 +233,10 @@ class GraphNode(Node):
                 elif sp in input_storage:
                     i = input_storage[sp]
                     x = record_inputs[i]
-                    delta = o.storage_offset() * o.element_size() - x.storage_offset() * x.element_size()
+                    delta = (
+                        o.storage_offset() * o.element_size()
+                        - x.storage_offset() * x.element_size()
+                    )
                     meta = ("alias_input", i, delta, geo)
                 elif o.device.type == adapter.type and (new_blocks is None or sp in new_blocks):
                     first_of_storage[sp] = j
@@ -212,8 +247,11 @@ class GraphNode(Node):
                     meta = ("external", o.untyped_storage(), geo)
             self.metas.append(meta)
             self.output_refs.append(ref)
-            self.tensor_refs.append(st.TensorRef(o) if ref is not None or meta[0] in ("alias_out", "alias_placeholder")
-                                    else None)
+            self.tensor_refs.append(
+                st.TensorRef(o)
+                if ref is not None or meta[0] in ("alias_out", "alias_placeholder")
+                else None
+            )
         # never hand out our placeholder object itself (invalidating it later would break us):
         # an output viewing a copied input's placeholder makes that block an output of this
         # graph (tracked like a new block); the placeholder becomes a non-owning view of it
@@ -225,7 +263,9 @@ class GraphNode(Node):
             i = meta[1]
             if i in owner_of:
                 self.metas[j] = ("alias_out", owner_of[i], meta[2])
-                self.first_outputs[j] = st.tensor_over(self.first_outputs[owner_of[i]].untyped_storage(), meta[2])
+                self.first_outputs[j] = st.tensor_over(
+                    self.first_outputs[owner_of[i]].untyped_storage(), meta[2]
+                )
             else:
                 ph = self.placeholders[i]
                 s = ph.untyped_storage()
@@ -233,16 +273,22 @@ class GraphNode(Node):
                 self.metas[j] = ("new", s.data_ptr(), s.nbytes(), meta[2])
                 self.output_refs[j] = st.StorageRef(s, owned=True)
                 self.first_outputs[j] = st.tensor_over(s, meta[2])
-                self.placeholders[i] = st.tensor_over(adapter.storage_from_ptr(s.data_ptr(), dev, s.nbytes()),
-                                                      st.geometry(ph))
+                self.placeholders[i] = st.tensor_over(
+                    adapter.storage_from_ptr(s.data_ptr(), dev, s.nbytes()), st.geometry(ph)
+                )
             self.tensor_refs[j] = st.TensorRef(self.first_outputs[j])
         # the other placeholders are freed now (as upstream frees recording inputs): pool memory
         # the graph reads at replay, never live then (roots replay with no live pool output,
         # children under the liveness their recording saw), so later graphs may reuse it
         free = [ph.untyped_storage() for i, ph in self.placeholders.items() if i not in owner_of]
         if free:
-            adapter.restore(dev, adapter.checkpoint(dev, m.pool), [], [(s.data_ptr(), s.nbytes()) for s in free],
-                            stale=free)
+            adapter.restore(
+                dev,
+                adapter.checkpoint(dev, m.pool),
+                [],
+                [(s.data_ptr(), s.nbytes()) for s in free],
+                stale=free,
+            )
         self.checkpoint = adapter.checkpoint(dev, m.pool)
         self._prepare_replay()
 
@@ -258,8 +304,12 @@ class GraphNode(Node):
         plain = [(i, self.placeholders[i]) for i in self.copy_idxs if not self.overlap[i]]
         # several plain copies go in one _foreach_copy_ (one launch where the device fuses it, as
         # upstream's tree does); an input overlapping itself is copied by byte span, as a view could not be
-        self._foreach = (tuple(i for i, _ in plain), [ph for _, ph in plain]) if len(plain) > 1 else None
-        self._single = tuple((i, ph, ov) for i, ph, ov in self._copies if ov or self._foreach is None)
+        self._foreach = (
+            (tuple(i for i, _ in plain), [ph for _, ph in plain]) if len(plain) > 1 else None
+        )
+        self._single = tuple(
+            (i, ph, ov) for i, ph, ov in self._copies if ov or self._foreach is None
+        )
         adapter, dev = self.manager.adapter, self.manager.device_index
         storage_at = adapter.storage_maker(dev)
         prepare, make = adapter.tensor_maker()
@@ -267,7 +317,15 @@ class GraphNode(Node):
         for j, meta in enumerate(self.metas):
             kind = meta[0]
             if kind == "new":
-                step = (_NEW, self.output_refs[j], storage_at, meta[1], meta[2], make, prepare(meta[3]))
+                step = (
+                    _NEW,
+                    self.output_refs[j],
+                    storage_at,
+                    meta[1],
+                    meta[2],
+                    make,
+                    prepare(meta[3]),
+                )
             elif kind == "external":
                 step = (_EXTERNAL, meta[1], make, prepare(meta[2]))
             elif kind == "value":
@@ -301,8 +359,13 @@ class GraphNode(Node):
                 return Status.STATIC_INPUT_MOVED
         for i, shape, stride, dtype, device in self._check_layouts:
             x = inputs[i]
-            if not isinstance(x, Tensor) or x.shape != shape or x.stride() != stride or x.dtype != dtype \
-                    or x.device != device:
+            if (
+                not isinstance(x, Tensor)
+                or x.shape != shape
+                or x.stride() != stride
+                or x.dtype != dtype
+                or x.device != device
+            ):
                 return Status.LAYOUT_CHANGED
         return Status.OK
 
@@ -330,7 +393,9 @@ class GraphNode(Node):
             if kind is _NEW:
                 ref = step[3]
                 if ref.owned and (old := ref.storage()) is not None:
-                    (lingering := lingering or []).append(old)  # still held (e.g. an abandoned autograd graph)
+                    (lingering := lingering or []).append(
+                        old
+                    )  # still held (e.g. an abandoned autograd graph)
                 s = step[4](step[5], step[6])
                 ref.swap(s, owned=False)
                 t = step[7](step[8], s)
@@ -356,4 +421,10 @@ class GraphNode(Node):
 
 
 # reconstruct steps (identity-compared)
-_NEW, _EXTERNAL, _VALUE, _ALIAS_OUT, _ALIAS_INPUT = "new", "external", "value", "alias_out", "alias_input"
+_NEW, _EXTERNAL, _VALUE, _ALIAS_OUT, _ALIAS_INPUT = (
+    "new",
+    "external",
+    "value",
+    "alias_out",
+    "alias_input",
+)

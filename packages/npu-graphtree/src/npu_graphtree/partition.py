@@ -47,7 +47,9 @@ class DeviceRefusals(list):
             return False  # upstream asks the packet and the overload name: answer for the overload only
         return _device_refuses(name) is not None
 
-    def __reduce_ex__(self, protocol):  # pickled (config copies, the FX cache key) as the user's list
+    def __reduce_ex__(
+        self, protocol
+    ):  # pickled (config copies, the FX cache key) as the user's list
         return (list, (list(self),))
 
     def __copy__(self):
@@ -93,7 +95,7 @@ def splits_in(compiled_graph, adapter) -> dict[str, str]:
         return {}
     end = src.find("\nrunner = Runner", start)
     out = {}
-    for ns, op, overload in _OP_CALL.findall(src[start:end if end > 0 else None]):
+    for ns, op, overload in _OP_CALL.findall(src[start : end if end > 0 else None]):
         name = f"{ns}::{op}.{overload}"
         if name not in out and (reason := adapter.uncapturable_reason(name)) is not None:
             out[name] = reason
@@ -106,15 +108,23 @@ def say(op_name: str, reason: str, compile_id) -> None:
         first = op_name not in _logged
         _logged.add(op_name)
     if first:
-        logs.event("partition_split", logging.INFO, op=op_name, reason=reason, compile_id=str(compile_id),
-                   remedy="the graph is captured in partitions around it; the op runs between replays")
+        logs.event(
+            "partition_split",
+            logging.INFO,
+            op=op_name,
+            reason=reason,
+            compile_id=str(compile_id),
+            remedy="the graph is captured in partitions around it; the op runs between replays",
+        )
 
 
 def install() -> bool:
     """Make ``custom_should_partition_ops`` a ``DeviceRefusals`` (keeping the user's entries)."""
     from torch._inductor import config
 
-    if not hasattr(config, "custom_should_partition_ops"):  # a torch without the hook: nothing to split by
+    if not hasattr(
+        config, "custom_should_partition_ops"
+    ):  # a torch without the hook: nothing to split by
         return False
     current = config.custom_should_partition_ops
     if isinstance(current, DeviceRefusals):
@@ -135,7 +145,7 @@ def flat_partition(partition_fn, graphify, static_input_idxs, mutated_input_idxs
                 args.append(flat[pos])
                 pos += 1
             else:
-                args.append(tuple(flat[pos:pos + n]))
+                args.append(tuple(flat[pos : pos + n]))
                 pos += n
         flat.clear()
         return args
@@ -147,20 +157,35 @@ def flat_partition(partition_fn, graphify, static_input_idxs, mutated_input_idxs
 
     def run(args: list):
         if "run" not in state:
-            spec = [len(a) if isinstance(a, (tuple, list)) and a and all(isinstance(t, torch.Tensor) for t in a)
-                    else None for a in args]
+            spec = [
+                len(a)
+                if isinstance(a, (tuple, list))
+                and a
+                and all(isinstance(t, torch.Tensor) for t in a)
+                else None
+                for a in args
+            ]
             state["spec"] = spec
             if not any(n is not None for n in spec):
-                state["run"] = graphify(partition_fn, [], static_input_idxs, mutated_input_idxs=mutated_input_idxs,
-                                        **kwargs)
+                state["run"] = graphify(
+                    partition_fn,
+                    [],
+                    static_input_idxs,
+                    mutated_input_idxs=mutated_input_idxs,
+                    **kwargs,
+                )
             else:
                 where, pos = [], 0
                 for n in spec:
                     where.append(pos)
                     pos += 1 if n is None else n
-                state["run"] = graphify(model, [], [where[i] for i in static_input_idxs if spec[i] is None],
-                                        mutated_input_idxs=[where[i] for i in mutated_input_idxs if spec[i] is None],
-                                        **kwargs)
+                state["run"] = graphify(
+                    model,
+                    [],
+                    [where[i] for i in static_input_idxs if spec[i] is None],
+                    mutated_input_idxs=[where[i] for i in mutated_input_idxs if spec[i] is None],
+                    **kwargs,
+                )
                 state["flat"] = True
         if state.get("flat"):
             flat = []

@@ -63,7 +63,11 @@ def take(compiled_graph) -> tuple[str, int] | None:
         return None
     types = set(getattr(compiled_graph, "device_types", ()) or ()) - {"meta"}
     idxs = set(getattr(compiled_graph, "device_idxs", ()) or ())
-    if len(types) != 1 or len(idxs) != 1 or getattr(compiled_graph, "current_callable", None) is None:
+    if (
+        len(types) != 1
+        or len(idxs) != 1
+        or getattr(compiled_graph, "current_callable", None) is None
+    ):
         return None
     dev_type, dev_index = next(iter(types)), next(iter(idxs))
     if dev_type == "cpu" or (dev_type == "cuda" and not _state["cuda"]) or not supports(dev_type):
@@ -72,7 +76,9 @@ def take(compiled_graph) -> tuple[str, int] | None:
     if dev_type != "cuda":
         # the device check is the last check Inductor makes: equal to its message for our
         # single device means every earlier check passed
-        if reason != check_multiple_devices_or_any_cpu_nodes({torch.device(dev_type, dev_index): None}):
+        if reason != check_multiple_devices_or_any_cpu_nodes(
+            {torch.device(dev_type, dev_index): None}
+        ):
             return None
     elif reason:
         return None
@@ -92,7 +98,12 @@ def _uncaptured_backward(compiled_graph) -> tuple[str, int] | None:
     fx_kwargs = getattr(compiled_graph, "fx_kwargs", {}) or {}
     types = set(getattr(compiled_graph, "device_types", ()) or ()) - {"meta", "cpu"}
     idxs = set(getattr(compiled_graph, "device_idxs", ()) or ())
-    if not (config.triton.cudagraphs and fx_kwargs.get("is_backward") and len(types) == 1 and len(idxs) == 1):
+    if not (
+        config.triton.cudagraphs
+        and fx_kwargs.get("is_backward")
+        and len(types) == 1
+        and len(idxs) == 1
+    ):
         return None
     dev_type = next(iter(types))
     if (dev_type == "cuda" and not _state["cuda"]) or not supports(dev_type):
@@ -103,11 +114,14 @@ def _uncaptured_backward(compiled_graph) -> tuple[str, int] | None:
 def wrap_compiled_graph(compiled_graph) -> bool:
     target = take(compiled_graph)
     if target is None:
-        if (backward := _uncaptured_backward(compiled_graph)) is not None and \
-                not getattr(compiled_graph, "_npu_graphtree_wrapped", False):
+        if (backward := _uncaptured_backward(compiled_graph)) is not None and not getattr(
+            compiled_graph, "_npu_graphtree_wrapped", False
+        ):
             from . import tree
 
-            compiled_graph.current_callable = tree.notify_backward(compiled_graph.current_callable, lambda: backward)
+            compiled_graph.current_callable = tree.notify_backward(
+                compiled_graph.current_callable, lambda: backward
+            )
             compiled_graph._npu_graphtree_wrapped = True
         return False
     from . import api, partition, tree
@@ -115,8 +129,13 @@ def wrap_compiled_graph(compiled_graph) -> bool:
     fx_kwargs = getattr(compiled_graph, "fx_kwargs", {}) or {}
     info = getattr(compiled_graph, "cudagraph_info", None)
     compile_id = torch._guards.CompileContext.current_compile_id()
-    common = dict(device_type=target[0], device_index=target[1], is_backward=bool(fx_kwargs.get("is_backward")),
-                  is_inference=bool(fx_kwargs.get("is_inference")), compile_id=compile_id)
+    common = dict(
+        device_type=target[0],
+        device_index=target[1],
+        is_backward=bool(fx_kwargs.get("is_backward")),
+        is_inference=bool(fx_kwargs.get("is_inference")),
+        compile_id=compile_id,
+    )
     static = tuple(fx_kwargs.get("static_input_idxs") or ())
     mutated = tuple(getattr(compiled_graph, "mutated_input_idxs", ()) or ())
     maps = getattr(compiled_graph, "partition_maps", None) or []
@@ -129,23 +148,42 @@ def wrap_compiled_graph(compiled_graph) -> bool:
         wrappers = []
         for pm in maps:
             idx = pm.input_index_mapping
-            wrappers.append(functools.partial(
-                partition.flat_partition, graphify=api.graphify,
-                static_input_idxs=[i for i, g in enumerate(idx) if g is not None and g in static],
-                mutated_input_idxs=[i for i, g in enumerate(idx) if g is not None and g in mutated],
-                name=f"inductor_graph.partition_{pm.id}", **common))
+            wrappers.append(
+                functools.partial(
+                    partition.flat_partition,
+                    graphify=api.graphify,
+                    static_input_idxs=[
+                        i for i, g in enumerate(idx) if g is not None and g in static
+                    ],
+                    mutated_input_idxs=[
+                        i for i, g in enumerate(idx) if g is not None and g in mutated
+                    ],
+                    name=f"inductor_graph.partition_{pm.id}",
+                    **common,
+                )
+            )
         apply(wrappers)
         manager.counters["partitions"] += len(maps)
         manager.counters["splits"] += len(splits)
         for op, reason in splits.items():
             manager.counters["split." + op] += 1
             partition.say(op, reason, compile_id)
-        log.info("npu_graphtree: reduce-overhead graph on %s:%s wrapped in %d partition(s)%s", *target, len(maps),
-                 f" around {', '.join(sorted(splits))}" if splits else "")
+        log.info(
+            "npu_graphtree: reduce-overhead graph on %s:%s wrapped in %d partition(s)%s",
+            *target,
+            len(maps),
+            f" around {', '.join(sorted(splits))}" if splits else "",
+        )
     else:
         compiled_graph.current_callable = api.graphify(
-            compiled_graph.current_callable, [], static, stack_traces=getattr(info, "stack_traces", None),
-            mutated_input_idxs=mutated, name="inductor_graph", **common)
+            compiled_graph.current_callable,
+            [],
+            static,
+            stack_traces=getattr(info, "stack_traces", None),
+            mutated_input_idxs=mutated,
+            name="inductor_graph",
+            **common,
+        )
         manager.counters["partitions"] += 1
         log.info("npu_graphtree: reduce-overhead graph on %s:%s wrapped", *target)
     compiled_graph._npu_graphtree_wrapped = True

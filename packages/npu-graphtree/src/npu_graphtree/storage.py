@@ -92,7 +92,7 @@ def copy_input(dst: torch.Tensor, src: torch.Tensor, overlapping: bool) -> None:
     elem = src.element_size()
     span = (sum((s - 1) * st for s, st in zip(src.shape, src.stride())) + 1) * elem
     so, do = src.storage_offset() * elem, dst.storage_offset() * elem
-    _bytes(dst)[do:do + span].copy_(_bytes(src)[so:so + span])
+    _bytes(dst)[do : do + span].copy_(_bytes(src)[so : so + span])
 
 
 def overlaps_itself(t: torch.Tensor) -> bool:
@@ -107,7 +107,11 @@ class _OverwrittenOutput(torch.Tensor):
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         for a in list(args) + list((kwargs or {}).values()):
             if isinstance(a, _OverwrittenOutput):
-                raise RuntimeError(getattr(a, "_graphtree_msg", "output of a graph tree overwritten by a later run"))
+                raise RuntimeError(
+                    getattr(
+                        a, "_graphtree_msg", "output of a graph tree overwritten by a later run"
+                    )
+                )
         with torch._C.DisableTorchFunctionSubclass():
             return func(*args, **(kwargs or {}))
 

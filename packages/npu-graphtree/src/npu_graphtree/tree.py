@@ -42,21 +42,21 @@ _TLS_KEY = "npu_graphtree_managers"
 # per function and kind (event ``run_without_capture`` / ``pending_backward``, WARNING).
 REMEDIES = {
     "rerecord_limit": "keep the inputs that come from earlier graphs' outputs at stable addresses (clone them "
-                      "outside the compiled region) or call torch.compiler.cudagraph_mark_step_begin() before each "
-                      "step; or raise torch._inductor.config.triton.cudagraph_unexpected_rerecord_limit",
+    "outside the compiled region) or call torch.compiler.cudagraph_mark_step_begin() before each "
+    "step; or raise torch._inductor.config.triton.cudagraph_unexpected_rerecord_limit",
     "unsupported_inputs": "pass every tensor input on the graph's device (CPU tensors and tensors of other devices "
-                          "cannot be read by a replay)",
+    "cannot be read by a replay)",
     "mutated_inputs": "mutate only parameters/buffers (or tensors marked with torch._dynamo.mark_static_address) or "
-                      "outputs of earlier graphs inside the compiled region",
+    "outputs of earlier graphs inside the compiled region",
     "host_outputs": "return device tensors from the compiled region (move .cpu()/.item() out of it)",
     "size_not_captured": "add the size to torch._inductor.config.triton.cudagraph_capture_sizes",
     "trees_off": "set torch._inductor.config.triton.cudagraph_trees = True",
     "no_capture_device": "give the function inputs on one device that supports graph capture",
     "capture_refused": "keep ops the device cannot capture out of the captured region: with Inductor, leave "
-                       "torch._inductor.config.graph_partition on (the graph is then captured around them); the "
-                       "device's error says which op or call it refused",
+    "torch._inductor.config.graph_partition on (the graph is then captured around them); the "
+    "device's error says which op or call it refused",
     "pending_backward": "call backward() on the previous step's outputs or detach them before the next step; for "
-                        "inference run the model under torch.no_grad() or torch.inference_mode()",
+    "inference run the model under torch.no_grad() or torch.inference_mode()",
 }
 
 
@@ -143,21 +143,49 @@ class TreeManager:
         self.thread = threading.get_ident()
         self._ids = itertools.count()
         self._time_replays = _time_replays()  # ~0.1 us reader, made once
-        self._pending_counted: int | None = None  # the generation last counted as blocked by a pending backward
-        self._clock = itertools.count()  # recency of graph nodes (record, replay) for the graph budget
+        self._pending_counted: int | None = (
+            None  # the generation last counted as blocked by a pending backward
+        )
+        self._clock = (
+            itertools.count()
+        )  # recency of graph nodes (record, replay) for the graph budget
 
     # ---- functions -----------------------------------------------------------------------
-    def add_function(self, model, static_input_idxs, *, mode: Mode, name: str, compile_id=None, constants=(),
-                     mutated_input_idxs=(), stack_traces=None, kernel_free=None, check_inputs=None) -> WrappedFunction:
+    def add_function(
+        self,
+        model,
+        static_input_idxs,
+        *,
+        mode: Mode,
+        name: str,
+        compile_id=None,
+        constants=(),
+        mutated_input_idxs=(),
+        stack_traces=None,
+        kernel_free=None,
+        check_inputs=None,
+    ) -> WrappedFunction:
         static, mutated = frozenset(static_input_idxs), frozenset(mutated_input_idxs)
-        fn = WrappedFunction(model=model, id=next(self._ids), name=name, static_input_idxs=static,
-                             mode=mode, compile_id=compile_id, constants=tuple(constants),
-                             mutated_input_idxs=mutated, stack_traces=stack_traces, kernel_free=kernel_free,
-                             mutated_unstatic=tuple(sorted(mutated - static)), check_inputs=check_inputs)
+        fn = WrappedFunction(
+            model=model,
+            id=next(self._ids),
+            name=name,
+            static_input_idxs=static,
+            mode=mode,
+            compile_id=compile_id,
+            constants=tuple(constants),
+            mutated_input_idxs=mutated,
+            stack_traces=stack_traces,
+            kernel_free=kernel_free,
+            mutated_unstatic=tuple(sorted(mutated - static)),
+            check_inputs=check_inputs,
+        )
         self.functions[fn.id] = fn
         return fn
 
-    def run(self, fn: WrappedFunction, inputs: list, cfg: upstream_config.Snapshot | None = None) -> Any:
+    def run(
+        self, fn: WrappedFunction, inputs: list, cfg: upstream_config.Snapshot | None = None
+    ) -> Any:
         out = self._run(fn, inputs, cfg if cfg is not None else upstream_config.snapshot())
         if fn.mode is Mode.FORWARD:  # pending from now until its backward runs
             self.pending_backward = True
@@ -181,19 +209,31 @@ class TreeManager:
         state = self.state
         if state == "recording" or state == "warmup":
             self._try_end_path(fn, gen)
-        elif (state == "execution" and self.current_gen != gen and fn.id not in self.current.children
-              and fn.id in self.warmed_up and not cfg.force_warmup):
+        elif (
+            state == "execution"
+            and self.current_gen != gen
+            and fn.id not in self.current.children
+            and fn.id in self.warmed_up
+            and not cfg.force_warmup
+        ):
             # a new step and nothing under the current path for fn: end the path now, as the loop
             # below would after finding no child (one pass instead of two per step)
             self._try_end_path(fn, gen)
         while True:  # at most twice: again from the root once the current path ended
             current = self.current
             node_id = current.id if current is not None else None
-            if self.num_rerecord and self.num_rerecord.get((node_id, fn.id), 0) > cfg.rerecord_limit:
+            if (
+                self.num_rerecord
+                and self.num_rerecord.get((node_id, fn.id), 0) > cfg.rerecord_limit
+            ):
                 return self.eager(fn, inputs, "re-record limit exceeded", "rerecord_limit")
 
             state = self.state
-            if (fn.id not in self.warmed_up and not cfg.skip_warmup) or state == "warmup" or cfg.force_warmup:
+            if (
+                (fn.id not in self.warmed_up and not cfg.skip_warmup)
+                or state == "warmup"
+                or cfg.force_warmup
+            ):
                 if (refused := self._refuse(fn, inputs)) is not None:
                     return self.eager(fn, inputs, *refused)
                 if state == "execution":
@@ -210,7 +250,13 @@ class TreeManager:
                         return self._execute(child, inputs, gen)
                     if status.counts:
                         counted = status
-                    logs.event("rerecord_candidate", logging.DEBUG, fn=fn, node=child.id, reason=status.name)
+                    logs.event(
+                        "rerecord_candidate",
+                        logging.DEBUG,
+                        fn=fn,
+                        node=child.id,
+                        reason=status.name,
+                    )
                 # children first (as upstream): only a function no child matched goes back to the root
                 if current is not None and fn.id in self.roots:
                     self._try_end_path(fn, gen)
@@ -222,8 +268,13 @@ class TreeManager:
                     key = (node_id, fn.id)
                     self.num_rerecord[key] += 1
                     if self.num_rerecord[key] > cfg.rerecord_limit:
-                        return self.eager(fn, inputs, f"re-record limit ({cfg.rerecord_limit}) exceeded on node "
-                                                      f"{node_id}: {counted.name}", "rerecord_limit")
+                        return self.eager(
+                            fn,
+                            inputs,
+                            f"re-record limit ({cfg.rerecord_limit}) exceeded on node "
+                            f"{node_id}: {counted.name}",
+                            "rerecord_limit",
+                        )
                 self._try_end_path(fn, gen)
                 if self.current is not None and self.state == "execution":
                     self.apply_checkpoint(self.current)
@@ -246,16 +297,27 @@ class TreeManager:
         if not fn.mutated_unstatic:
             return None
         managed = self.current.path_storage_ptrs() if self.current is not None else {}
-        bad = [i for i in fn.mutated_unstatic
-               if isinstance(inputs[i], torch.Tensor) and inputs[i].untyped_storage().data_ptr() not in managed]
+        bad = [
+            i
+            for i in fn.mutated_unstatic
+            if isinstance(inputs[i], torch.Tensor)
+            and inputs[i].untyped_storage().data_ptr() not in managed
+        ]
         return f"mutated inputs {sorted(bad)} are neither static nor graph outputs" if bad else None
 
     def eager(self, fn: WrappedFunction, inputs: list, reason: str, kind: str = "other") -> Any:
         self.note_fallback(kind, reason, fn=fn, inputs=inputs)
         return fn.model(list(inputs))
 
-    def note_fallback(self, kind: str, reason: str, *, fn: WrappedFunction | None = None, name: str | None = None,
-                      inputs: list | None = None) -> None:
+    def note_fallback(
+        self,
+        kind: str,
+        reason: str,
+        *,
+        fn: WrappedFunction | None = None,
+        name: str | None = None,
+        inputs: list | None = None,
+    ) -> None:
         """A call runs without a graph: counted always, said once per function and kind with the
         reason and the remedy (REMEDIES)."""
         counters = self.counters
@@ -265,8 +327,16 @@ class TreeManager:
         if key not in self.warned:
             self.warned.add(key)
             extra = {} if fn is not None else {"function": name}
-            logs.event("run_without_capture", logging.WARNING, fn=fn, inputs=inputs, kind=kind, reason=reason,
-                       remedy=remedy(kind), **extra)
+            logs.event(
+                "run_without_capture",
+                logging.WARNING,
+                fn=fn,
+                inputs=inputs,
+                kind=kind,
+                reason=reason,
+                remedy=remedy(kind),
+                **extra,
+            )
 
     # ---- generations ---------------------------------------------------------------------
     def can_start_new_generation(self, gen: int | None = None) -> bool:
@@ -297,10 +367,18 @@ class TreeManager:
             self.counters["pending_backward"] += 1
         if ("pending", fn.id) not in self.warned:
             self.warned.add(("pending", fn.id))
-            msg = ("npu_graphtree: outputs of a previous step still wait for backward, so the graph tree cannot "
-                   "start a new generation; call backward(), detach the outputs, or "
-                   "torch.compiler.cudagraph_mark_step_begin() before each step.")
-            logs.event("pending_backward", logging.WARNING, fn=fn, reason=msg, remedy=remedy("pending_backward"))
+            msg = (
+                "npu_graphtree: outputs of a previous step still wait for backward, so the graph tree cannot "
+                "start a new generation; call backward(), detach the outputs, or "
+                "torch.compiler.cudagraph_mark_step_begin() before each step."
+            )
+            logs.event(
+                "pending_backward",
+                logging.WARNING,
+                fn=fn,
+                reason=msg,
+                remedy=remedy("pending_backward"),
+            )
             warnings.warn(msg)
 
     def _forward_without_backward(self, fn: WrappedFunction) -> None:
@@ -312,22 +390,36 @@ class TreeManager:
         self.counters["forward_without_backward"] += 1
         if ("no_backward",) not in self.warned:
             self.warned.add(("no_backward",))
-            logs.event("forward_without_backward", logging.WARNING, fn=fn, reason=(
-                "a reduce-overhead forward ran with grad enabled and its outputs never reached a backward; "
-                "each such call records a training graph that saves activations (several times slower). "
-                "For inference, call the model under torch.no_grad() or torch.inference_mode()."))
+            logs.event(
+                "forward_without_backward",
+                logging.WARNING,
+                fn=fn,
+                reason=(
+                    "a reduce-overhead forward ran with grad enabled and its outputs never reached a backward; "
+                    "each such call records a training graph that saves activations (several times slower). "
+                    "For inference, call the model under torch.no_grad() or torch.inference_mode()."
+                ),
+            )
 
     def end_generation(self) -> None:
         """Outputs of the ending path that the user still holds are about to be overwritten."""
         node = self.current
         path = node.path
-        held = [(n, j, t) for n in path for j, tref in enumerate(n.tensor_refs)
-                if tref is not None and (t := tref()) is not None]
+        held = [
+            (n, j, t)
+            for n in path
+            for j, tref in enumerate(n.tensor_refs)
+            if tref is not None and (t := tref()) is not None
+        ]
         if held and config.generation_cloning() == "user_visible":
             clones: dict[int, torch.UntypedStorage] = {}
             for _, _, t in held:
-                st.clone_out_of_pool(t, clones)  # outputs the user holds survive the new generation as clones
-            logs.event("generation_clone", fn=node.fn, outputs=len(held), generation=self.current_gen)
+                st.clone_out_of_pool(
+                    t, clones
+                )  # outputs the user holds survive the new generation as clones
+            logs.event(
+                "generation_clone", fn=node.fn, outputs=len(held), generation=self.current_gen
+            )
         elif held or next(node.path_live_refs(), None) is not None:
             if self.state == "execution":
                 self.apply_checkpoint(node)  # every live storage owns its block from here
@@ -335,10 +427,19 @@ class TreeManager:
             msgs: dict[int, str] = {}
             for n in path:
                 traces = list(n.fn.stack_traces or [])
-                if traces and len(traces) != len(n.tensor_refs):  # a mismatch is logged; pair what exists, clean all
-                    logs.event("stack_trace_mismatch", logging.WARNING, fn=n.fn, outputs=len(n.tensor_refs),
-                               stack_traces=len(traces))
-                for j, (tref, trace) in enumerate(itertools.zip_longest(n.tensor_refs, traces[:len(n.tensor_refs)])):
+                if traces and len(traces) != len(
+                    n.tensor_refs
+                ):  # a mismatch is logged; pair what exists, clean all
+                    logs.event(
+                        "stack_trace_mismatch",
+                        logging.WARNING,
+                        fn=n.fn,
+                        outputs=len(n.tensor_refs),
+                        stack_traces=len(traces),
+                    )
+                for j, (tref, trace) in enumerate(
+                    itertools.zip_longest(n.tensor_refs, traces[: len(n.tensor_refs)])
+                ):
                     msg = self.dealloc_message(n.fn, j, trace)
                     ref = n.output_refs[j] if j < len(n.output_refs) else None
                     if ref is not None:
@@ -346,7 +447,11 @@ class TreeManager:
                     t = tref() if tref is not None else None
                     if t is not None:
                         st.invalidate_tensor(self.adapter, t, msg)
-            lingering = [(ref, s) for ref in node.path_live_refs() if ref.owned and (s := ref.storage()) is not None]
+            lingering = [
+                (ref, s)
+                for ref in node.path_live_refs()
+                if ref.owned and (s := ref.storage()) is not None
+            ]
             if native:  # as upstream: free the block under the storage, poison its data pointer
                 for ref, s in lingering:
                     self.adapter.free_and_poison_storage(s._cdata, msgs.get(ref.ptr, ""))
@@ -358,8 +463,13 @@ class TreeManager:
                 for ref, _ in lingering:
                     ref.owned = False
                     self.kept_for_holders.add(ref.ptr)
-            logs.event("generation_end", fn=node.fn, invalidated=len(held), generation=self.current_gen,
-                       path=self.path_names(node))
+            logs.event(
+                "generation_end",
+                fn=node.fn,
+                invalidated=len(held),
+                generation=self.current_gen,
+                path=self.path_names(node),
+            )
         self._set_current(None, "none")
 
     @staticmethod
@@ -367,15 +477,19 @@ class TreeManager:
         where = stack_trace.strip() if stack_trace else "[no stack trace recorded]"
         what = f"output {index} of {fn.name!r} ({fn.mode.name.lower()}, compile id {fn.compile_id})"
         if fn.mode is Mode.BACKWARD:  # a gradient overwritten by a later replay: say how to keep it
-            return (f"Error: accessing gradient {what}, which a later graph replay has overwritten. "
-                    f"Stack trace: {where}. This happens with reduce-overhead graph trees and gradient "
-                    "accumulation when a .grad tensor was allocated during graph capture. Fixes: allocate "
-                    "stable .grad buffers outside capture before the compiled backward runs (run one eager "
-                    "warmup iteration, or preallocate zeroed .grad tensors); or, without gradient accumulation, "
-                    "set .grad to None (optimizer.zero_grad(set_to_none=True)) before each backward.")
-        return (f"Error: accessing {what}, which a later graph replay has overwritten. Stack trace: {where}. "
-                "Clone the tensor outside the compiled region to keep it, or call "
-                "torch.compiler.cudagraph_mark_step_begin() before each model invocation.")
+            return (
+                f"Error: accessing gradient {what}, which a later graph replay has overwritten. "
+                f"Stack trace: {where}. This happens with reduce-overhead graph trees and gradient "
+                "accumulation when a .grad tensor was allocated during graph capture. Fixes: allocate "
+                "stable .grad buffers outside capture before the compiled backward runs (run one eager "
+                "warmup iteration, or preallocate zeroed .grad tensors); or, without gradient accumulation, "
+                "set .grad to None (optimizer.zero_grad(set_to_none=True)) before each backward."
+            )
+        return (
+            f"Error: accessing {what}, which a later graph replay has overwritten. Stack trace: {where}. "
+            "Clone the tensor outside the compiled region to keep it, or call "
+            "torch.compiler.cudagraph_mark_step_begin() before each model invocation."
+        )
 
     # ---- memory --------------------------------------------------------------------------
     def apply_checkpoint(self, node: GraphNode) -> None:
@@ -396,23 +510,32 @@ class TreeManager:
             listed = self.adapter.checkpoint_blocks(node.checkpoint)
             if now is not None and listed is not None:
                 extra = now - listed - self.kept_for_holders
-                assert not extra, f"restoring node {node.id} would free {len(extra)} block(s) whose storages it is not given"
-        self.adapter.restore(self.device_index, node.checkpoint, [s for _, s in handles if s is not None],
-                             list(dead.items()))
+                assert not extra, (
+                    f"restoring node {node.id} would free {len(extra)} block(s) whose storages it is not given"
+                )
+        self.adapter.restore(
+            self.device_index,
+            node.checkpoint,
+            [s for _, s in handles if s is not None],
+            list(dead.items()),
+        )
         for ref, _ in handles:
             ref.owned = True
         self.counters["checkpoints"] += 1
         if config.slow_asserts:
             blocks = self.adapter.live_blocks(self.device_index, self.pool)
             if blocks is not None:
-                assert set(live) <= blocks and not (set(dead) & blocks), "pool state disagrees with the tree"
+                assert set(live) <= blocks and not (set(dead) & blocks), (
+                    "pool state disagrees with the tree"
+                )
 
     def disown(self, storages: list[torch.UntypedStorage]) -> None:
         """Blocks that stay allocated through every later checkpoint; their storages must not
         free them."""
         state = self.adapter.checkpoint(self.device_index, self.pool)
-        self.adapter._fn(f"{self.adapter._p}setCheckpointPoolState")(self.device_index, state,
-                                                                     [s._cdata for s in storages], [])
+        self.adapter._fn(f"{self.adapter._p}setCheckpointPoolState")(
+            self.device_index, state, [s._cdata for s in storages], []
+        )
 
     # ---- node kinds ----------------------------------------------------------------------
     def _set_current(self, node: Node | None, state: str) -> None:
@@ -430,19 +553,37 @@ class TreeManager:
                 out = node.run(inputs)
         finally:
             _tls.active_manager = None
-        off = [o.device for o in out if isinstance(o, torch.Tensor) and o.device != self.adapter.device(self.device_index)]
+        off = [
+            o.device
+            for o in out
+            if isinstance(o, torch.Tensor) and o.device != self.adapter.device(self.device_index)
+        ]
         if off:  # a graph would compute these on the host from poisoned inputs: never capture
             fn.disabled = f"outputs on {sorted(set(map(str, off)))}, not {self.adapter.device(self.device_index)}"
             fn.disabled_kind = "host_outputs"
             self.warned.add((fn.id, "host_outputs"))  # said here, with the warmup's inputs
-            logs.event("run_without_capture", logging.WARNING, fn=fn, inputs=inputs, kind="host_outputs",
-                       reason=fn.disabled, remedy=remedy("host_outputs"))
+            logs.event(
+                "run_without_capture",
+                logging.WARNING,
+                fn=fn,
+                inputs=inputs,
+                kind="host_outputs",
+                reason=fn.disabled,
+                remedy=remedy("host_outputs"),
+            )
         if not self.warmup_incomplete:
             self.warmed_up.add(fn.id)
         self.counters["warmups"] += 1
         self._set_current(node, "warmup")
-        logs.event("warmup", fn=fn, inputs=inputs, node=node.id, path=self.path_names(node),
-                   generation=self.current_gen, complete=not self.warmup_incomplete)
+        logs.event(
+            "warmup",
+            fn=fn,
+            inputs=inputs,
+            node=node.id,
+            path=self.path_names(node),
+            generation=self.current_gen,
+            complete=not self.warmup_incomplete,
+        )
         return out
 
     def _record(self, fn: WrappedFunction, inputs: list, gen: int) -> Any:
@@ -465,8 +606,16 @@ class TreeManager:
         (self.roots if parent is None else parent.children)[fn.id].append(node)
         self._set_current(node, "recording")
         self.counters["records"] += 1
-        logs.event("record", fn=fn, inputs=inputs, node=node.id, path=self.path_names(node),
-                   generation=self.current_gen, kernel_free=node.kernel_free, copies=len(node.copy_idxs))
+        logs.event(
+            "record",
+            fn=fn,
+            inputs=inputs,
+            node=node.id,
+            path=self.path_names(node),
+            generation=self.current_gen,
+            kernel_free=node.kernel_free,
+            copies=len(node.copy_idxs),
+        )
         return node.first_outputs
 
     def _execute(self, node: GraphNode, inputs: list, gen: int) -> Any:
@@ -480,8 +629,15 @@ class TreeManager:
         self._set_current(node, "execution")
         self.counters["replays"] += 1
         if logs.log.isEnabledFor(logging.DEBUG):
-            logs.event("replay", logging.DEBUG, fn=node.fn, inputs=inputs, node=node.id,
-                       path=self.path_names(node), generation=self.current_gen)
+            logs.event(
+                "replay",
+                logging.DEBUG,
+                fn=node.fn,
+                inputs=inputs,
+                node=node.id,
+                path=self.path_names(node),
+                generation=self.current_gen,
+            )
         return out
 
     @staticmethod
@@ -522,11 +678,22 @@ class TreeManager:
             keep |= set(map(id, self.current.path))
         excess = len(live) - budget + 1
         while excess > 0:
-            leaves = [n for n in self.graph_nodes() if n.graph is not None and id(n) not in keep
-                      and not any(n.children.values()) and not any(r is not None and r.live() for r in n.output_refs)]
+            leaves = [
+                n
+                for n in self.graph_nodes()
+                if n.graph is not None
+                and id(n) not in keep
+                and not any(n.children.values())
+                and not any(r is not None and r.live() for r in n.output_refs)
+            ]
             if not leaves:
-                logs.event("graph_budget_full", logging.WARNING, live=len(live), budget=budget,
-                           reason="every live graph is on the current path or has live outputs")
+                logs.event(
+                    "graph_budget_full",
+                    logging.WARNING,
+                    live=len(live),
+                    budget=budget,
+                    reason="every live graph is on the current path or has live outputs",
+                )
                 return
             self._evict(min(leaves, key=lambda n: getattr(n, "last_used", -1)), budget)
             excess -= 1
@@ -540,11 +707,17 @@ class TreeManager:
         self.counters["evictions"] += 1
         first = ("evict",) not in self.warned
         self.warned.add(("evict",))
-        logs.event("evict", logging.WARNING if first else logging.INFO, fn=node.fn, node=node.id, budget=budget,
-                   reason="graph budget reached: the least recently replayed graph is dropped (it re-records "
-                          "when called again)",
-                   remedy="raise npu_graphtree.config.max_live_graphs (up to the device's budget) or capture "
-                          "fewer sizes (torch._inductor.config.triton.cudagraph_capture_sizes)")
+        logs.event(
+            "evict",
+            logging.WARNING if first else logging.INFO,
+            fn=node.fn,
+            node=node.id,
+            budget=budget,
+            reason="graph budget reached: the least recently replayed graph is dropped (it re-records "
+            "when called again)",
+            remedy="raise npu_graphtree.config.max_live_graphs (up to the device's budget) or capture "
+            "fewer sizes (torch._inductor.config.triton.cudagraph_capture_sizes)",
+        )
 
     def stats(self) -> dict[str, int]:
         """The tree's counters plus the graphs alive now and the budget (0: none)."""

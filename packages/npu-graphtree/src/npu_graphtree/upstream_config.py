@@ -69,9 +69,13 @@ def force_warmup() -> bool:
 
 @functools.cache
 def _readers() -> tuple:
-    return (_reader("cudagraph_trees", True), _reader("cudagraph_capture_sizes", None),
-            _reader("cudagraph_unexpected_rerecord_limit", 128), _reader("skip_cudagraph_warmup", False),
-            _reader("force_cudagraphs_warmup", False))
+    return (
+        _reader("cudagraph_trees", True),
+        _reader("cudagraph_capture_sizes", None),
+        _reader("cudagraph_unexpected_rerecord_limit", 128),
+        _reader("skip_cudagraph_warmup", False),
+        _reader("force_cudagraphs_warmup", False),
+    )
 
 
 class Snapshot:

@@ -8,8 +8,11 @@ import functools
 from .patches import upstream_patch
 
 
-@upstream_patch("torch._inductor.compile_fx.compile_fx", versions="torch 2.13, 2.14, 2.15",
-                removed_by="an upstream per-compile context hook (a device-aware compile_fx callback registry)")
+@upstream_patch(
+    "torch._inductor.compile_fx.compile_fx",
+    versions="torch 2.13, 2.14, 2.15",
+    removed_by="an upstream per-compile context hook (a device-aware compile_fx callback registry)",
+)
 def dispatch_compile_fx(entered, per_graph) -> bool:
     """``torch._inductor.compile_fx.compile_fx`` (what Dynamo's "inductor" backend looks up by
     name at each compile) runs inside the contexts components registered with
@@ -50,15 +53,23 @@ def dispatch_compile_fx(entered, per_graph) -> bool:
 # Scheduler.create_backend (refuses a GPU-like device without Triton) and
 # autotune_cache.inductor_meta_from_config (no backend_hash, so the bundled autotune cache
 # asserts); the others keep upstream's function
-_HAS_TRITON_USERS = ("torch.utils._triton", "torch._inductor.scheduler", "torch._inductor.runtime.autotune_cache")
+_HAS_TRITON_USERS = (
+    "torch.utils._triton",
+    "torch._inductor.scheduler",
+    "torch._inductor.runtime.autotune_cache",
+)
 
 
-@upstream_patch("torch.utils._triton.has_triton", torch=("2.13",), versions="torch 2.13 (2.14+: upstream asks every registered device interface, no patch)",
-                removed_by="torch 2.14's has_triton(), which asks every registered DeviceInterface "
-                           "(is_available and is_triton_capable): not installed there",
-                reason="torch.utils._triton.has_triton() only asks cuda, xpu, cpu and mtia; it also answers True "
-                       "where the npu device interface is available and triton-capable, except while a graph "
-                       "without npu devices is lowered.")
+@upstream_patch(
+    "torch.utils._triton.has_triton",
+    torch=("2.13",),
+    versions="torch 2.13 (2.14+: upstream asks every registered device interface, no patch)",
+    removed_by="torch 2.14's has_triton(), which asks every registered DeviceInterface "
+    "(is_available and is_triton_capable): not installed there",
+    reason="torch.utils._triton.has_triton() only asks cuda, xpu, cpu and mtia; it also answers True "
+    "where the npu device interface is available and triton-capable, except while a graph "
+    "without npu devices is lowered.",
+)
 def has_triton_knows_npu() -> bool:
     """``torch.utils._triton.has_triton()`` only asks cuda, xpu, cpu and mtia. Three things
     need it True on a machine whose Triton device is npu (npu-sim, or torch_npu without a

@@ -38,13 +38,20 @@ def _facts(triton_meta: dict, inductor_meta: dict | None, filename: str | None):
     from . import ub_model
 
     meta = inductor_meta or {}
-    prof = ub_model.kernel_profile(filename, meta.get("kernel_name"), triton_meta.get("signature", {}))
+    prof = ub_model.kernel_profile(
+        filename, meta.get("kernel_name"), triton_meta.get("signature", {})
+    )
     dev = device_facts.device_for(meta, device_facts.index_of(triton_meta))
     return prof, dev, soc_family(dev.soc)
 
 
-def fits_ub_estimate(kwargs: dict, multibuffer: bool, triton_meta: dict, inductor_meta: dict | None,
-                     filename: str | None) -> bool:
+def fits_ub_estimate(
+    kwargs: dict,
+    multibuffer: bool,
+    triton_meta: dict,
+    inductor_meta: dict | None,
+    filename: str | None,
+) -> bool:
     """Whether a config's blocks fit the device's UB by the kernel's body-aware estimate
     (True when the kernel's source cannot be read: nothing to say against it)."""
     from . import ub_model
@@ -53,8 +60,13 @@ def fits_ub_estimate(kwargs: dict, multibuffer: bool, triton_meta: dict, inducto
     return prof is None or ub_model.estimate(prof, kwargs, multibuffer, family) <= dev.ub_bytes
 
 
-def fit_to_ub(configs: list, size_hints: dict, triton_meta: dict, inductor_meta: dict | None,
-              filename: str | None) -> list:
+def fit_to_ub(
+    configs: list,
+    size_hints: dict,
+    triton_meta: dict,
+    inductor_meta: dict | None,
+    filename: str | None,
+) -> list:
     """Every config shrunk (its outermost block above 1 halved, repeatedly) until the kernel's UB
     estimate from its body (ub_model, calibrated never below bishengir's figure) fits the
     device's UB with the multi-buffer setting the config compiles with. A config that cannot
@@ -73,7 +85,11 @@ def fit_to_ub(configs: list, size_hints: dict, triton_meta: dict, inductor_meta:
         multibuffer = (getattr(cfg, "num_stages", 1) or 1) >= 2
         kwargs = dict(cfg.kwargs)
         while ub_model.estimate(prof, kwargs, multibuffer, family) > dev.ub_bytes:
-            blocks = [k for k in _SHRINK_ORDER if isinstance(kwargs.get(k), int) and kwargs[k] > max(1, floor.get(k, 1))]
+            blocks = [
+                k
+                for k in _SHRINK_ORDER
+                if isinstance(kwargs.get(k), int) and kwargs[k] > max(1, floor.get(k, 1))
+            ]
             if not blocks:
                 kwargs = dict(cfg.kwargs)
                 break
@@ -82,12 +98,18 @@ def fit_to_ub(configs: list, size_hints: dict, triton_meta: dict, inductor_meta:
         if key in seen:
             continue
         seen.add(key)
-        out.append(cfg if kwargs == cfg.kwargs else type(cfg)(kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages))
+        out.append(
+            cfg
+            if kwargs == cfg.kwargs
+            else type(cfg)(kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+        )
     return out
 
 
 # triton-ascend / bishengir: "ub overflow, requires 1703936 bits while 1572864 bits available"
-UB_OVERFLOW = re.compile(r"ub overflow.*?requires?\s+(\d+)\s*bits(?:.*?(\d+)\s*bits)?", re.IGNORECASE | re.DOTALL)
+UB_OVERFLOW = re.compile(
+    r"ub overflow.*?requires?\s+(\d+)\s*bits(?:.*?(\d+)\s*bits)?", re.IGNORECASE | re.DOTALL
+)
 
 
 def _error_texts(exc: BaseException):

@@ -32,8 +32,10 @@ def around_wait(owner: str, fn: Callable[..., Any]) -> None:
     One owner; a second owner is an error (two wrappers would each need the other's order)."""
     with _lock:
         if _waiter and getattr(_waiter[0], "_owner", owner) != owner:
-            raise RuntimeError(f"npu_inductor_core.async_compile: the wait is already wrapped by "
-                               f"{_waiter[0]._owner}; {owner} cannot wrap it too")
+            raise RuntimeError(
+                f"npu_inductor_core.async_compile: the wait is already wrapped by "
+                f"{_waiter[0]._owner}; {owner} cannot wrap it too"
+            )
         fn._owner = owner
         _waiter[:] = [fn]
 

@@ -82,8 +82,14 @@ def _ordered(hooks: list[_Hook]) -> list[_Hook]:
     pending = list(hooks)
     while pending:
         placed = {h.owner for h in out}
-        ready = next((h for h in pending if all(a in placed or a not in {p.owner for p in pending}
-                                                for a in h.after)), pending[0])  # a cycle: keep order
+        ready = next(
+            (
+                h
+                for h in pending
+                if all(a in placed or a not in {p.owner for p in pending} for a in h.after)
+            ),
+            pending[0],
+        )  # a cycle: keep order
         out.append(ready)
         pending.remove(ready)
     return out

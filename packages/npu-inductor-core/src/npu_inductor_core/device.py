@@ -59,7 +59,7 @@ class Device:
 
 
 def family(soc_version: int | None) -> str:
-    """"950" for the 950 family (SoC version >= 260), else "910B" (also without a device)."""
+    """ "950" for the 950 family (SoC version >= 260), else "910B" (also without a device)."""
     return "950" if soc_version is not None and soc_version >= SOC_950 else "910B"
 
 
@@ -118,8 +118,11 @@ def _read(index: int) -> Device:
     return Device(
         ub_bytes=plannable_ub(getattr(props, "ub_size", None), soc_version),
         vector_cores=int(getattr(props, "vector_core_num", None) or DEFAULT_VECTOR_CORES),
-        cube_cores=int(getattr(props, "cube_core_num", None) or getattr(props, "multi_processor_count", None)
-                       or DEFAULT_CUBE_CORES),
+        cube_cores=int(
+            getattr(props, "cube_core_num", None)
+            or getattr(props, "multi_processor_count", None)
+            or DEFAULT_CUBE_CORES
+        ),
         soc=str(getattr(props, "name", "") or "unknown"),
         soc_version=soc_version,
         flavour="sim" if provider == "npu_sim" else "ascend",

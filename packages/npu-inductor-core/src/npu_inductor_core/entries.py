@@ -19,5 +19,7 @@ def sim_launch():
     """npu-sim's launch entry (``npu_inductor.sim_launch: launch``)."""
     launch = entry(SIM_LAUNCH_GROUP, "launch")
     if launch is None:
-        raise RuntimeError(f"device 'npu' is simulated but no '{SIM_LAUNCH_GROUP}: launch' entry point is installed")
+        raise RuntimeError(
+            f"device 'npu' is simulated but no '{SIM_LAUNCH_GROUP}: launch' entry point is installed"
+        )
     return launch

@@ -54,8 +54,13 @@ def text(name: str, default: str | None = None, internal: bool = False) -> str |
     return default if raw is None else raw
 
 
-def flag(name: str, default: bool, false: Iterable[str] = ("0",), true: Iterable[str] = ("1",),
-         internal: bool = False) -> Any:
+def flag(
+    name: str,
+    default: bool,
+    false: Iterable[str] = ("0",),
+    true: Iterable[str] = ("1",),
+    internal: bool = False,
+) -> Any:
     """A bool from the spellings the component accepted before (``false`` / ``true``);
     anything else is kept as the raw string for ``check`` to reject."""
     raw = _raw(name, internal)
@@ -120,7 +125,9 @@ def _apply(values: Mapping[str, str | None]) -> None:
             os.environ[k] = v
 
 
-def check(config: ModuleType, key: str, ok: Callable[[Any], bool], allowed: str, env: str | None = None) -> Any:
+def check(
+    config: ModuleType, key: str, ok: Callable[[Any], bool], allowed: str, env: str | None = None
+) -> Any:
     """``config.<key>`` read now (so ``config.patch`` is honoured), or ValueError naming the
     key, its environment variable and what it may be."""
     value = getattr(config, key)
@@ -167,7 +174,9 @@ def install(module_name: str, rules: Rules | None = None) -> ModuleType:
                 raise ValueError(f"{self.__name__}.{name} must be {rule[1]}, got {value!r}")
             super().__setattr__(name, value)
 
-    ModuleType.__setattr__(module, "__class__", CheckedConfigModule)  # past ConfigModule's own setattr
+    ModuleType.__setattr__(
+        module, "__class__", CheckedConfigModule
+    )  # past ConfigModule's own setattr
     for key, (ok, allowed, env) in rules.items():
         check(module, key, ok, allowed, env)
     return module

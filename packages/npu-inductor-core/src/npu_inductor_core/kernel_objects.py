@@ -20,15 +20,32 @@ from typing import Any, Callable
 GROUP = "npu_inductor.heuristics"
 
 # upstream's ``triton_heuristics`` decorators a generated kernel may call
-HEURISTIC_NAMES = ("pointwise", "reduction", "persistent_reduction", "split_scan", "template", "user_autotune",
-                   "foreach", "fixed_config", "cooperative_reduction")
+HEURISTIC_NAMES = (
+    "pointwise",
+    "reduction",
+    "persistent_reduction",
+    "split_scan",
+    "template",
+    "user_autotune",
+    "foreach",
+    "fixed_config",
+    "cooperative_reduction",
+)
 
 # the kernel-object methods its tuning part takes over: the part's method of that name gets
 # (kernel object, the launch's own method, *args) (``precompile_worker`` is upstream's
 # ``_precompile_worker``, ``precompile_config`` ``_precompile_config``,
 # ``create_compile_options`` ``_create_compile_options``)
-TUNING_HOOKS = ("precompile", "precompile_worker", "precompile_config", "create_compile_options", "bench",
-                "coordinate_descent_tuning", "benchmark_all_configs", "run")
+TUNING_HOOKS = (
+    "precompile",
+    "precompile_worker",
+    "precompile_config",
+    "create_compile_options",
+    "bench",
+    "coordinate_descent_tuning",
+    "benchmark_all_configs",
+    "run",
+)
 # and what the kernel object asks it: ``in_progress(kernel)``, True while the config a call
 # launches is not settled (the direct-launch probe waits)
 TUNING_QUERIES = ("in_progress",)
@@ -98,7 +115,9 @@ def register_tuning(device: str, owner: str, part: Any) -> None:
     """The tuning part of ``device``'s kernel objects (one owner)."""
     have = _tuning.get(device)
     if have is not None and type(have) is not type(part):
-        raise ValueError(f"{owner}: device {device!r} already has the tuning part {type(have).__qualname__}")
+        raise ValueError(
+            f"{owner}: device {device!r} already has the tuning part {type(have).__qualname__}"
+        )
     _tuning[device] = part
 
 
@@ -113,7 +132,9 @@ def _load_providers(device: str) -> None:
             ep.load().register()
         except Exception as exc:  # a broken provider is an error, not a silent fallback
             _loaded.discard(device)
-            raise RuntimeError(f"npu heuristics provider {ep.value!r} ({GROUP}) failed to load: {exc}") from exc
+            raise RuntimeError(
+                f"npu heuristics provider {ep.value!r} ({GROUP}) failed to load: {exc}"
+            ) from exc
 
 
 def heuristic(device: str, name: str) -> Callable:

@@ -49,8 +49,14 @@ _active: dict[str, tuple[Patch, ...]] = {}  # installer -> its patches, once ins
 _lock = threading.Lock()
 
 
-def upstream_patch(*symbols: str, versions: str, removed_by: str, reason: str | None = None,
-                   owner: str | None = None, torch: tuple[str, ...] | None = None) -> Callable[[F], F]:
+def upstream_patch(
+    *symbols: str,
+    versions: str,
+    removed_by: str,
+    reason: str | None = None,
+    owner: str | None = None,
+    torch: tuple[str, ...] | None = None,
+) -> Callable[[F], F]:
     """Decorate the installer of a patch of ``symbols`` (dotted upstream names).
 
     ``torch`` names the torch release series whose upstream needs the patch (on any other the
@@ -69,8 +75,10 @@ def upstream_patch(*symbols: str, versions: str, removed_by: str, reason: str | 
         why = reason or first_sentence(install.__doc__ or "")
         if not why:
             raise ValueError(f"{name}: a patch needs a reason (docstring or reason=)")
-        records = tuple(Patch(s, by, versions, why, removed_by, name, tuple(torch) if torch else None)
-                        for s in symbols)
+        records = tuple(
+            Patch(s, by, versions, why, removed_by, name, tuple(torch) if torch else None)
+            for s in symbols
+        )
         _declared[name] = records
 
         @functools.wraps(install)
@@ -113,9 +121,11 @@ def _check_owner(records: tuple[Patch, ...]) -> None:
     for other in active():
         for p in records:
             if other.symbol == p.symbol and other.owner != p.owner:
-                raise PatchConflict(f"{p.symbol} is replaced by {other.owner} ({other.installer}) and "
-                                    f"{p.owner} ({p.installer}): one upstream symbol, one owner; "
-                                    "register a callback with the first instead")
+                raise PatchConflict(
+                    f"{p.symbol} is replaced by {other.owner} ({other.installer}) and "
+                    f"{p.owner} ({p.installer}): one upstream symbol, one owner; "
+                    "register a callback with the first instead"
+                )
 
 
 # a period after a word (not "e.g." inside a sentence, not "2.13", not "torch._inductor") and

@@ -28,24 +28,60 @@ from __future__ import annotations
 import functools
 
 from torch._inductor.runtime.runtime_utils import next_power_of_2  # noqa: F401 (re-exported)
-from torch._inductor.runtime.triton_compat import Config  # triton.Config (torch is the one dependency)
+from torch._inductor.runtime.triton_compat import (
+    Config,
+)  # triton.Config (torch is the one dependency)
 
 from . import ub_model
 from .ascend_rules import (  # noqa: F401 (re-exported)
-    INDIRECT_KEY, UB_OVERFLOW, fit_to_ub, fits_ub_estimate, soc_family, ub_overflow, without_one_row_indirect)
+    INDIRECT_KEY,
+    UB_OVERFLOW,
+    fit_to_ub,
+    fits_ub_estimate,
+    soc_family,
+    ub_overflow,
+    without_one_row_indirect,
+)
+
 # the device facts (UB the compiler plans, vector cores): the kernel's recorded facts first, so
 # a compile worker, which opens no device, tiles for the real SoC
 from .device import (  # noqa: F401 (re-exported)
-    DEFAULT_UB, DEFAULT_VECTOR_CORES, FACTS_KEY, UB_950, Device, device, device_for)
+    DEFAULT_UB,
+    DEFAULT_VECTOR_CORES,
+    FACTS_KEY,
+    UB_950,
+    Device,
+    device,
+    device_for,
+)
 
 ALIGN_BYTES = 32  # innermost blocks cover at least 32 bytes
 MULTIBUFFER_STAGES = 2
-_DTYPE_BYTES = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "fp16": 2, "bf16": 2,
-                "i16": 2, "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1, "fp8e5": 1}
+_DTYPE_BYTES = {
+    "fp64": 8,
+    "i64": 8,
+    "u64": 8,
+    "fp32": 4,
+    "i32": 4,
+    "u32": 4,
+    "fp16": 2,
+    "bf16": 2,
+    "i16": 2,
+    "u16": 2,
+    "i8": 1,
+    "u8": 1,
+    "i1": 1,
+    "fp8e4nv": 1,
+    "fp8e5": 1,
+}
 
 
 def _pointers(triton_meta: dict) -> list[tuple[str, str]]:
-    return [(name, str(t)[1:]) for name, t in triton_meta.get("signature", {}).items() if str(t).startswith("*")]
+    return [
+        (name, str(t)[1:])
+        for name, t in triton_meta.get("signature", {}).items()
+        if str(t).startswith("*")
+    ]
 
 
 def element_bytes(triton_meta: dict) -> int:
@@ -73,16 +109,27 @@ def _family(dev: Device) -> str:
     return soc_family(dev.soc)
 
 
-def buffers_bytes(counts: dict, tile: int, dev: Device | None, multibuffer: bool = False,
-                  family: str | None = None) -> int:
+def buffers_bytes(
+    counts: dict,
+    tile: int,
+    dev: Device | None,
+    multibuffer: bool = False,
+    family: str | None = None,
+) -> int:
     """UB bytes of ``counts`` buffers of ``tile`` elements on the device (or the UB model's
     calibration ``family``): ``ub_model.estimate_buffers``."""
-    return ub_model.estimate_buffers(counts, max(1, int(tile)), multibuffer, family or _family(dev or Device()))
+    return ub_model.estimate_buffers(
+        counts, max(1, int(tile)), multibuffer, family or _family(dev or Device())
+    )
 
 
-def fits_buffers(counts: dict, tile: int, dev: Device, multibuffer: bool = False, ub_bytes: int | None = None) -> bool:
+def fits_buffers(
+    counts: dict, tile: int, dev: Device, multibuffer: bool = False, ub_bytes: int | None = None
+) -> bool:
     """Whether ``counts`` buffers of ``tile`` elements fit the device's UB (or ``ub_bytes``)."""
-    return buffers_bytes(counts, tile, dev, multibuffer) <= (dev.ub_bytes if ub_bytes is None else ub_bytes)
+    return buffers_bytes(counts, tile, dev, multibuffer) <= (
+        dev.ub_bytes if ub_bytes is None else ub_bytes
+    )
 
 
 def max_block_elements(dev: Device) -> int:
@@ -133,15 +180,24 @@ def fits_ub(cfg, triton_meta: dict, dev: Device, persistent_rnumel: int | None =
     """Whether a config (or its kwargs) fits the UB before the body is read: its block within
     ``element_budget`` for the multi-buffer setting it compiles with."""
     kwargs = getattr(cfg, "kwargs", cfg)
-    return block_numel(kwargs, persistent_rnumel) <= element_budget(triton_meta, dev, is_multibuffer(cfg))
+    return block_numel(kwargs, persistent_rnumel) <= element_budget(
+        triton_meta, dev, is_multibuffer(cfg)
+    )
 
 
-def ub_estimate(config_kwargs: dict, triton_meta: dict, inductor_meta: dict | None = None,
-                size_hints: dict | None = None, multibuffer: bool = False) -> int:
+def ub_estimate(
+    config_kwargs: dict,
+    triton_meta: dict,
+    inductor_meta: dict | None = None,
+    size_hints: dict | None = None,
+    multibuffer: bool = False,
+) -> int:
     """The UB bytes of a config before the body is read (the floor of ``block_buffers``, what
     ``element_budget`` caps with); the Ascend check reports it beside the body estimate."""
     rn = persistent_rnumel(size_hints, config_kwargs)
-    return ub_model.floor_bytes(block_buffers(triton_meta), block_numel(config_kwargs, rn), multibuffer)
+    return ub_model.floor_bytes(
+        block_buffers(triton_meta), block_numel(config_kwargs, rn), multibuffer
+    )
 
 
 def persistent_rnumel(size_hints: dict | None, kwargs: dict) -> int | None:
@@ -197,8 +253,14 @@ def _fitting(configs: list, triton_meta: dict, dev: Device, rn: int | None = Non
     return unique([c for c in configs if fits_ub(c, triton_meta, dev, rn)] or configs)
 
 
-def pointwise(size_hints: dict, triton_meta: dict, dev: Device, *, exhaustive: bool = False,
-              multibuffer: bool = False) -> list[Config]:
+def pointwise(
+    size_hints: dict,
+    triton_meta: dict,
+    dev: Device,
+    *,
+    exhaustive: bool = False,
+    multibuffer: bool = False,
+) -> list[Config]:
     """Blocks over x (innermost, 32-byte aligned), then y and z, one candidate per program count."""
     dims = [d for d in ("x", "y", "z") if d in size_hints]
     sizes = {d: next_power_of_2(max(1, int(size_hints[d]))) for d in dims}
@@ -226,11 +288,22 @@ def tiled_rows(size_hints: dict, room: int) -> dict:
     if "y" not in size_hints:
         return {}
     room = max(1, int(room))
-    return {"YBLOCK": max(1, min(next_power_of_2(max(1, int(size_hints["y"]))), 1 << (room.bit_length() - 1)))}
+    return {
+        "YBLOCK": max(
+            1, min(next_power_of_2(max(1, int(size_hints["y"]))), 1 << (room.bit_length() - 1))
+        )
+    }
 
 
-def reduction(size_hints: dict, triton_meta: dict, dev: Device, persistent: bool = False, *,
-              exhaustive: bool = False, multibuffer: bool = False) -> list[Config]:
+def reduction(
+    size_hints: dict,
+    triton_meta: dict,
+    dev: Device,
+    persistent: bool = False,
+    *,
+    exhaustive: bool = False,
+    multibuffer: bool = False,
+) -> list[Config]:
     """XBLOCK rows per program (split axis), R0_BLOCK of the reduction per sub-block (looped
     reductions only: persistent ones hold the whole row; exhaustive tuning also tries half and
     a quarter of it)."""
@@ -243,13 +316,17 @@ def reduction(size_hints: dict, triton_meta: dict, dev: Device, persistent: bool
             rblocks = [None]
         else:
             r0 = min(rnumel, max(min_block(triton_meta), budget // 4), 2048)
-            rblocks = [r0] + ([r for r in (r0 // 2, r0 // 4) if r >= min_block(triton_meta)] if exhaustive else [])
+            rblocks = [r0] + (
+                [r for r in (r0 // 2, r0 // 4) if r >= min_block(triton_meta)] if exhaustive else []
+            )
         for rblock in rblocks:
             per_row = rnumel if rblock is None else rblock
             max_x = max(1, min(xnumel, budget // per_row))
             for programs in program_targets(xnumel, dev, exhaustive):
                 xblock = max(1, min(max_x, next_power_of_2(-(-xnumel // programs))))
-                kwargs = {"XBLOCK": xblock} if rblock is None else {"XBLOCK": xblock, "R0_BLOCK": rblock}
+                kwargs = (
+                    {"XBLOCK": xblock} if rblock is None else {"XBLOCK": xblock, "R0_BLOCK": rblock}
+                )
                 kwargs.update(tiled_rows(size_hints, max_x // xblock))
                 out.append(make(kwargs, mb))
     return _fitting(out, triton_meta, dev, rnumel if persistent else None)
@@ -259,11 +336,14 @@ def reduction(size_hints: dict, triton_meta: dict, dev: Device, persistent: bool
 ACC_BYTES = 4  # fp32 / int32 accumulator
 
 
-def gemm_epilogue_fits(block_m: int, block_n: int, dev: Device, accumulators: int = 1,
-                       ub_bytes: int | None = None) -> bool:
+def gemm_epilogue_fits(
+    block_m: int, block_n: int, dev: Device, accumulators: int = 1, ub_bytes: int | None = None
+) -> bool:
     """Whether the vector epilogue of a GEMM tile fits the UB: each fp32 accumulator of the
     tile and its post-processed copy, priced by the UB model (a value buffer each)."""
-    return fits_buffers({"v": {ACC_BYTES: 2 * accumulators}}, block_m * block_n, dev, ub_bytes=ub_bytes)
+    return fits_buffers(
+        {"v": {ACC_BYTES: 2 * accumulators}}, block_m * block_n, dev, ub_bytes=ub_bytes
+    )
 
 
 def flex_fits(buffers: list[tuple[int, int]], dev: Device) -> bool:

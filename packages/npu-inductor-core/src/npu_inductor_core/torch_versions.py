@@ -36,5 +36,9 @@ def template_heuristics(submodule: str):
     ``torch._inductor.heuristics.template`` (the old path is a shim upstream will remove)."""
     import importlib
 
-    base = "torch._inductor.heuristics.template" if at_least("2.14") else "torch._inductor.template_heuristics"
+    base = (
+        "torch._inductor.heuristics.template"
+        if at_least("2.14")
+        else "torch._inductor.template_heuristics"
+    )
     return importlib.import_module(f"{base}.{submodule}")

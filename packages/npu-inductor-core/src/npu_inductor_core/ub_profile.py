@@ -20,17 +20,73 @@ from pathlib import Path
 
 ALIGN = 32  # bytes: Ascend's UB block; a buffer's innermost dimension is padded to it
 
-_DTYPE_BYTES = {"float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4,
-                "float16": 2, "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "int1": 1,
-                "float8e4nv": 1, "float8e5": 1, "float8e4b15": 1, "float8e4b8": 1, "float8e5b16": 1,
-                # signature spellings
-                "fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "fp16": 2, "bf16": 2,
-                "i16": 2, "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1, "fp8e5": 1}
-_REDUCTIONS = {"sum", "max", "min", "max2", "min2", "prod", "argmax", "argmin", "reduce", "xor_sum",
-               "any", "all", "welford_reduce", "welford", "max_with_index", "min_with_index",
-               "online_softmax_reduce", "cumsum", "cumprod", "associative_scan"}
+_DTYPE_BYTES = {
+    "float64": 8,
+    "int64": 8,
+    "uint64": 8,
+    "float32": 4,
+    "int32": 4,
+    "uint32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "int16": 2,
+    "uint16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "int1": 1,
+    "float8e4nv": 1,
+    "float8e5": 1,
+    "float8e4b15": 1,
+    "float8e4b8": 1,
+    "float8e5b16": 1,
+    # signature spellings
+    "fp64": 8,
+    "i64": 8,
+    "u64": 8,
+    "fp32": 4,
+    "i32": 4,
+    "u32": 4,
+    "fp16": 2,
+    "bf16": 2,
+    "i16": 2,
+    "u16": 2,
+    "i8": 1,
+    "u8": 1,
+    "i1": 1,
+    "fp8e4nv": 1,
+    "fp8e5": 1,
+}
+_REDUCTIONS = {
+    "sum",
+    "max",
+    "min",
+    "max2",
+    "min2",
+    "prod",
+    "argmax",
+    "argmin",
+    "reduce",
+    "xor_sum",
+    "any",
+    "all",
+    "welford_reduce",
+    "welford",
+    "max_with_index",
+    "min_with_index",
+    "online_softmax_reduce",
+    "cumsum",
+    "cumprod",
+    "associative_scan",
+}
 _SCANS = {"cumsum", "cumprod", "associative_scan"}  # keep their shape
-_AXES = {"XBLOCK": "X", "YBLOCK": "Y", "ZBLOCK": "Z", "R0_BLOCK": "R0", "R1_BLOCK": "R1", "RBLOCK": "R0"}
+_AXES = {
+    "XBLOCK": "X",
+    "YBLOCK": "Y",
+    "ZBLOCK": "Z",
+    "R0_BLOCK": "R0",
+    "R1_BLOCK": "R1",
+    "RBLOCK": "R0",
+}
 
 Shape = tuple  # of axis names ("X", "R0", ...) or None for a size-1 dimension
 
@@ -47,7 +103,12 @@ class _Val:
         return bool(self.shape)
 
     def like(self, shape=None, nbytes=None, kind=None, cls: str = "v") -> "_Val":
-        return _Val(self.shape if shape is None else shape, nbytes or self.nbytes, kind or self.kind, cls=cls)
+        return _Val(
+            self.shape if shape is None else shape,
+            nbytes or self.nbytes,
+            kind or self.kind,
+            cls=cls,
+        )
 
     def key(self) -> str:
         dims = ",".join(d or "1" for d in self.shape)
@@ -100,8 +161,14 @@ def _arange_block(node) -> str | None:
     """BLOCK when ``node`` is ``tl.arange(0, BLOCK)`` (possibly indexed with None)."""
     while isinstance(node, ast.Subscript):
         node = node.value
-    if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "arange" and len(node.args) == 2 \
-            and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0 and isinstance(node.args[1], ast.Name):
+    if (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "attr", None) == "arange"
+        and len(node.args) == 2
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value == 0
+        and isinstance(node.args[1], ast.Name)
+    ):
         return node.args[1].id
     return None
 
@@ -124,7 +191,9 @@ _SCRATCH = ("s|#1024:4", "s|#1024:1", "s|#512:4")  # a cast down to a narrow int
 class _Body:
     """One pass over the body: each statement's value shapes, then liveness."""
 
-    def __init__(self, pointer_dtypes: dict[str, str], helpers: "_Helpers", scope: dict | None = None):
+    def __init__(
+        self, pointer_dtypes: dict[str, str], helpers: "_Helpers", scope: dict | None = None
+    ):
         self.ptr = pointer_dtypes
         self.helpers = helpers
         self.scope = scope  # a helper's module globals (None: the kernel body itself)
@@ -132,10 +201,14 @@ class _Body:
         self.irregular: set[str] = set()  # names whose values make an index non-affine
         self.padded: dict[str, int] = {}  # tile shapes kept in a strided layout: bytes an element
         self.consts: dict[str, int] = {}  # names assigned an integer constant (static numels)
-        self.selects: set[str] = set()  # names a tl.where selects with (masks that are materialized)
+        self.selects: set[str] = (
+            set()
+        )  # names a tl.where selects with (masks that are materialized)
         self.aranges: dict[str, str] = {}  # names holding tl.arange(0, BLOCK) itself: the BLOCK
         self.constexprs: dict[str, int] = {}
-        self.stmts: list[tuple[str | None, list[str], list, _Val | None]] = []  # (def, uses, temps, value)
+        self.stmts: list[
+            tuple[str | None, list[str], list, _Val | None]
+        ] = []  # (def, uses, temps, value)
         self.loops: list[tuple[int, int]] = []  # statement index ranges of loop bodies
 
     # -- expressions -------------------------------------------------------------------
@@ -143,7 +216,11 @@ class _Body:
         """The value of an expression; the tile-shaped results of nested operations (each a
         buffer while the statement runs) go to ``temps``."""
         v = self._expr(node, temps, uses)
-        if nested and v.is_tile and isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.Call)):
+        if (
+            nested
+            and v.is_tile
+            and isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.Call))
+        ):
             temps.append(v.like())
         return v
 
@@ -152,25 +229,46 @@ class _Body:
             uses.append(node.id)
             return self.env.get(node.id, _SCALAR)
         if isinstance(node, ast.Constant):
-            return _Val((), 4, "b" if isinstance(node.value, bool) else "i" if isinstance(node.value, int) else "f")
+            return _Val(
+                (),
+                4,
+                "b"
+                if isinstance(node.value, bool)
+                else "i"
+                if isinstance(node.value, int)
+                else "f",
+            )
         if isinstance(node, ast.BinOp):
             a, b = self.expr(node.left, temps, uses), self.expr(node.right, temps, uses)
             tiles = [x for x in (a, b) if x.is_tile] or [a, b]
-            kind = "f" if any(x.kind == "f" for x in tiles) or isinstance(node.op, ast.Div) else tiles[0].kind
+            kind = (
+                "f"
+                if any(x.kind == "f" for x in tiles) or isinstance(node.op, ast.Div)
+                else tiles[0].kind
+            )
             nbytes = max(x.nbytes for x in tiles)
             if isinstance(node.op, ast.Div):
                 nbytes = max(nbytes, 4)
             v = _Val(_broadcast(a.shape, b.shape), nbytes, kind)
             self._emulation(v, node.op, temps)
-            if v.kind == "b" and a.kind == "b" and b.kind == "b" and sum(1 for d in v.shape if d) >= 2:
+            if (
+                v.kind == "b"
+                and a.kind == "b"
+                and b.kind == "b"
+                and sum(1 for d in v.shape if d) >= 2
+            ):
                 # masks combined across two dimensions: each operand broadcast first (as
                 # float16, then back to bits), one 32-byte block per element each
-                temps.extend(v.like(cls="m") for x in (a, b) if x.shape != v.shape for _ in range(2))
+                temps.extend(
+                    v.like(cls="m") for x in (a, b) if x.shape != v.shape for _ in range(2)
+                )
             return v
         if isinstance(node, ast.UnaryOp):
             return self.expr(node.operand, temps, uses).like()
         if isinstance(node, ast.Compare):
-            vals = [self.expr(node.left, temps, uses)] + [self.expr(c, temps, uses) for c in node.comparators]
+            vals = [self.expr(node.left, temps, uses)] + [
+                self.expr(c, temps, uses) for c in node.comparators
+            ]
             if self._always_true(node):
                 return _Val((), 1, "b")
             return _Val(_broadcast(*(v.shape for v in vals)), 1, "b")
@@ -179,7 +277,9 @@ class _Body:
             return _Val(_broadcast(*(v.shape for v in vals)), 1, "b")
         if isinstance(node, ast.IfExp):
             vals = [self.expr(v, temps, uses) for v in (node.test, node.body, node.orelse)]
-            return _Val(_broadcast(*(v.shape for v in vals)), max(v.nbytes for v in vals[1:]), vals[1].kind)
+            return _Val(
+                _broadcast(*(v.shape for v in vals)), max(v.nbytes for v in vals[1:]), vals[1].kind
+            )
         if isinstance(node, ast.Subscript):
             v = self._expr(node.value, temps, uses)
             return _Val(self._index(v.shape, node.slice), v.nbytes, v.kind, v.cls)
@@ -189,7 +289,12 @@ class _Body:
             vals = [self.expr(e, temps, uses) for e in node.elts]
             return max(vals, key=lambda v: (len(v.shape), v.nbytes), default=_SCALAR)
         if isinstance(node, ast.Attribute):
-            if isinstance(node.value, ast.Name) and node.value.id in ("tl", "triton_helpers", "libdevice", "tl_math"):
+            if isinstance(node.value, ast.Name) and node.value.id in (
+                "tl",
+                "triton_helpers",
+                "libdevice",
+                "tl_math",
+            ):
                 return _SCALAR
             return self._expr(node.value, temps, uses)
         for child in ast.iter_child_nodes(node):
@@ -199,8 +304,12 @@ class _Body:
     def _always_true(self, node: ast.Compare) -> bool:
         """``r0_index < r0_numel`` in a persistent reduction whose block covers the constant
         numel exactly: the compiler folds the mask away."""
-        if not (len(node.ops) == 1 and isinstance(node.ops[0], ast.Lt) and isinstance(node.left, ast.Name)
-                and isinstance(node.comparators[0], ast.Name)):
+        if not (
+            len(node.ops) == 1
+            and isinstance(node.ops[0], ast.Lt)
+            and isinstance(node.left, ast.Name)
+            and isinstance(node.comparators[0], ast.Name)
+        ):
             return False
         block = self.aranges.get(node.left.id)
         numel = self.consts.get(node.comparators[0].id)
@@ -214,8 +323,14 @@ class _Body:
         if not v.is_tile or v.kind != "i":
             return
         if v.nbytes < 4:
-            temps.extend([v.like(nbytes=2, cls="e"), v.like(nbytes=4, cls="e"), v.like(nbytes=4, cls="e"),
-                          v.like(nbytes=4, cls="e")])
+            temps.extend(
+                [
+                    v.like(nbytes=2, cls="e"),
+                    v.like(nbytes=4, cls="e"),
+                    v.like(nbytes=4, cls="e"),
+                    v.like(nbytes=4, cls="e"),
+                ]
+            )
             temps.extend(_SCRATCH)
         elif v.nbytes == 8 and isinstance(op, (ast.Mod, ast.FloorDiv, ast.Div, ast.Mult)):
             temps.extend(v.like(cls="e") for _ in range(I64_TEMPS))
@@ -246,7 +361,15 @@ class _Body:
             if isinstance(n, ast.Call):
                 f = n.func
                 fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-                if fname not in ("arange", "full", "to", "broadcast_to", "program_id", "num_programs", "cdiv"):
+                if fname not in (
+                    "arange",
+                    "full",
+                    "to",
+                    "broadcast_to",
+                    "program_id",
+                    "num_programs",
+                    "cdiv",
+                ):
                     return True
         return False
 
@@ -254,7 +377,14 @@ class _Body:
         """A load's or store's address: ``ptr + offsets``. Affine offsets become a strided
         DMA (no buffer); others (``%``, ``//``, an indirect index) a gather whose offsets are
         computed as tiles, every step of them a buffer."""
-        dtype = next((self.ptr[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in self.ptr), None)
+        dtype = next(
+            (
+                self.ptr[n.id]
+                for n in ast.walk(node)
+                if isinstance(n, ast.Name) and n.id in self.ptr
+            ),
+            None,
+        )
         own: list = []
         v = self.expr(node, own, uses, nested=False)
         if self._is_irregular(node):
@@ -311,7 +441,9 @@ class _Body:
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         kw = {k.arg: k.value for k in node.keywords}
-        method = isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id == "tl")
+        method = isinstance(func, ast.Attribute) and not (
+            isinstance(func.value, ast.Name) and func.value.id == "tl"
+        )
         if method and name in ("to", "broadcast_to", "reshape"):
             v = self.expr(func.value, temps, uses)
             if name == "to":
@@ -325,24 +457,46 @@ class _Body:
                 return out
             shape = tuple(_axis(a) for a in node.args) if node.args else v.shape
             return v.like(shape=shape)
-        if name in ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg"):
+        if name in (
+            "load",
+            "store",
+            "atomic_add",
+            "atomic_max",
+            "atomic_min",
+            "atomic_cas",
+            "atomic_xchg",
+        ):
             ptr = node.args[0] if node.args else kw.get("pointer")
             dtype, idx = self._pointer(ptr, temps, uses)
             positional = list(node.args[1:])
-            value_node = positional.pop(0) if name != "load" and positional else kw.get("value", kw.get("val"))
+            value_node = (
+                positional.pop(0)
+                if name != "load" and positional
+                else kw.get("value", kw.get("val"))
+            )
             value = self.expr(value_node, temps, uses) if value_node is not None else _SCALAR
             # a mask only bounds the transfer: its bits, never a broadcast buffer ("k")
             bounds: list = []
             rest = [self.expr(a, bounds, uses) for a in positional]
             rest += [self.expr(v, bounds, uses) for k, v in kw.items() if k in ("mask", "other")]
             nbytes = _DTYPE_BYTES.get(dtype or "", 4)
-            shape = _broadcast(idx.shape, *(v.shape for v in rest)) if name == "load" else value.shape
+            shape = (
+                _broadcast(idx.shape, *(v.shape for v in rest)) if name == "load" else value.shape
+            )
             # a contiguous transfer is bounded by its mask; a strided or gathered one selects
             # its elements with it, so the mask is materialized
             selects = self._strided(ptr, shape, nbytes, temps) or self._is_irregular(ptr)
             if selects:
-                self.selects.update(n.id for a in (*positional, *kw.values()) for n in ast.walk(a) if isinstance(n, ast.Name))
-            temps.extend(t if isinstance(t, str) or t.kind != "b" or selects else t.like(cls="k") for t in bounds)
+                self.selects.update(
+                    n.id
+                    for a in (*positional, *kw.values())
+                    for n in ast.walk(a)
+                    if isinstance(n, ast.Name)
+                )
+            temps.extend(
+                t if isinstance(t, str) or t.kind != "b" or selects else t.like(cls="k")
+                for t in bounds
+            )
             if name != "load":
                 return _SCALAR
             return _Val(shape, nbytes, _kind_of(dtype), cls="l")
@@ -352,13 +506,18 @@ class _Body:
             return _Val((axis,) if axis else (), 4, "i")
         if name in ("full", "zeros", "ones"):
             shape = _shape_of_list(node.args[0]) if node.args else ()
-            dt = (_dtype_name(node.args[-1]) if len(node.args) >= 2 else None) or _dtype_name(kw.get("dtype")) or "float32"
+            dt = (
+                (_dtype_name(node.args[-1]) if len(node.args) >= 2 else None)
+                or _dtype_name(kw.get("dtype"))
+                or "float32"
+            )
             return _Val(shape or (), _DTYPE_BYTES[dt], _kind_of(dt))
         if name == "broadcast_to" and len(node.args) >= 2:
             shape = _shape_of_list(node.args[1])
             return args[0].like(shape=shape if shape is not None else args[0].shape)
-        if name in ("device_assert", "static_assert", "program_id", "num_programs", "cdiv") \
-                or (name in ("minimum", "maximum", "min", "max") and not any(a.is_tile for a in args)):
+        if name in ("device_assert", "static_assert", "program_id", "num_programs", "cdiv") or (
+            name in ("minimum", "maximum", "min", "max") and not any(a.is_tile for a in args)
+        ):
             return _SCALAR
         if name == "dot" and len(args) >= 2:  # a Cube matmul: the accumulator comes back to the UB
             a, b = args[0].shape or (None, None), args[1].shape or (None, None)
@@ -370,21 +529,35 @@ class _Body:
                     if not isinstance(t, str) and t.kind == "b":
                         t.cls = "v"
             vals = [v for v in args[1:] if v.is_tile] or args[1:] or args
-            return _Val(_broadcast(*(v.shape for v in args)), max(v.nbytes for v in vals), vals[0].kind)
+            return _Val(
+                _broadcast(*(v.shape for v in args)), max(v.nbytes for v in vals), vals[0].kind
+            )
         if name in _REDUCTIONS:
             src = args[0] if args else _SCALAR
             axis = node.args[1] if len(node.args) >= 2 else kw.get("axis")
-            if name in _SCANS or not isinstance(axis, ast.Constant) or not isinstance(axis.value, int):
+            if (
+                name in _SCANS
+                or not isinstance(axis, ast.Constant)
+                or not isinstance(axis.value, int)
+            ):
                 return src.like()
             return src.like(shape=tuple(d for i, d in enumerate(src.shape) if i != axis.value))
         # pointwise math (tl_math, libdevice, triton_helpers helpers): the widest tile operand
         tiles = [a for a in args if a.is_tile]
         if not tiles:
             return _Val((), max((a.nbytes for a in args), default=4))
-        v = _Val(_broadcast(*(a.shape for a in tiles)), max(4, *(a.nbytes for a in tiles)), tiles[0].kind)
-        alias = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+        v = _Val(
+            _broadcast(*(a.shape for a in tiles)), max(4, *(a.nbytes for a in tiles)), tiles[0].kind
+        )
+        alias = (
+            func.value.id
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+            else None
+        )
         extra = self.helpers.extra_tiles(self.scope, alias, name)
-        if extra is None:  # a native operation: what HFusion's expansion of it keeps beside the result
+        if (
+            extra is None
+        ):  # a native operation: what HFusion's expansion of it keeps beside the result
             extra = _MATH_TEMPS.get(name, 0)
         # Philox (tl.rand*) apart from the other math: the compilers keep its temporaries
         # differently (910B's keeps every call's to the end of the body)
@@ -403,14 +576,22 @@ class _Body:
                 self.block(s.body)
                 self.loops.append((start, len(self.stmts) - 1))
             elif isinstance(s, ast.AnnAssign):
-                if isinstance(s.target, ast.Name) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, int):
+                if (
+                    isinstance(s.target, ast.Name)
+                    and isinstance(s.value, ast.Constant)
+                    and isinstance(s.value.value, int)
+                ):
                     self.constexprs[s.target.id] = s.value.value
                     self.env[s.target.id] = _SCALAR
             elif isinstance(s, ast.Assign):
                 temps, uses = [], []
                 v = self.expr(s.value, temps, uses, nested=False)
                 irregular = self._is_irregular(s.value)
-                const = s.value.value if isinstance(s.value, ast.Constant) and isinstance(s.value.value, int) else None
+                const = (
+                    s.value.value
+                    if isinstance(s.value, ast.Constant) and isinstance(s.value.value, int)
+                    else None
+                )
                 block = _arange_block(s.value)
                 targets = s.targets[0].elts if isinstance(s.targets[0], ast.Tuple) else s.targets
                 for i, t in enumerate(targets):
@@ -426,7 +607,10 @@ class _Body:
                     elif isinstance(s.value, ast.Name) and s.value.id in self.aranges:
                         self.aranges[name] = self.aranges[s.value.id]
                     self.stmts.append((name, uses if i == 0 else [], temps if i == 0 else [], v))
-            elif isinstance(s, (ast.Expr, ast.If, ast.While, ast.Return)) and getattr(s, "value", s) is not None:
+            elif (
+                isinstance(s, (ast.Expr, ast.If, ast.While, ast.Return))
+                and getattr(s, "value", s) is not None
+            ):
                 temps, uses = [], []
                 node = s.test if isinstance(s, (ast.If, ast.While)) else s.value
                 self.expr(node, temps, uses, nested=False)
@@ -462,15 +646,21 @@ class _Body:
         for lo, hi in self.loops:
             for name in first:
                 used_inside = any(name in self.stmts[i][1] for i in range(lo, hi + 1))
-                if used_inside and (first[name] < lo or any(
-                        self.stmts[i][0] == name for i in range(lo, hi + 1))):
+                if used_inside and (
+                    first[name] < lo or any(self.stmts[i][0] == name for i in range(lo, hi + 1))
+                ):
                     last[name] = max(last[name], hi)
         values: dict[str, _Val] = {}
         for d, _, _, v in self.stmts:
             if d is not None and v is not None and v.is_tile:
                 values[d] = v  # the widest definition wins below
         for d, _, _, v in self.stmts:
-            if d is not None and v is not None and v.is_tile and _size_rank(v) > _size_rank(values[d]):
+            if (
+                d is not None
+                and v is not None
+                and v.is_tile
+                and _size_rank(v) > _size_rank(values[d])
+            ):
                 values[d] = v
         points = []
         for i in range(n):
@@ -491,11 +681,17 @@ class _Body:
         they all fit the UB; see ub_model.plan_bound)."""
         widest: dict[str, _Val] = {}
         for d, _, _, v in self.stmts:
-            if d is not None and v is not None and v.is_tile and (d not in widest or _size_rank(v) > _size_rank(widest[d])):
+            if (
+                d is not None
+                and v is not None
+                and v.is_tile
+                and (d not in widest or _size_rank(v) > _size_rank(widest[d]))
+            ):
                 widest[d] = v
         out: dict[str, int] = {}
-        for key in [v.key() for v in widest.values()] + [t if isinstance(t, str) else t.key()
-                                                         for _, _, temps, _ in self.stmts for t in temps]:
+        for key in [v.key() for v in widest.values()] + [
+            t if isinstance(t, str) else t.key() for _, _, temps, _ in self.stmts for t in temps
+        ]:
             out[key] = out.get(key, 0) + 1
         return out
 
@@ -528,8 +724,11 @@ class _Helpers:
             key = target
             if key not in self._memo:
                 try:
-                    fn_def = next(n for n in ast.parse(textwrap.dedent(inspect.getsource(py))).body
-                                  if isinstance(n, ast.FunctionDef))
+                    fn_def = next(
+                        n
+                        for n in ast.parse(textwrap.dedent(inspect.getsource(py))).body
+                        if isinstance(n, ast.FunctionDef)
+                    )
                 except (OSError, TypeError, StopIteration, SyntaxError):
                     return None
                 fn_scope = py.__globals__
@@ -539,8 +738,13 @@ class _Helpers:
             for a in fn_def.args.args:
                 body.env[a.arg] = _Val(("A",), 4, "f")
             body.block(fn_def.body)
-            peak = max((sum(c for k, c in p.items() if k.split("|")[-1].startswith("A:")) for p in body.live_points()),
-                       default=1)
+            peak = max(
+                (
+                    sum(c for k, c in p.items() if k.split("|")[-1].startswith("A:"))
+                    for p in body.live_points()
+                ),
+                default=1,
+            )
             self._memo[key] = max(0, peak - 1)
         return self._memo[key]
 
@@ -576,7 +780,9 @@ def _dominated(a: dict[str, int], b: dict[str, int]) -> bool:
     return a is not b and all(b.get(k, 0) >= c for k, c in a.items())
 
 
-def profile(body: str, pointer_dtypes: dict[str, str] | None = None, name: str | None = None) -> dict:
+def profile(
+    body: str, pointer_dtypes: dict[str, str] | None = None, name: str | None = None
+) -> dict:
     """The UB profile of a kernel body (its statements, or source holding the ``def`` of the
     kernel ``name``, or of the only function): the live buffers at each statement where the
     peak may fall, and the body's constexpr blocks (a persistent reduction's R0_BLOCK)."""
@@ -590,14 +796,22 @@ def profile(body: str, pointer_dtypes: dict[str, str] | None = None, name: str |
     b.block(stmts)
     points = b.live_points()
     kept: list[dict[str, int]] = []
-    for i, p in enumerate(points):  # a point whose buffers another point holds too cannot be the peak
-        if p in kept or any(_dominated(p, q) for q in points[i + 1:] + points[:i] if q != p):
+    for i, p in enumerate(
+        points
+    ):  # a point whose buffers another point holds too cannot be the peak
+        if p in kept or any(_dominated(p, q) for q in points[i + 1 :] + points[:i] if q != p):
             continue
         kept.append(p)
-    out = {"points": kept, "blocks": b.constexprs,
-           "ops": sum(1 for _, _, _, v in b.stmts if v is not None and v.is_tile),
-           "apart": b.apart()}
-    for cls, key in (("f", "math_all"), ("r", "rand_all")):  # each family's temporaries in the body, summed
+    out = {
+        "points": kept,
+        "blocks": b.constexprs,
+        "ops": sum(1 for _, _, _, v in b.stmts if v is not None and v.is_tile),
+        "apart": b.apart(),
+    }
+    for cls, key in (
+        ("f", "math_all"),
+        ("r", "rand_all"),
+    ):  # each family's temporaries in the body, summed
         total: dict[str, int] = {}
         for _, _, temps, _ in b.stmts:
             for t in temps:
@@ -640,7 +854,14 @@ def pointer_dtypes(signature: dict) -> dict[str, str]:
 
 
 # extra buffers HFusion's expansion of a native math function keeps beside its result
-_MATH_TEMPS: dict[str, int] = {"sin": 9, "cos": 9,
-                               # Philox rounds with 32x32->64-bit products, emulated
-                               "rand": 72, "randn": 80, "randint": 72, "randint4x": 96, "rand4x": 96}
+_MATH_TEMPS: dict[str, int] = {
+    "sin": 9,
+    "cos": 9,
+    # Philox rounds with 32x32->64-bit products, emulated
+    "rand": 72,
+    "randn": 80,
+    "randint": 72,
+    "randint4x": 96,
+    "rand4x": 96,
+}
 I64_TEMPS = 4  # 64-bit integer multiply/divide/remainder: emulated in 32-bit steps

@@ -84,8 +84,9 @@ def _busy(name: str) -> bool:
 def _our_packages() -> set[str]:
     from .components import GROUP
 
-    return {"npu_inductor", "npu_inductor_core"} | {ep.value.split(":", 1)[0].split(".", 1)[0]
-                               for ep in metadata.entry_points(group=GROUP)}
+    return {"npu_inductor", "npu_inductor_core"} | {
+        ep.value.split(":", 1)[0].split(".", 1)[0] for ep in metadata.entry_points(group=GROUP)
+    }
 
 
 def _register_components() -> None:
@@ -95,8 +96,12 @@ def _register_components() -> None:
         state["components"] = enable()
     except Exception as exc:  # noqa: BLE001  (an import must not fail; enable() raises it in full)
         state["error"] = str(exc)
-        warnings.warn(f"npu-inductor: components not registered at first compile ({exc}); "
-                      "`npu_inductor.enable()` raises it", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"npu-inductor: components not registered at first compile ({exc}); "
+            "`npu_inductor.enable()` raises it",
+            RuntimeWarning,
+            stacklevel=2,
+        )
 
 
 class _Loader(importlib.abc.Loader):
@@ -152,13 +157,17 @@ def autoload() -> None:
             except Exception as exc:  # noqa: BLE001
                 # torch_npu without CANN: torch's own call of its entry point fails the import,
                 # naming torch_npu rather than us; nothing of ours can work without its device
-                state["error"] = f"torch_npu's entry point {ep.value} failed: {type(exc).__name__}: {exc}"
+                state["error"] = (
+                    f"torch_npu's entry point {ep.value} failed: {type(exc).__name__}: {exc}"
+                )
                 return
         state["autoloaded"] = True
         argv = getattr(sys, "argv", None) or [""]  # embedded interpreters may have none
         if os.path.normpath(argv[0]).endswith(COMPILE_WORKER):
             return
-        if TRIGGERS[-1] in sys.modules:  # another backend imported Inductor already: no trigger left
+        if (
+            TRIGGERS[-1] in sys.modules
+        ):  # another backend imported Inductor already: no trigger left
             _register_components()
         else:
             sys.meta_path.insert(0, _AfterImport())

@@ -25,12 +25,17 @@ def _commands() -> dict[str, object]:
         try:
             found[ep.name] = ep.load()
         except Exception as exc:  # a broken plugin must not hide the others, but is named
-            print(f"npu-inductor: command {ep.name!r} ({ep.value}) failed to load: {exc}", file=sys.stderr)
+            print(
+                f"npu-inductor: command {ep.name!r} ({ep.value}) failed to load: {exc}",
+                file=sys.stderr,
+            )
     return found
 
 
 def build_parser(commands: dict[str, object]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="npu-inductor", description="torch.compile backend for Ascend NPUs")
+    parser = argparse.ArgumentParser(
+        prog="npu-inductor", description="torch.compile backend for Ascend NPUs"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, cmd in commands.items():
         p = sub.add_parser(name, help=cmd.help, description=cmd.help)

@@ -53,7 +53,9 @@ def discover() -> list[Component]:
     for ep in _entry_points():
         dist = getattr(ep, "dist", None)
         out.append(
-            Component(ep.name, ep.value, dist.name if dist else None, dist.version if dist else None)
+            Component(
+                ep.name, ep.value, dist.name if dist else None, dist.version if dist else None
+            )
         )
     return out
 
@@ -67,7 +69,9 @@ def _ordered(loaded: dict[str, object]) -> list[str]:
         if state.get(name) == "done":
             return
         if state.get(name) == "visiting":
-            raise ValueError(f"cycle in component 'after' declarations: {' -> '.join(chain + (name,))}")
+            raise ValueError(
+                f"cycle in component 'after' declarations: {' -> '.join(chain + (name,))}"
+            )
         state[name] = "visiting"
         for dep in getattr(loaded[name], "after", ()):
             if dep in loaded:
@@ -100,7 +104,9 @@ def enable() -> list[str]:
         try:
             versions.check([ep.dist.name for ep in eps if getattr(ep, "dist", None)])
         except versions.SiblingVersionError as exc:
-            raise ComponentError(exc.row.component, f"{exc.row.component} {exc.row.version}", exc) from exc
+            raise ComponentError(
+                exc.row.component, f"{exc.row.component} {exc.row.version}", exc
+            ) from exc
         loaded: dict[str, object] = {}
         for ep in eps:
             try:
@@ -108,7 +114,9 @@ def enable() -> list[str]:
             except Exception as exc:
                 raise ComponentError(ep.name, ep.value, exc) from exc
         if importlib.util.find_spec("torch_npu") is not None:
-            loaded = {n: f for n, f in loaded.items() if getattr(f, "provides_device", None) != "npu"}
+            loaded = {
+                n: f for n, f in loaded.items() if getattr(f, "provides_device", None) != "npu"
+            }
         order = _ordered(loaded)
         for name in order:
             try:

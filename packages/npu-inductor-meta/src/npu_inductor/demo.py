@@ -61,23 +61,32 @@ def _run(args: argparse.Namespace):
     err = (out.cpu() - ref).abs().max().item()
     ok = bool(torch.allclose(out.cpu(), ref, atol=1e-4, rtol=1e-4))
     data = {
-        "device": str(out.device), "provider": torch.npu.__name__.split(".")[0], "components": loaded,
-        "shape": [args.batch, args.seq, args.dim], "compile_s": round(compile_s, 3),
+        "device": str(out.device),
+        "provider": torch.npu.__name__.split(".")[0],
+        "components": loaded,
+        "shape": [args.batch, args.seq, args.dim],
+        "compile_s": round(compile_s, 3),
         "per_call_ms": round(statistics.median(times) * 1e3, 3) if times else None,
-        "generated_kernels": metrics.generated_kernel_count, "max_abs_error": err, "matches_eager": ok,
+        "generated_kernels": metrics.generated_kernel_count,
+        "max_abs_error": err,
+        "matches_eager": ok,
     }
-    text = "\n".join([
-        f"transformer block {args.batch}x{args.seq}x{args.dim} on {data['device']} ({data['provider']})",
-        f"compile (first call)  {data['compile_s']:.2f} s",
-        f"per call (median of {args.calls})  {data['per_call_ms']} ms",
-        f"generated kernels     {data['generated_kernels']}",
-        f"max |compiled - eager|  {err:.2e}  -> {'matches eager' if ok else 'MISMATCH'}",
-    ])
+    text = "\n".join(
+        [
+            f"transformer block {args.batch}x{args.seq}x{args.dim} on {data['device']} ({data['provider']})",
+            f"compile (first call)  {data['compile_s']:.2f} s",
+            f"per call (median of {args.calls})  {data['per_call_ms']} ms",
+            f"generated kernels     {data['generated_kernels']}",
+            f"max |compiled - eager|  {err:.2e}  -> {'matches eager' if ok else 'MISMATCH'}",
+        ]
+    )
     return (0 if ok else 1), data, text
 
 
 class _Demo:
-    help = "compile a transformer block on npu, check it against eager, report times and kernel count"
+    help = (
+        "compile a transformer block on npu, check it against eager, report times and kernel count"
+    )
     configure = staticmethod(_configure)
     run = staticmethod(_run)
 

@@ -52,9 +52,11 @@ def _ascend_stack() -> dict:
     }
     if torch_npu and not cann:
         info["status"] = ERROR
-        info["detail"] = ("torch_npu is installed but no CANN toolkit was found "
-                          f"(${CANN_ENV[0]}, ${CANN_ENV[1]} or {CANN_DEFAULT}): its autoload entry point "
-                          "makes `import torch` fail; install CANN or `pip uninstall torch_npu`")
+        info["detail"] = (
+            "torch_npu is installed but no CANN toolkit was found "
+            f"(${CANN_ENV[0]}, ${CANN_ENV[1]} or {CANN_DEFAULT}): its autoload entry point "
+            "makes `import torch` fail; install CANN or `pip uninstall torch_npu`"
+        )
     return info
 
 
@@ -62,11 +64,18 @@ def _triton() -> dict:
     ascend = _dist_version("triton-ascend") or _dist_version("triton_ascend")
     nvidia = _dist_version("triton")
     flavour = "triton-ascend" if ascend else "nvidia" if nvidia else None
-    info = {"flavour": flavour, "version": ascend or nvidia,
-            "interpreter": _env.text("TRITON_INTERPRET") == "1", "status": OK, "detail": ""}
+    info = {
+        "flavour": flavour,
+        "version": ascend or nvidia,
+        "interpreter": _env.text("TRITON_INTERPRET") == "1",
+        "status": OK,
+        "detail": "",
+    }
     if flavour is None:
         info["status"] = ABSENT
-        info["detail"] = "no Triton: install npu-inductor[sim] (interpreter) or npu-inductor[ascend]"
+        info["detail"] = (
+            "no Triton: install npu-inductor[sim] (interpreter) or npu-inductor[ascend]"
+        )
     elif importlib.util.find_spec("triton") is None:
         info["status"] = ERROR
         info["detail"] = f"{flavour} {info['version']} is installed but `triton` is not importable"
@@ -80,21 +89,42 @@ def _torch(ascend: dict) -> dict:
     try:
         import torch
     except Exception as exc:
-        return {"version": _dist_version("torch"), "status": ERROR, "detail": f"import torch failed: {exc}"}
+        return {
+            "version": _dist_version("torch"),
+            "status": ERROR,
+            "detail": f"import torch failed: {exc}",
+        }
     return {"version": torch.__version__, "status": OK, "detail": ""}
 
 
 def _components() -> dict:
-    info = {"installed": [{"name": c.name, "distribution": c.distribution, "version": c.version}
-                          for c in components.discover()],
-            "registered": [], "status": OK, "detail": "",
-            # torch's switch, and whether our torch.backends entry point ran in this process
-            "autoload": {"on": _env.text("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") == "1",
-                         "ran": autoload.state["autoloaded"], "torch_npu_entry_point": autoload.state["torch_npu"]}}
+    info = {
+        "installed": [
+            {"name": c.name, "distribution": c.distribution, "version": c.version}
+            for c in components.discover()
+        ],
+        "registered": [],
+        "status": OK,
+        "detail": "",
+        # torch's switch, and whether our torch.backends entry point ran in this process
+        "autoload": {
+            "on": _env.text("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") == "1",
+            "ran": autoload.state["autoloaded"],
+            "torch_npu_entry_point": autoload.state["torch_npu"],
+        },
+    }
     # the installed version matrix: each package's declared range for each sibling (versions.py)
-    info["versions"] = [{"package": r.component, "version": r.version, "sibling": r.sibling, "range": r.spec,
-                         "installed": r.installed, "status": r.status if r.installed else ABSENT}
-                        for r in versions.matrix([c.distribution for c in components.discover() if c.distribution])]
+    info["versions"] = [
+        {
+            "package": r.component,
+            "version": r.version,
+            "sibling": r.sibling,
+            "range": r.spec,
+            "installed": r.installed,
+            "status": r.status if r.installed else ABSENT,
+        }
+        for r in versions.matrix([c.distribution for c in components.discover() if c.distribution])
+    ]
     try:
         info["registered"] = components.enable()
     except components.ComponentError as exc:
@@ -110,9 +140,14 @@ def _version_rows(rows: list[dict]) -> list[tuple[str, ...]]:
         by_package.setdefault((r["package"], r["version"]), []).append(r)
     out = []
     for (package, version), sibs in sorted(by_package.items()):
-        good = ", ".join(f"{s['sibling']} {s['installed']}" for s in sibs if s["status"] == versions.OK)
-        bad = "; ".join(f"{s['sibling']} {s['installed']} ({s['status']}: needs {s['range']})"
-                        for s in sibs if s["status"] not in (versions.OK, ABSENT))
+        good = ", ".join(
+            f"{s['sibling']} {s['installed']}" for s in sibs if s["status"] == versions.OK
+        )
+        bad = "; ".join(
+            f"{s['sibling']} {s['installed']} ({s['status']}: needs {s['range']})"
+            for s in sibs
+            if s["status"] not in (versions.OK, ABSENT)
+        )
         out.append((package, version, good or "-", bad or "-"))
     return out
 
@@ -126,15 +161,26 @@ def _reports() -> dict:
             out[ep.name] = dict(ep.load()())
         except Exception as exc:
             out[ep.name] = {"status": ERROR, "summary": f"{ep.value} failed: {exc}"}
-    return {"reports": out, "status": ERROR if any(r.get("status") == ERROR for r in out.values()) else OK}
+    return {
+        "reports": out,
+        "status": ERROR if any(r.get("status") == ERROR for r in out.values()) else OK,
+    }
 
 
 def _device() -> dict:
     import torch
 
-    info = {"provider": None, "soc": None, "device_count": 0, "vector_cores": None, "cube_cores": None,
-            "ub_bytes": None, "total_memory": None, "status": ABSENT,
-            "detail": "no package provides device 'npu': install npu-inductor[sim] (simulated) or torch_npu"}
+    info = {
+        "provider": None,
+        "soc": None,
+        "device_count": 0,
+        "vector_cores": None,
+        "cube_cores": None,
+        "ub_bytes": None,
+        "total_memory": None,
+        "status": ABSENT,
+        "detail": "no package provides device 'npu': install npu-inductor[sim] (simulated) or torch_npu",
+    }
     if torch._C._get_privateuse1_backend_name() != "npu" or not hasattr(torch, "npu"):
         return info
     mod = torch.npu
@@ -145,13 +191,24 @@ def _device() -> dict:
         soc_version = None
         if hasattr(mod, "get_soc_version"):
             soc_version = mod.get_soc_version()
-        info["kernels_run_in"] = ("Triton's interpreter (npu-sim)" if info["provider"] == "npu_sim"
-                                  else "triton-ascend (Ascend NPU)")
-        info.update(soc=getattr(props, "name", None), vector_cores=getattr(props, "vector_core_num", None),
-                    cube_cores=getattr(props, "cube_core_num", None), ub_bytes=plannable_ub(getattr(props, "ub_size", None), soc_version),
-                    total_memory=getattr(props, "total_memory", None), status=OK, detail="")
+        info["kernels_run_in"] = (
+            "Triton's interpreter (npu-sim)"
+            if info["provider"] == "npu_sim"
+            else "triton-ascend (Ascend NPU)"
+        )
+        info.update(
+            soc=getattr(props, "name", None),
+            vector_cores=getattr(props, "vector_core_num", None),
+            cube_cores=getattr(props, "cube_core_num", None),
+            ub_bytes=plannable_ub(getattr(props, "ub_size", None), soc_version),
+            total_memory=getattr(props, "total_memory", None),
+            status=OK,
+            detail="",
+        )
     except Exception as exc:
-        info.update(status=ERROR, detail=f"{info['provider']} provides 'npu' but querying it failed: {exc}")
+        info.update(
+            status=ERROR, detail=f"{info['provider']} provides 'npu' but querying it failed: {exc}"
+        )
     return info
 
 
@@ -168,8 +225,10 @@ def _groups() -> tuple[dict, str | None]:
     statuses = results.derive(rows, res)
     groups: dict[str, dict] = {}
     for st in statuses:
-        g = groups.setdefault(st.row.group, {"owners": set(), "rows": 0, "verified": 0, "not_applicable": 0,
-                                             "missing": []})
+        g = groups.setdefault(
+            st.row.group,
+            {"owners": set(), "rows": 0, "verified": 0, "not_applicable": 0, "missing": []},
+        )
         g["rows"] += 1
         if st.row.owner:
             g["owners"].add(st.row.owner)
@@ -200,17 +259,25 @@ def _summary(not_verified: list[str], shown: int = 6) -> str:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--patches", action="store_true",
-                        help="list every upstream symbol npu-inductor replaced (symbol, owner, versions, reason, "
-                             "the upstream hook that would remove it) after enabling the backend")
+    parser.add_argument(
+        "--patches",
+        action="store_true",
+        help="list every upstream symbol npu-inductor replaced (symbol, owner, versions, reason, "
+        "the upstream hook that would remove it) after enabling the backend",
+    )
 
 
 def _run(args: argparse.Namespace):
     if getattr(args, "patches", False):
         return doctor_patches.run()
     ascend = _ascend_stack()
-    data = {"python": platform.python_version(), "platform": platform.platform(), "ascend": ascend,
-            "triton": _triton(), "torch": _torch(ascend)}
+    data = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "ascend": ascend,
+        "triton": _triton(),
+        "torch": _torch(ascend),
+    }
     if data["torch"]["status"] == OK:
         data["components"] = _components()
         data["device"] = _device()
@@ -235,35 +302,65 @@ def _text(d: dict, failed: list[str]) -> str:
         f"CANN          {a['cann'] or 'absent'}{'  [error] ' + a['detail'] if a['status'] == ERROR else ''}",
     ]
     if dev:
-        lines.append(f"device npu    [{dev['status']}] provider={dev['provider'] or '-'} devices={dev['device_count']} "
-                     f"soc={dev['soc'] or '-'} vector_cores={dev['vector_cores'] or '-'} "
-                     f"cube_cores={dev['cube_cores'] or '-'} ub_bytes={dev['ub_bytes'] or '-'}")
+        lines.append(
+            f"device npu    [{dev['status']}] provider={dev['provider'] or '-'} devices={dev['device_count']} "
+            f"soc={dev['soc'] or '-'} vector_cores={dev['vector_cores'] or '-'} "
+            f"cube_cores={dev['cube_cores'] or '-'} ub_bytes={dev['ub_bytes'] or '-'}"
+        )
         if dev.get("kernels_run_in"):
             lines.append(f"              npu kernels run in {dev['kernels_run_in']}")
         if dev["detail"]:
             lines.append(f"              {dev['detail']}")
     if comp:
-        lines.append("components    " + ", ".join(
-            f"{c['name']} {c['version']}" for c in comp["installed"]) if comp["installed"] else "components    none installed")
-        lines += ["", "installed versions (each package's declared sibling ranges; absent siblings not shown):"]
-        lines += render(("package", "version", "siblings in range", "out of range"), _version_rows(comp["versions"]))
+        lines.append(
+            "components    " + ", ".join(f"{c['name']} {c['version']}" for c in comp["installed"])
+            if comp["installed"]
+            else "components    none installed"
+        )
+        lines += [
+            "",
+            "installed versions (each package's declared sibling ranges; absent siblings not shown):",
+        ]
+        lines += render(
+            ("package", "version", "siblings in range", "out of range"),
+            _version_rows(comp["versions"]),
+        )
         lines.append("")
-        lines.append(f"registered    {', '.join(comp['registered']) or '-'}"
-                     f"{'  [error] ' + comp['detail'] if comp['status'] == ERROR else ''}")
+        lines.append(
+            f"registered    {', '.join(comp['registered']) or '-'}"
+            f"{'  [error] ' + comp['detail'] if comp['status'] == ERROR else ''}"
+        )
         auto = comp.get("autoload", {})
-        lines.append(f"autoload      {'on' if auto.get('on') else 'off (TORCH_DEVICE_BACKEND_AUTOLOAD=0)'}"
-                     f"{', ran at import torch' if auto.get('ran') else ''}")
-        lines.append(f"patches       {comp['patches']} upstream symbols replaced (npu-inductor doctor --patches lists them)")
+        lines.append(
+            f"autoload      {'on' if auto.get('on') else 'off (TORCH_DEVICE_BACKEND_AUTOLOAD=0)'}"
+            f"{', ran at import torch' if auto.get('ran') else ''}"
+        )
+        lines.append(
+            f"patches       {comp['patches']} upstream symbols replaced (npu-inductor doctor --patches lists them)"
+        )
     for name, rep in d.get("compiles", {}).get("reports", {}).items():
-        lines.append(f"{name:<13} {rep.get('summary', '')}{'  [error]' if rep.get('status') == ERROR else ''}")
+        lines.append(
+            f"{name:<13} {rep.get('summary', '')}{'  [error]' if rep.get('status') == ERROR else ''}"
+        )
         lines += [f"              {row}" for row in rep.get("rows", [])]
     lines += ["", f"catalogue (results: {d['results'] or 'none; run the test command'}):"]
     lines += render(
         ("group", "rows", "verified", "n/a", "owner", "not verified"),
-        [(g, str(v["rows"]), str(v["verified"]), str(v["not_applicable"]),
-          ",".join(o + ("(not installed)" if o in v["owners_not_installed"] else "") for o in v["owners"]) or "-",
-          _summary(v["missing"]))
-         for g, v in sorted(d["groups"].items())],
+        [
+            (
+                g,
+                str(v["rows"]),
+                str(v["verified"]),
+                str(v["not_applicable"]),
+                ",".join(
+                    o + ("(not installed)" if o in v["owners_not_installed"] else "")
+                    for o in v["owners"]
+                )
+                or "-",
+                _summary(v["missing"]),
+            )
+            for g, v in sorted(d["groups"].items())
+        ],
     )
     lines.append("")
     lines.append(f"doctor: {'broken: ' + ', '.join(failed) if failed else 'ok'}")

@@ -51,26 +51,53 @@ def run() -> tuple[int, dict, str]:
     # an active patch this torch does not need is a bug of its installer's version switch
     data["needless_active"] = [p.installer for p in active if not p.needed_on(series)]
     if data["needless_active"] and data["status"] == "ok":
-        data.update(status="error", detail=f"installed though torch {series} does not need them: "
-                                           + ", ".join(sorted(set(data["needless_active"]))))
+        data.update(
+            status="error",
+            detail=f"installed though torch {series} does not need them: "
+            + ", ".join(sorted(set(data["needless_active"]))),
+        )
     return (1 if data["status"] == "error" else 0), data, _text(data)
 
 
 def _text(d: dict) -> str:
     lines = [f"[error] {d['detail']}", ""] if d["detail"] else []
-    lines.append(f"torch {d['torch']}: upstream symbols replaced in this process, after enable() ({d['count']}):")
-    lines += render(("symbol", "owner", "versions", "reason; removed by"),
-                    [(p["symbol"], p["owner"], p["versions"], f"{p['reason']} Removed by: {p['removed_by']}.")
-                     for p in d["active"]])
+    lines.append(
+        f"torch {d['torch']}: upstream symbols replaced in this process, after enable() ({d['count']}):"
+    )
+    lines += render(
+        ("symbol", "owner", "versions", "reason; removed by"),
+        [
+            (
+                p["symbol"],
+                p["owner"],
+                p["versions"],
+                f"{p['reason']} Removed by: {p['removed_by']}.",
+            )
+            for p in d["active"]
+        ],
+    )
     if d["not_installed"]:
-        lines += ["", f"needed on this torch, not installed in this process yet (at first use, or by a "
-                      f"benchmark) ({len(d['not_installed'])}):"]
-        lines += render(("symbol", "owner", "versions", "installer"),
-                        [(p["symbol"], p["owner"], p["versions"], p["installer"]) for p in d["not_installed"]])
+        lines += [
+            "",
+            f"needed on this torch, not installed in this process yet (at first use, or by a "
+            f"benchmark) ({len(d['not_installed'])}):",
+        ]
+        lines += render(
+            ("symbol", "owner", "versions", "installer"),
+            [(p["symbol"], p["owner"], p["versions"], p["installer"]) for p in d["not_installed"]],
+        )
     if d["not_needed"]:
-        lines += ["", f"not needed on torch {d['torch']} (written for other torch releases; the upstream "
-                      f"hook used instead) ({len(d['not_needed'])}):"]
-        lines += render(("symbol", "owner", "needed on torch", "instead"),
-                        [(p["symbol"], p["owner"], ", ".join(p["torch"]), p["removed_by"]) for p in d["not_needed"]])
+        lines += [
+            "",
+            f"not needed on torch {d['torch']} (written for other torch releases; the upstream "
+            f"hook used instead) ({len(d['not_needed'])}):",
+        ]
+        lines += render(
+            ("symbol", "owner", "needed on torch", "instead"),
+            [
+                (p["symbol"], p["owner"], ", ".join(p["torch"]), p["removed_by"])
+                for p in d["not_needed"]
+            ],
+        )
     lines += ["", f"{d['count']} active patches"]
     return "\n".join(lines)

@@ -28,7 +28,11 @@ class MLP8(nn.Sequential):
     class Layer(nn.Module):
         def __init__(self, dim: int):
             super().__init__()
-            self.ln, self.fc1, self.fc2 = nn.LayerNorm(dim), nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+            self.ln, self.fc1, self.fc2 = (
+                nn.LayerNorm(dim),
+                nn.Linear(dim, 4 * dim),
+                nn.Linear(4 * dim, dim),
+            )
 
         def forward(self, h):
             return h + self.fc2(nn.functional.gelu(self.fc1(self.ln(h))))

@@ -42,7 +42,9 @@ class Results:
     finished: str
     tests: list[dict]
     args: list[str] = field(default_factory=list)  # pytest arguments of that run
-    torch: str | None = None  # the torch that run used (None: results written before it was recorded)
+    torch: str | None = (
+        None  # the torch that run used (None: results written before it was recorded)
+    )
 
 
 @dataclass
@@ -56,7 +58,11 @@ def relative_path(torch_series: str | None = None) -> Path:
     """``test-results/features.json`` (the test command's run, on the newest torch), or with a
     torch series ``test-results/torch<series>/features.json`` (CI's run on an older torch,
     ``tools/run_tests.py --internals``)."""
-    return RELATIVE_PATH if not torch_series else RELATIVE_PATH.parent / f"torch{torch_series}" / RELATIVE_PATH.name
+    return (
+        RELATIVE_PATH
+        if not torch_series
+        else RELATIVE_PATH.parent / f"torch{torch_series}" / RELATIVE_PATH.name
+    )
 
 
 def find(explicit: str | os.PathLike | None = None, torch_series: str | None = None) -> Path | None:
@@ -77,7 +83,9 @@ def find(explicit: str | os.PathLike | None = None, torch_series: str | None = N
             candidate = folder / relative_path(torch_series)
             if candidate.is_file():
                 return candidate
-            main = folder / relative_path()  # the test command's run, when it ran on that torch series
+            main = (
+                folder / relative_path()
+            )  # the test command's run, when it ran on that torch series
             if torch_series and main.is_file() and _torch_series_of(main) == torch_series:
                 return main
     return None
@@ -100,8 +108,13 @@ def load(path: Path) -> Results:
         raise ResultsError(f"unreadable test results {path}: {exc}") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ResultsError(f"{path} is not a {SCHEMA} file")
-    return Results(path=path, finished=data.get("finished", ""), tests=list(data.get("tests", [])),
-                   args=list(data.get("args", [])), torch=data.get("torch"))
+    return Results(
+        path=path,
+        finished=data.get("finished", ""),
+        tests=list(data.get("tests", [])),
+        args=list(data.get("args", [])),
+        torch=data.get("torch"),
+    )
 
 
 def derive(rows: list[catalogue.Row], results: Results | None) -> list[RowStatus]:
@@ -112,7 +125,9 @@ def derive(rows: list[catalogue.Row], results: Results | None) -> list[RowStatus
         for test in results.tests:
             for fid in test.get("features", ()):
                 if fid not in by_id:
-                    raise ResultsError(f"{results.path}: test {test.get('nodeid')} marks unknown id {fid}")
+                    raise ResultsError(
+                        f"{results.path}: test {test.get('nodeid')} marks unknown id {fid}"
+                    )
                 by_id[fid][test.get("outcome", "unknown")] += 1
     out = []
     for row in rows:

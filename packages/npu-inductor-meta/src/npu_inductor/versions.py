@@ -33,8 +33,10 @@ PREFIX = "npu-"  # the project's distributions; requirements on anything else ar
 META = "npu-inductor"
 OK, TOO_OLD, TOO_NEW, EXCLUDED = "ok", "too old", "too new", "excluded"
 
-_REQUIREMENT = re.compile(r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?(?P<spec>[^;()]*)\)?"
-                          r"\s*(?:;\s*(?P<marker>.*))?$")
+_REQUIREMENT = re.compile(
+    r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*\(?(?P<spec>[^;()]*)\)?"
+    r"\s*(?:;\s*(?P<marker>.*))?$"
+)
 _EXTRA_MARKER = re.compile(r"""^extra\s*==\s*['"](?P<extra>[^'"]+)['"]$""")
 _CLAUSE = re.compile(r"^\s*(?P<op>~=|==|!=|<=|>=|<|>)\s*(?P<version>[0-9][0-9A-Za-z.*+!-]*)\s*$")
 
@@ -72,12 +74,12 @@ def _clause_holds(op: str, bound: str, version: str) -> bool:
     have = release(version)
     if op in ("==", "!=") and bound.endswith(".*"):
         prefix = release(bound[:-2])
-        equal = _padded(have, prefix)[0][:len(prefix)] == prefix
+        equal = _padded(have, prefix)[0][: len(prefix)] == prefix
         return equal if op == "==" else not equal
     want = release(bound)
     if op == "~=":  # >= bound, == bound's prefix without its last part
         prefix = want[:-1]
-        return _padded(have, want)[0] >= _padded(have, want)[1] and have[:len(prefix)] == prefix
+        return _padded(have, want)[0] >= _padded(have, want)[1] and have[: len(prefix)] == prefix
     a, b = _padded(have, want)
     if op == "==":
         return a == b
@@ -117,13 +119,17 @@ class Range:
 
     def pip_command(self) -> str:
         fix = f'pip install "{self.sibling}{self.spec}"'
-        if self.status == TOO_NEW:  # the sibling is newer than this component knows: upgrade the component instead
+        if (
+            self.status == TOO_NEW
+        ):  # the sibling is newer than this component knows: upgrade the component instead
             return f"pip install -U {self.component}  (or {fix})"
         return fix
 
     def message(self) -> str:
-        return (f"{self.component} {self.version} works with {self.sibling}{self.spec} ({self.how}), but "
-                f"{self.sibling} {self.installed} is installed ({self.status}). Fix: {self.pip_command()}")
+        return (
+            f"{self.component} {self.version} works with {self.sibling}{self.spec} ({self.how}), but "
+            f"{self.sibling} {self.installed} is installed ({self.status}). Fix: {self.pip_command()}"
+        )
 
 
 def _requirement(line: str) -> tuple[str, str, str | None] | None:
@@ -163,9 +169,13 @@ def declared(dist: metadata.Distribution) -> list[Range]:
         if req is None or not req[0].startswith(PREFIX) or req[0] == own:
             continue
         name, spec, extra = req
-        how = ("depends on it" if extra is None else
-               "talks to it through entry points (extra 'siblings')" if extra == "siblings" else
-               f"extra {extra!r}")
+        how = (
+            "depends on it"
+            if extra is None
+            else "talks to it through entry points (extra 'siblings')"
+            if extra == "siblings"
+            else f"extra {extra!r}"
+        )
         rows.append(Range(own, dist.version, name, spec, how, _installed(name)))
     return rows
 

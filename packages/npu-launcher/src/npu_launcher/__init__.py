@@ -9,14 +9,34 @@ See this package's README for drivers, configuration and status.
 """
 
 from .descriptor import SCHEMA_VERSION, ArgSpec, GridRule, KernelDescriptor, SpecializedArg, Target
-from .errors import (DescriptorError, DriverUnavailable, KernelArgumentError,
-                     KernelArgumentTypeError, LauncherError, LaunchFailed, UnsupportedKernel)
+from .errors import (
+    DescriptorError,
+    DriverUnavailable,
+    KernelArgumentError,
+    KernelArgumentTypeError,
+    LauncherError,
+    LaunchFailed,
+    UnsupportedKernel,
+)
 
 __all__ = [
-    "SCHEMA_VERSION", "ArgSpec", "GridRule", "KernelDescriptor", "SpecializedArg", "Target", "bind",
-    "descriptor_from_compiled", "sim_descriptor", "register", "DescriptorError",
-    "DriverUnavailable", "KernelArgumentError", "KernelArgumentTypeError", "LauncherError",
-    "LaunchFailed", "UnsupportedKernel",
+    "SCHEMA_VERSION",
+    "ArgSpec",
+    "GridRule",
+    "KernelDescriptor",
+    "SpecializedArg",
+    "Target",
+    "bind",
+    "descriptor_from_compiled",
+    "sim_descriptor",
+    "register",
+    "DescriptorError",
+    "DriverUnavailable",
+    "KernelArgumentError",
+    "KernelArgumentTypeError",
+    "LauncherError",
+    "LaunchFailed",
+    "UnsupportedKernel",
 ]
 
 _registered = False

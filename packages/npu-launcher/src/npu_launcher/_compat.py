@@ -99,7 +99,7 @@ def kernel_source(fn) -> str:
         return src
     py = getattr(fn, "fn", fn)
     text = textwrap.dedent(inspect.getsource(py))
-    return text[re.search(r"^def\s+\w+\s*\(", text, re.MULTILINE).start():]
+    return text[re.search(r"^def\s+\w+\s*\(", text, re.MULTILINE).start() :]
 
 
 def python_function(fn):

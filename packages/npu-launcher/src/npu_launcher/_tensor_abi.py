@@ -20,11 +20,23 @@ from . import _compat
 DEVICE_TYPE_CODES = {"cpu": 0, "cuda": 1, "meta": 14, "npu": 20, "privateuseone": 20}
 
 TRITON_TO_TORCH = {
-    "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-    "fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
-    "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2",
-    "fp8e4b8": "float8_e4m3fnuz", "fp8e5b16": "float8_e5m2fnuz",
+    "i1": "bool",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "fp8e4nv": "float8_e4m3fn",
+    "fp8e5": "float8_e5m2",
+    "fp8e4b8": "float8_e4m3fnuz",
+    "fp8e5b16": "float8_e5m2fnuz",
 }
 
 
@@ -44,8 +56,9 @@ def calibrate() -> tuple[bool, str]:
 
     lib = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
     probe = torch.arange(4, dtype=torch.float32)[1:]  # a storage offset, so data_ptr is shifted
-    ok, why = _native.configure_tensor_fast_path(_compat.tensor_base_type(), lib, probe,
-                                                 probe._cdata, probe.data_ptr())
+    ok, why = _native.configure_tensor_fast_path(
+        _compat.tensor_base_type(), lib, probe, probe._cdata, probe.data_ptr()
+    )
     if not ok:
         return False, why
     codes = _native.tensor_codes(torch.empty(0, device="meta"))

@@ -36,5 +36,7 @@ def bind_file(path: str, device: int):
 
 _tensor_abi.calibrate()  # the launch objects' tensor checks (also done by bind)
 # torch's constructor of a tensor from an owned AtenTensorHandle, and the shim library
-_C_API = _native.capi_capsule(torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr,
-                              os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
+_C_API = _native.capi_capsule(
+    torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr,
+    os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"),
+)

@@ -28,8 +28,21 @@ SCHEMA_VERSION = 2
 MAGIC = b"NPLKD1"
 
 # Triton scalar / pointee types the launcher passes (pointer types are "*" + one of these).
-SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
-                "fp16", "bf16", "fp32", "fp64")
+SCALAR_TYPES = (
+    "i1",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "fp16",
+    "bf16",
+    "fp32",
+    "fp64",
+)
 POINTEE_TYPES = SCALAR_TYPES + ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
 BINARY_FORMATS = {"cuda": "cubin", "npu": "npubin", "sim": "triton-python"}
 
@@ -111,14 +124,14 @@ class GridRule:
 class KernelDescriptor:
     """Everything a driver needs to load and launch one compiled kernel."""
 
-    name: str                    # entry symbol in the binary (or the Python function for sim)
+    name: str  # entry symbol in the binary (or the Python function for sim)
     target: Target
-    binary_format: str           # "cubin", "npubin" or "triton-python"
+    binary_format: str  # "cubin", "npubin" or "triton-python"
     binary: bytes
-    args: tuple[ArgSpec, ...]    # what the binary takes, in kernel order (constexprs excluded)
+    args: tuple[ArgSpec, ...]  # what the binary takes, in kernel order (constexprs excluded)
     constexprs: dict = field(default_factory=dict)
     grid: GridRule | None = None
-    shared: int = 0              # shared memory (cuda) / UB bytes (npu) the kernel needs
+    shared: int = 0  # shared memory (cuda) / UB bytes (npu) the kernel needs
     num_warps: int = 1
     num_ctas: int = 1
     trailing_null_params: int = 0  # Triton's scratch pointers appended to the cuda params
@@ -130,21 +143,29 @@ class KernelDescriptor:
 
     def __post_init__(self):
         object.__setattr__(self, "args", tuple(self.args))
-        object.__setattr__(self, "specialized", tuple(sorted(self.specialized, key=lambda s: s.index)))
+        object.__setattr__(
+            self, "specialized", tuple(sorted(self.specialized, key=lambda s: s.index))
+        )
         positions = [s.index for s in self.specialized]
         n = len(self.args) + len(positions)
         if len(set(positions)) != len(positions) or any(not 0 <= i < n for i in positions):
-            raise DescriptorError(f"kernel {self.name!r}: specialized argument positions {positions} are "
-                                  f"not distinct positions among the call's {n} arguments")
+            raise DescriptorError(
+                f"kernel {self.name!r}: specialized argument positions {positions} are "
+                f"not distinct positions among the call's {n} arguments"
+            )
         for a in self.args:
             base = a.type[1:] if a.is_pointer else a.type
             if base not in (POINTEE_TYPES if a.is_pointer else SCALAR_TYPES):
-                raise DescriptorError(f"kernel {self.name!r}: argument {a.name!r} has type "
-                                      f"{a.type!r}, which the launcher cannot pass")
+                raise DescriptorError(
+                    f"kernel {self.name!r}: argument {a.name!r} has type "
+                    f"{a.type!r}, which the launcher cannot pass"
+                )
         expected = BINARY_FORMATS.get(self.target.backend)
         if expected != self.binary_format:
-            raise DescriptorError(f"kernel {self.name!r}: target {self.target.backend!r} takes "
-                                  f"{expected!r} binaries, not {self.binary_format!r}")
+            raise DescriptorError(
+                f"kernel {self.name!r}: target {self.target.backend!r} takes "
+                f"{expected!r} binaries, not {self.binary_format!r}"
+            )
 
     def call_arg_names(self) -> list[str]:
         """The call's kernel arguments, in order: ``args`` with the specialized ones in place."""
@@ -165,16 +186,19 @@ class KernelDescriptor:
             "binary_sha256": hashlib.sha256(self.binary).hexdigest(),
             "args": [[a.name, a.type, a.align] for a in self.args],
             "constexprs": _json_values(self.name, self.constexprs),
-            "grid": None if self.grid is None else [list(t) if isinstance(t, tuple) else t
-                                                   for t in self.grid.terms],
+            "grid": None
+            if self.grid is None
+            else [list(t) if isinstance(t, tuple) else t for t in self.grid.terms],
             "shared": self.shared,
             "num_warps": self.num_warps,
             "num_ctas": self.num_ctas,
             "trailing_null_params": self.trailing_null_params,
             "extra": _json_values(self.name, self.extra),
             "metadata_source": self.metadata_source,
-            "specialized": [[s.index, s.name, _json_value(self.name, s.name, s.value), bool(s.checked)]
-                            for s in self.specialized],
+            "specialized": [
+                [s.index, s.name, _json_value(self.name, s.name, s.value), bool(s.checked)]
+                for s in self.specialized
+            ],
         }
 
     def to_bytes(self) -> bytes:
@@ -187,25 +211,35 @@ class KernelDescriptor:
         if len(data) < len(MAGIC) + 4 or not data.startswith(MAGIC[:5]):
             raise DescriptorError("not an npu-launcher kernel descriptor (bad magic)")
         if data[: len(MAGIC)] != MAGIC:
-            raise DescriptorError(f"kernel descriptor wire format {data[:6]!r}; this npu-launcher "
-                                  f"reads {MAGIC!r}")
+            raise DescriptorError(
+                f"kernel descriptor wire format {data[:6]!r}; this npu-launcher reads {MAGIC!r}"
+            )
         (n,) = struct.unpack_from("<I", data, len(MAGIC))
         start = len(MAGIC) + 4
         try:
-            head = json.loads(data[start:start + n].decode())
+            head = json.loads(data[start : start + n].decode())
         except (UnicodeDecodeError, ValueError) as e:
             raise DescriptorError(f"kernel descriptor header is not valid JSON: {e}") from None
         if not isinstance(head, dict) or head.get("schema") != SCHEMA:
-            raise DescriptorError(f"kernel descriptor schema {head.get('schema')!r}, expected {SCHEMA!r}"
-                                  if isinstance(head, dict) else "kernel descriptor header is not an object")
+            raise DescriptorError(
+                f"kernel descriptor schema {head.get('schema')!r}, expected {SCHEMA!r}"
+                if isinstance(head, dict)
+                else "kernel descriptor header is not an object"
+            )
         name = head.get("name", "?")
         if head.get("version") != SCHEMA_VERSION:
-            raise DescriptorError(f"kernel {name!r}: descriptor schema version {head.get('version')!r}; "
-                                  f"this npu-launcher reads version {SCHEMA_VERSION}")
-        binary = data[start + n:]
-        if len(binary) != head.get("binary_len") or hashlib.sha256(binary).hexdigest() != head.get("binary_sha256"):
-            raise DescriptorError(f"kernel {name!r}: descriptor binary is truncated or corrupt "
-                                  "(length or SHA-256 mismatch)")
+            raise DescriptorError(
+                f"kernel {name!r}: descriptor schema version {head.get('version')!r}; "
+                f"this npu-launcher reads version {SCHEMA_VERSION}"
+            )
+        binary = data[start + n :]
+        if len(binary) != head.get("binary_len") or hashlib.sha256(binary).hexdigest() != head.get(
+            "binary_sha256"
+        ):
+            raise DescriptorError(
+                f"kernel {name!r}: descriptor binary is truncated or corrupt "
+                "(length or SHA-256 mismatch)"
+            )
         try:
             return cls(
                 name=name,
@@ -221,14 +255,17 @@ class KernelDescriptor:
                 trailing_null_params=int(head["trailing_null_params"]),
                 extra=_from_json_values(head["extra"]),
                 metadata_source=head["metadata_source"],
-                specialized=tuple(SpecializedArg(int(i), str(n_), _from_json_value(v), bool(c))
-                                  for i, n_, v, c in head["specialized"]),
+                specialized=tuple(
+                    SpecializedArg(int(i), str(n_), _from_json_value(v), bool(c))
+                    for i, n_, v, c in head["specialized"]
+                ),
             )
         except (KeyError, TypeError, ValueError) as e:
             if isinstance(e, DescriptorError):
                 raise
-            raise DescriptorError(f"kernel {name!r}: descriptor header is missing or has a bad "
-                                  f"field: {e!r}") from None
+            raise DescriptorError(
+                f"kernel {name!r}: descriptor header is missing or has a bad field: {e!r}"
+            ) from None
 
 
 def _json_value(kernel: str, k, v):
@@ -240,8 +277,9 @@ def _json_value(kernel: str, k, v):
         return v if math.isfinite(v) else {"float": repr(v)}
     if isinstance(v, (list, tuple)) and all(isinstance(x, (bool, int, float, str)) for x in v):
         return list(v)
-    raise DescriptorError(f"kernel {kernel!r}: value {k}={v!r} ({type(v).__name__}) cannot "
-                          "be stored in a descriptor")
+    raise DescriptorError(
+        f"kernel {kernel!r}: value {k}={v!r} ({type(v).__name__}) cannot be stored in a descriptor"
+    )
 
 
 def _json_values(kernel: str, values: Mapping) -> dict:

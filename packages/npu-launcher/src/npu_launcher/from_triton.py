@@ -39,15 +39,19 @@ def runtime_args(src) -> tuple[tuple[ArgSpec, ...], dict[str, Any], tuple[Specia
             continue  # not in this compile's signature (Triton 3.2 style): not passed
         ty = sig.get(i, "constexpr")
         if not isinstance(ty, str):
-            raise UnsupportedKernel(f"argument {name!r} is a tuple ({ty!r}); tuples are not "
-                                    "supported by the static launcher")
+            raise UnsupportedKernel(
+                f"argument {name!r} is a tuple ({ty!r}); tuples are not "
+                "supported by the static launcher"
+            )
         position = len(args) + len(specialized)
         if ty == "constexpr" or i in consts:
             specialized.append(specialized_arg(position, name, consts.get(i)))
             continue
         if ty.startswith("tensordesc") or ty == "nvTmaDesc":
-            raise UnsupportedKernel(f"argument {name!r} is a tensor descriptor ({ty}); "
-                                    "not supported by the static launcher")
+            raise UnsupportedKernel(
+                f"argument {name!r} is a tensor descriptor ({ty}); "
+                "not supported by the static launcher"
+            )
         args.append(ArgSpec(name, ty, div.get(i, 1)))
     return tuple(args), constexprs, tuple(specialized)
 
@@ -95,7 +99,11 @@ def descriptor_from_compiled(kernel, *, grid: GridRule | tuple | None = None) ->
     target = _compat.metadata_value(md, "target")
     backend = getattr(target, "backend", None) or target["backend"]
     arch = getattr(target, "arch", None) if not isinstance(target, Mapping) else target["arch"]
-    warp = getattr(target, "warp_size", 0) if not isinstance(target, Mapping) else target.get("warp_size", 0)
+    warp = (
+        getattr(target, "warp_size", 0)
+        if not isinstance(target, Mapping)
+        else target.get("warp_size", 0)
+    )
     fields = launch_fields(kernel)
     args, constexprs, specialized = runtime_args(kernel.src)
     num_ctas = int(_compat.metadata_value(md, "num_ctas", 1) or 1)
@@ -103,8 +111,9 @@ def descriptor_from_compiled(kernel, *, grid: GridRule | tuple | None = None) ->
         if _compat.metadata_value(md, flag, False):
             raise UnsupportedKernel(f"kernel {fields['name']!r} needs {flag}; not supported")
     if num_ctas != 1:
-        raise UnsupportedKernel(f"kernel {fields['name']!r} uses num_ctas={num_ctas}; the static "
-                                "launcher supports 1")
+        raise UnsupportedKernel(
+            f"kernel {fields['name']!r} uses num_ctas={num_ctas}; the static launcher supports 1"
+        )
     if _compat.metadata_value(md, "tensordesc_meta", None):
         raise UnsupportedKernel(f"kernel {fields['name']!r} uses tensor descriptors")
     extra: dict = {}
@@ -117,8 +126,10 @@ def descriptor_from_compiled(kernel, *, grid: GridRule | tuple | None = None) ->
             if size is None:
                 continue
             if size > 0:
-                raise UnsupportedKernel(f"kernel {fields['name']!r} needs {what}={size}; "
-                                        "scratch memory is not supported by the static launcher")
+                raise UnsupportedKernel(
+                    f"kernel {fields['name']!r} needs {what}={size}; "
+                    "scratch memory is not supported by the static launcher"
+                )
             trailing += 1
     elif backend == "npu":
         binary = kernel.asm["npubin"]
@@ -158,8 +169,10 @@ def _ascend_extra(md, mix_mode: str, arch: str) -> dict:
     workspace = int(_compat.metadata_value(md, "workspace_size", -1) or -1)
     locks = int(_compat.metadata_value(md, "lock_num", -1) or -1)
     if workspace > 0 or locks > 0:
-        raise UnsupportedKernel(f"kernel needs workspace_size={workspace} / lock_num={locks}; "
-                                "workspace and sync-block locks are not supported yet")
+        raise UnsupportedKernel(
+            f"kernel needs workspace_size={workspace} / lock_num={locks}; "
+            "workspace and sync-block locks are not supported yet"
+        )
     simt = bool(_compat.metadata_value(md, "force_simt_only", False))
     parallel = str(_compat.metadata_value(md, "parallel_mode", "") or "")
     if "simt" in parallel or simt:
@@ -172,10 +185,17 @@ def _ascend_extra(md, mix_mode: str, arch: str) -> dict:
     }
 
 
-def sim_descriptor(fn, signature: Mapping[str, str], constexprs: Mapping[str, Any] | None = None,
-                   *, divisibility: Mapping[str, int] | None = None, grid=None,
-                   device_type: str = "npu", arch: str = "",
-                   specialized: Mapping[str, Any] | None = None) -> KernelDescriptor:
+def sim_descriptor(
+    fn,
+    signature: Mapping[str, str],
+    constexprs: Mapping[str, Any] | None = None,
+    *,
+    divisibility: Mapping[str, int] | None = None,
+    grid=None,
+    device_type: str = "npu",
+    arch: str = "",
+    specialized: Mapping[str, Any] | None = None,
+) -> KernelDescriptor:
     """Descriptor for npu-sim: the binary is a self-contained Python module defining the
     kernel (its source plus the globals it uses), so a new process rebuilds it without the
     original file. ``signature`` lists runtime arguments ({name: "*fp32"}); ``specialized``
@@ -188,13 +208,21 @@ def sim_descriptor(fn, signature: Mapping[str, str], constexprs: Mapping[str, An
     constexprs = dict(constexprs or {})
     specialized = dict(specialized or {})
     divisibility = dict(divisibility or {})
-    missing = [p for p in params if p not in signature and p not in constexprs and p not in specialized]
+    missing = [
+        p for p in params if p not in signature and p not in constexprs and p not in specialized
+    ]
     if missing:
-        raise UnsupportedKernel(f"kernel {py.__name__!r}: parameters {missing} are neither in the "
-                                "signature nor constexprs")
+        raise UnsupportedKernel(
+            f"kernel {py.__name__!r}: parameters {missing} are neither in the "
+            "signature nor constexprs"
+        )
     call = [p for p in params if p in signature or p in specialized]
-    args = tuple(ArgSpec(n, signature[n], int(divisibility.get(n, 1))) for n in call if n not in specialized)
-    special = tuple(specialized_arg(i, n, specialized[n]) for i, n in enumerate(call) if n in specialized)
+    args = tuple(
+        ArgSpec(n, signature[n], int(divisibility.get(n, 1))) for n in call if n not in specialized
+    )
+    special = tuple(
+        specialized_arg(i, n, specialized[n]) for i, n in enumerate(call) if n in specialized
+    )
     if grid is not None and not isinstance(grid, GridRule):
         grid = GridRule(tuple(grid))
     return KernelDescriptor(
@@ -229,9 +257,14 @@ def module_source(fn) -> str:
                 continue
             v = g[name]
             if isinstance(v, types.ModuleType):
-                lines.append(f"import {v.__name__} as {name}" if v.__name__ != name else f"import {name}")
-            elif hasattr(v, "fn") and callable(getattr(v, "run", None)) or type(v).__name__ in (
-                    "JITFunction", "InterpretedFunction"):
+                lines.append(
+                    f"import {v.__name__} as {name}" if v.__name__ != name else f"import {name}"
+                )
+            elif (
+                hasattr(v, "fn")
+                and callable(getattr(v, "run", None))
+                or type(v).__name__ in ("JITFunction", "InterpretedFunction")
+            ):
                 visit(v)
             elif type(v).__name__ == "constexpr":
                 lines.append(f"{name} = tl.constexpr({_plain(v)!r})")

@@ -44,11 +44,14 @@ def _divisibility(triton_meta: Mapping, names: list[str]) -> dict[str, int]:
     return out
 
 
-def describe_triton(fn: Any, triton_meta: Mapping, config_kwargs: Mapping[str, Any],
-                    simulated: bool = True) -> KernelDescriptor:
+def describe_triton(
+    fn: Any, triton_meta: Mapping, config_kwargs: Mapping[str, Any], simulated: bool = True
+) -> KernelDescriptor:
     if not simulated:
-        raise UnsupportedKernel(f"kernel {getattr(fn, '__name__', fn)!r}: a native npu kernel is "
-                                "described from its CompiledKernel (descriptor_from_compiled)")
+        raise UnsupportedKernel(
+            f"kernel {getattr(fn, '__name__', fn)!r}: a native npu kernel is "
+            "described from its CompiledKernel (descriptor_from_compiled)"
+        )
     signature = dict(triton_meta["signature"])
     names = list(signature)
     constants = dict(triton_meta.get("constants") or {})
@@ -68,12 +71,23 @@ def describe_triton(fn: Any, triton_meta: Mapping, config_kwargs: Mapping[str, A
         else:
             runtime[n] = signature[n]
     constexprs = {**constants, **dict(config_kwargs)}
-    return sim_descriptor(fn, runtime, constexprs, divisibility=_divisibility(triton_meta, names),
-                          specialized=specialized)
+    return sim_descriptor(
+        fn,
+        runtime,
+        constexprs,
+        divisibility=_divisibility(triton_meta, names),
+        specialized=specialized,
+    )
 
 
-def bind_triton(fn: Any, triton_meta: Mapping, config_kwargs: Mapping[str, Any], device: int = 0,
-                simulated: bool = True, descriptor=None):
+def bind_triton(
+    fn: Any,
+    triton_meta: Mapping,
+    config_kwargs: Mapping[str, Any],
+    device: int = 0,
+    simulated: bool = True,
+    descriptor=None,
+):
     if descriptor is None:
         descriptor = describe_triton(fn, triton_meta, config_kwargs, simulated)
     return bind(descriptor, device)
@@ -111,8 +125,9 @@ def cuda_launcher(result):
         return None  # upstream's launcher then
     device = result.compile_meta.get("device", 0) or 0
     fn = binary.src.fn
-    launcher = upstream_shaped_launcher(result, desc, bind(desc, device), fn.arg_names,
-                                        [p.num for p in fn.params if p.is_constexpr])
+    launcher = upstream_shaped_launcher(
+        result, desc, bind(desc, device), fn.arg_names, [p.num for p in fn.params if p.is_constexpr]
+    )
     init = getattr(binary, "_init_handles", None)
     if callable(init):
         init()  # Triton fills n_regs / n_spills when it loads the module (upstream's launcher does too)
@@ -130,17 +145,27 @@ def native_launcher(result, descriptor, device: int, arg_names, declared_constex
     passes. Binding raises DriverUnavailable (no CANN runtime), DescriptorError (another
     schema, target or SoC) or LaunchFailed; the caller decides between falling back and
     raising (strict_static_triton_launcher)."""
-    desc = descriptor if isinstance(descriptor, KernelDescriptor) else KernelDescriptor.from_bytes(descriptor)
+    desc = (
+        descriptor
+        if isinstance(descriptor, KernelDescriptor)
+        else KernelDescriptor.from_bytes(descriptor)
+    )
     if desc.target.backend != "npu":
-        raise UnsupportedKernel(f"kernel {desc.name!r} targets {desc.target.backend!r}, not a native npu binary")
-    launcher = upstream_shaped_launcher(result, desc, bind(desc, device), arg_names, declared_constexprs)
+        raise UnsupportedKernel(
+            f"kernel {desc.name!r} targets {desc.target.backend!r}, not a native npu binary"
+        )
+    launcher = upstream_shaped_launcher(
+        result, desc, bind(desc, device), arg_names, declared_constexprs
+    )
     # an npubin has no registers to report and nothing spills (the unified buffer's fit is
     # checked at compile); upstream's fusion benchmarks compare n_spills with a number
     launcher.n_regs = launcher.n_spills = 0
     return launcher
 
 
-def upstream_shaped_launcher(result, desc: KernelDescriptor, launch, arg_names, declared_constexprs):
+def upstream_shaped_launcher(
+    result, desc: KernelDescriptor, launch, arg_names, declared_constexprs
+):
     """Inductor's generated launcher code around ``launch``: the grid comes from the config
     as upstream computes it, the runtime arguments are the descriptor's, in its order; the
     launcher also carries the direct-launch probe npu-lowering's wrapper slots ask."""
@@ -150,7 +175,13 @@ def upstream_shaped_launcher(result, desc: KernelDescriptor, launch, arg_names, 
     # One the launcher code does not take (a user kernel's None dropped by Inductor) is
     # passed as the constant it was compiled with.
     fixed = {s.name: repr(s.value) for s in desc.specialized if s.name not in def_args}
-    runner_args = ["grid_0", "grid_1", "grid_2", "stream", *[fixed.get(n, n) for n in desc.call_arg_names()]]
+    runner_args = [
+        "grid_0",
+        "grid_1",
+        "grid_2",
+        "stream",
+        *[fixed.get(n, n) for n in desc.call_arg_names()],
+    ]
     launcher = result._gen_launcher_code({"runner": launch}, def_args, runner_args)
     launcher.npu_direct_launch = _direct_probe(result, def_args, runner_args, launch)
     launcher.config = result.config
@@ -159,7 +190,9 @@ def upstream_shaped_launcher(result, desc: KernelDescriptor, launch, arg_names, 
     # upstream's run saves the binary of a launcher with store_cubin (C++ wrappers, AOTInductor:
     # npu-lowering's save_gpu_kernel saves the descriptor); its own static launcher refuses
     # store_cubin, ours launches the descriptor it saves
-    launcher.store_cubin = bool((getattr(result, "inductor_meta", None) or {}).get("store_cubin", False))
+    launcher.store_cubin = bool(
+        (getattr(result, "inductor_meta", None) or {}).get("store_cubin", False)
+    )
     return launcher
 
 
@@ -168,7 +201,9 @@ def _direct_probe(result, def_args, runner_args, launch):
     stream)`` -> launch object, grid, runtime args): the same generated launcher code with a
     runner that records what it would launch, so grid and argument order are upstream's own."""
     recorded = []
-    probe = result._gen_launcher_code({"runner": lambda *a: recorded.append(a)}, def_args, runner_args)
+    probe = result._gen_launcher_code(
+        {"runner": lambda *a: recorded.append(a)}, def_args, runner_args
+    )
 
     def npu_direct_launch(args, stream):
         recorded.clear()

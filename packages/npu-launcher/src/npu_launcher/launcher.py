@@ -19,8 +19,13 @@ from .descriptor import KernelDescriptor
 DRIVERS = {"cuda": "cuda", "npu": "ascend", "sim": "sim"}
 KINDS = {name: i for i, name in enumerate(_native.ARG_KINDS)}
 
-_native.set_error_types(errors.KernelArgumentError, errors.KernelArgumentTypeError,
-                        errors.LaunchFailed, errors.DriverUnavailable, errors.DescriptorError)
+_native.set_error_types(
+    errors.KernelArgumentError,
+    errors.KernelArgumentTypeError,
+    errors.LaunchFailed,
+    errors.DriverUnavailable,
+    errors.DescriptorError,
+)
 
 
 def arg_table(desc: KernelDescriptor) -> list[tuple]:
@@ -41,8 +46,16 @@ def specialized_table(desc: KernelDescriptor) -> list[tuple]:
     binary does not take; the native side decides at bind which call position feeds which
     argument. ``exact``: the value is the constant itself (None, a bool, int or float), not a
     name recorded for it (a dtype's), so the sim driver can hand it to the interpreter."""
-    return [(s.index, s.name, s.value, bool(s.checked), s.value is None or type(s.value) in (bool, int, float))
-            for s in desc.specialized]
+    return [
+        (
+            s.index,
+            s.name,
+            s.value,
+            bool(s.checked),
+            s.value is None or type(s.value) in (bool, int, float),
+        )
+        for s in desc.specialized
+    ]
 
 
 def bind(desc, device: int | None = None, *, driver: str | None = None):
@@ -53,10 +66,14 @@ def bind(desc, device: int | None = None, *, driver: str | None = None):
         desc = KernelDescriptor.from_bytes(desc)
     want = DRIVERS.get(desc.target.backend)
     if want is None:
-        raise errors.DescriptorError(f"kernel {desc.name!r}: no driver for target {desc.target.backend!r}")
+        raise errors.DescriptorError(
+            f"kernel {desc.name!r}: no driver for target {desc.target.backend!r}"
+        )
     if driver is not None and driver != want:
-        raise errors.DescriptorError(f"kernel {desc.name!r} targets {desc.target.backend!r} "
-                                     f"({want} driver), not the {driver} driver")
+        raise errors.DescriptorError(
+            f"kernel {desc.name!r} targets {desc.target.backend!r} "
+            f"({want} driver), not the {driver} driver"
+        )
     _tensor_abi.calibrate()
     rows = arg_table(desc)
     special = specialized_table(desc)
@@ -65,27 +82,50 @@ def bind(desc, device: int | None = None, *, driver: str | None = None):
     if want == "cuda":
         index = _current_cuda_device() if device is None else int(device)
         if not desc.target.arch.isdigit():
-            raise errors.DescriptorError(f"kernel {desc.name!r}: cuda arch {desc.target.arch!r} "
-                                         "is not a compute capability")
+            raise errors.DescriptorError(
+                f"kernel {desc.name!r}: cuda arch {desc.target.arch!r} is not a compute capability"
+            )
         launch, _regs, _spills = _native.bind_cuda(
-            desc.name, rows, code, index, f"cuda:{index}", dev_type, desc.binary,
-            desc.num_warps, desc.shared, int(desc.target.arch), desc.trailing_null_params, special)
+            desc.name,
+            rows,
+            code,
+            index,
+            f"cuda:{index}",
+            dev_type,
+            desc.binary,
+            desc.num_warps,
+            desc.shared,
+            int(desc.target.arch),
+            desc.trailing_null_params,
+            special,
+        )
         return launch
     if want == "ascend":
         index = 0 if device is None else int(device)
         extra = desc.extra
         return _native.bind_ascend(
-            desc.name, rows, code, index, f"npu:{index}", dev_type, desc.binary,
-            str(extra.get("mix_mode", "aiv")), bool(extra.get("ffts", True)),
-            bool(extra.get("simt_only", False)), desc.target.arch, special)
+            desc.name,
+            rows,
+            code,
+            index,
+            f"npu:{index}",
+            dev_type,
+            desc.binary,
+            str(extra.get("mix_mode", "aiv")),
+            bool(extra.get("ffts", True)),
+            bool(extra.get("simt_only", False)),
+            desc.target.arch,
+            special,
+        )
     from . import sim
 
     entry = sim.launch_entry()
     fn = sim.kernel_function(desc)
     index = -1 if device is None else int(device)
     label = dev_type if index < 0 else f"{dev_type}:{index}"
-    return _native.bind_sim(desc.name, rows, code, index, label, dev_type, entry, fn,
-                            dict(desc.constexprs), special)
+    return _native.bind_sim(
+        desc.name, rows, code, index, label, dev_type, entry, fn, dict(desc.constexprs), special
+    )
 
 
 def _current_cuda_device() -> int:

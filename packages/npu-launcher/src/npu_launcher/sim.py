@@ -32,13 +32,16 @@ def launch_entry():
     """npu-sim's launch function, or DriverUnavailable."""
     eps = [ep for ep in _entry_points() if ep.name == NAME]
     if not eps:
-        raise DriverUnavailable(f"npu_launcher: sim driver unavailable: no entry point {NAME!r} in "
-                                f"group {GROUP!r} (install npu-sim)")
+        raise DriverUnavailable(
+            f"npu_launcher: sim driver unavailable: no entry point {NAME!r} in "
+            f"group {GROUP!r} (install npu-sim)"
+        )
     try:
         return eps[0].load()
     except Exception as e:  # a broken npu-sim install: say which entry point
-        raise DriverUnavailable(f"npu_launcher: sim driver unavailable: {eps[0].value} failed to "
-                                f"load: {e!r}") from e
+        raise DriverUnavailable(
+            f"npu_launcher: sim driver unavailable: {eps[0].value} failed to load: {e!r}"
+        ) from e
 
 
 def cache_dir() -> Path:
@@ -52,8 +55,10 @@ def kernel_function(desc: KernelDescriptor):
     """The descriptor's kernel as a Triton JITFunction, rebuilt from its source (a file in the
     cache directory, because Triton reads kernel source through inspect)."""
     if desc.binary_format != "triton-python":
-        raise DescriptorError(f"kernel {desc.name!r}: the sim driver runs 'triton-python' "
-                              f"descriptors, not {desc.binary_format!r}")
+        raise DescriptorError(
+            f"kernel {desc.name!r}: the sim driver runs 'triton-python' "
+            f"descriptors, not {desc.binary_format!r}"
+        )
     digest = hashlib.sha256(desc.binary).hexdigest()[:24]
     mod = _modules.get(digest)
     if mod is None:

@@ -42,8 +42,14 @@ def register() -> None:
         small_gemm.register_user_lowerings(lowering.user_lowerings)
         # device_custom_config: Inductor puts this module's keys in the FX graph cache key
         # cpp_wrapper=True takes NpuCppWrapperGpu (upstream's flag decides, as for cuda)
-        register_backend_for_device("npu", NpuScheduling, NpuPythonWrapperCodegen, NpuCppWrapperGpu,
-                                    device_custom_pass=NpuPostGradPass(), device_custom_config=config)
+        register_backend_for_device(
+            "npu",
+            NpuScheduling,
+            NpuPythonWrapperCodegen,
+            NpuCppWrapperGpu,
+            device_custom_pass=NpuPostGradPass(),
+            device_custom_config=config,
+        )
         # torch 2.11's get_device_op_overrides imports upstream's devices' overrides only while
         # the table is empty: registering npu first would leave cuda's cpp wrapper / AOTInductor
         # without its driver. Ask for cpu's first, so upstream fills its own (2.13 uses a flag).

@@ -31,11 +31,14 @@ def _available(device_type: str) -> bool:
         return False
 
 
-@upstream_patch("torch._inductor.utils.GPU_TYPES", versions="torch 2.13, 2.14, 2.15 (2.15: only where its snapshot lacks npu)",
-                removed_by="torch 2.15's DeviceInterface.is_gpu(), from which GPU_TYPES is built once, at the "
-                           "import of torch._inductor.utils: not installed where that snapshot has npu; it "
-                           "lacks npu while npu's interface registers at the first compile (import torch "
-                           "imports no Dynamo), so the patch stays until the interface registers at autoload")
+@upstream_patch(
+    "torch._inductor.utils.GPU_TYPES",
+    versions="torch 2.13, 2.14, 2.15 (2.15: only where its snapshot lacks npu)",
+    removed_by="torch 2.15's DeviceInterface.is_gpu(), from which GPU_TYPES is built once, at the "
+    "import of torch._inductor.utils: not installed where that snapshot has npu; it "
+    "lacks npu while npu's interface registers at the first compile (import torch "
+    "imports no Dynamo), so the patch stays until the interface registers at autoload",
+)
 def add_npu_to_gpu_types() -> bool:
     """Inductor decides "GPU-like device: Triton codegen, device guards, streams" by
     membership in torch._inductor.utils.GPU_TYPES (is_gpu()). The list becomes a
@@ -56,8 +59,11 @@ def add_npu_to_gpu_types() -> bool:
     return True
 
 
-@upstream_patch("torch._inductor.runtime.triton_heuristics.NpuGrid", versions="torch 2.13, 2.14, 2.15",
-                removed_by="a grid-type registry, or inductor_meta carrying a qualified class name, upstream")
+@upstream_patch(
+    "torch._inductor.runtime.triton_heuristics.NpuGrid",
+    versions="torch 2.13, 2.14, 2.15",
+    removed_by="a grid-type registry, or inductor_meta carrying a qualified class name, upstream",
+)
 def register_npu_grid_type(grid_type: type) -> bool:
     """GridExpr.from_meta (and from_meta_lazy) find a kernel's grid class by the name in
     inductor_meta["grid_type"], looked up in triton_heuristics' module globals; there is no
@@ -70,7 +76,11 @@ def register_npu_grid_type(grid_type: type) -> bool:
     if not issubclass(grid_type, triton_heuristics.GridExpr):
         raise TypeError(f"{grid_type!r} is not a GridExpr")
     existing = vars(triton_heuristics).get(grid_type.__name__)
-    if existing is not None and existing is not grid_type and existing.__module__ != grid_type.__module__:
+    if (
+        existing is not None
+        and existing is not grid_type
+        and existing.__module__ != grid_type.__module__
+    ):
         raise RuntimeError(f"triton_heuristics already defines {grid_type.__name__} ({existing!r})")
     if existing is grid_type:
         return False
@@ -83,10 +93,13 @@ def register_npu_grid_type(grid_type: type) -> bool:
 MIN_CUBE_CORES_FOR_TEMPLATES = 8
 
 
-@upstream_patch("torch._inductor.utils.is_big_gpu", versions="torch 2.13, 2.14, 2.15",
-                removed_by="a per-device \"templates supported\" answer from the device interface upstream",
-                reason="GEMM templates are offered where is_big_gpu(device) holds, which counts SMs; "
-                       "for device \"npu\" the answer comes from its cube-core count.")
+@upstream_patch(
+    "torch._inductor.utils.is_big_gpu",
+    versions="torch 2.13, 2.14, 2.15",
+    removed_by='a per-device "templates supported" answer from the device interface upstream',
+    reason="GEMM templates are offered where is_big_gpu(device) holds, which counts SMs; "
+    'for device "npu" the answer comes from its cube-core count.',
+)
 def is_big_gpu_for_npu() -> bool:
     """``use_triton_template`` offers Triton GEMM templates only where
     ``utils.is_big_gpu(device)`` holds, which counts SMs (at least 68). An npu has no SMs; its
@@ -119,8 +132,11 @@ def _npu_cube_cores(device) -> int:
     return facts(device.index if device.index is not None else 0).cube_cores
 
 
-@upstream_patch("torch._inductor.select_algorithm.TritonTemplate.kernel_type", versions="torch 2.13, 2.14, 2.15",
-                removed_by="a per-device template kernel class upstream (e.g. from the device's scheduling)")
+@upstream_patch(
+    "torch._inductor.select_algorithm.TritonTemplate.kernel_type",
+    versions="torch 2.13, 2.14, 2.15",
+    removed_by="a per-device template kernel class upstream (e.g. from the device's scheduling)",
+)
 def npu_template_kernel_class(npu_kernel_cls) -> bool:
     """``TritonTemplate.kernel_type`` is one kernel class for every device's GEMM/conv
     templates (``TritonTemplateKernel``), so an npu template would be rendered with upstream's
@@ -182,8 +198,10 @@ def ensure_kernel_source(autotuner) -> None:
         return
     reload_kernel = getattr(autotuner, "_reload_kernel", None)
     if reload_kernel is None:
-        raise RuntimeError(f"npu kernel {autotuner.inductor_meta.get('kernel_name')}: its source is gone "
-                           "and there is no loader to rebuild it")
+        raise RuntimeError(
+            f"npu kernel {autotuner.inductor_meta.get('kernel_name')}: its source is gone "
+            "and there is no loader to rebuild it"
+        )
     autotuner.fn = reload_kernel().fn
 
 

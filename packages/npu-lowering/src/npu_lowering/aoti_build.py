@@ -38,7 +38,9 @@ def include_root() -> str:
     from .cpp_wrapper import header_path
 
     text = f'#pragma once\n#include "{header_path(aot=True)}"\n'
-    root = os.path.join(cache_dir(), "npu_aoti_include", hashlib.sha256(text.encode()).hexdigest()[:16])
+    root = os.path.join(
+        cache_dir(), "npu_aoti_include", hashlib.sha256(text.encode()).hexdigest()[:16]
+    )
     path = os.path.join(root, "torch", "csrc", "inductor", "aoti_include", "npu.h")
     if not os.path.exists(path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -69,8 +71,10 @@ def graph_context(gm, example_inputs):
         on_npu = any(d.type == "npu" for d in get_all_devices(gm))
     except Exception:
         on_npu = False
-    on_npu = on_npu or any(getattr(t, "device", None) is not None and t.device.type == "npu"
-                           for t in example_inputs or ())
+    on_npu = on_npu or any(
+        getattr(t, "device", None) is not None and t.device.type == "npu"
+        for t in example_inputs or ()
+    )
     return _include_path(include_root()) if on_npu else None
 
 
@@ -85,7 +89,9 @@ def compile_context(model, example_inputs):
 
     if not V.aot_compilation or config.triton.autotune_at_compile_time is not None:
         return None
-    on_npu = any(isinstance(t, torch.Tensor) and t.device.type == "npu" for t in example_inputs or ())
+    on_npu = any(
+        isinstance(t, torch.Tensor) and t.device.type == "npu" for t in example_inputs or ()
+    )
     if not on_npu and isinstance(model, torch.fx.GraphModule):
         try:
             on_npu = any(d.type == "npu" for d in get_all_devices(model))

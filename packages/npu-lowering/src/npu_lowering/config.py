@@ -24,8 +24,12 @@ dtype_policy: str = _env.text("NPU_LOWERING_DTYPE_POLICY", "fallback")
 fp64_compute: str = _env.text("NPU_LOWERING_FP64_COMPUTE", "fp64")
 
 # small static GEMMs lower to a one-tile Triton template in default mode; False: ATen, as upstream
-small_gemm_templates: bool = _env.flag("NPU_LOWERING_SMALL_GEMM_TEMPLATES", True, false=("0", "false", "False"),
-                                       true=("1", "true", "True"))
+small_gemm_templates: bool = _env.flag(
+    "NPU_LOWERING_SMALL_GEMM_TEMPLATES",
+    True,
+    false=("0", "false", "False"),
+    true=("1", "true", "True"),
+)
 
 # the largest GEMM (M*N*K multiply-adds, per batch entry) that small_gemm_templates takes
 small_gemm_max_macs: int = 1 << 24

@@ -43,7 +43,9 @@ from torch._inductor.codegen.cpp_wrapper_gpu import CppWrapperGpu, UnwrapUnspecA
 from torch._inductor.virtualized import V
 
 _UPSTREAM_CACHE_IMPORT = "from torch._inductor.codecache import CppWrapperCodeCache"
-_NPU_CACHE_IMPORT = "from npu_lowering.cpp_wrapper import NpuCppWrapperCodeCache as CppWrapperCodeCache"
+_NPU_CACHE_IMPORT = (
+    "from npu_lowering.cpp_wrapper import NpuCppWrapperCodeCache as CppWrapperCodeCache"
+)
 
 
 def header_path(aot: bool = False) -> str:
@@ -58,10 +60,14 @@ def header_path(aot: bool = False) -> str:
 
     header_dir = capi_header_dir()
     if header_dir is None:
-        raise RuntimeError("cpp_wrapper on npu needs npu-launcher (its C ABI launches the kernels): "
-                           "pip install npu-launcher, or compile without cpp_wrapper")
+        raise RuntimeError(
+            "cpp_wrapper on npu needs npu-launcher (its C ABI launches the kernels): "
+            "pip install npu-launcher, or compile without cpp_wrapper"
+        )
 
-    ours = os.path.join(os.path.dirname(__file__), "include", "npu_aoti.h" if aot else "npu_cpp_wrapper.h")
+    ours = os.path.join(
+        os.path.dirname(__file__), "include", "npu_aoti.h" if aot else "npu_cpp_wrapper.h"
+    )
     from .runtime.flavour import flavour
 
     # where kernels are triton-ascend's: a model runs on torch_npu (its raw streams), and both
@@ -75,12 +81,17 @@ def header_path(aot: bool = False) -> str:
         library = capi_direct_library()
         if library is not None:
             ascend += f"#define NPU_DIRECT_LIBRARY {json.dumps(library())}\n"
-    text = ("#pragma once\n" + ascend +
-            f'#include "{os.path.join(header_dir(), "npu_launcher_capi.h")}"\n'
-            f'#include "{ours}"\n')
+    text = (
+        "#pragma once\n"
+        + ascend
+        + f'#include "{os.path.join(header_dir(), "npu_launcher_capi.h")}"\n'
+        f'#include "{ours}"\n'
+    )
     folder = os.path.join(cache_dir(), "npu_cpp_wrapper")
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"npu{'-aoti' if aot else ''}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.h")
+    path = os.path.join(
+        folder, f"npu{'-aoti' if aot else ''}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.h"
+    )
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as f:
@@ -114,7 +125,8 @@ class NpuCppWrapperGpu(CppWrapperGpu):
             raise NotImplementedError(
                 "cpp_wrapper and AOTInductor on npu need upstream's lazy kernel compile "
                 "(torch._inductor.runtime.triton_lazy_compile, torch 2.13); this torch "
-                f"({torch.__version__}) lacks it: compile without cpp_wrapper")
+                f"({torch.__version__}) lacks it: compile without cpp_wrapper"
+            )
         from npu_inductor_core.codegen_hooks import run_before_wrapper_codegen
 
         if V.graph.aot_mode:
@@ -122,9 +134,11 @@ class NpuCppWrapperGpu(CppWrapperGpu):
 
             for flag in ("package_cpp_only", "emit_multi_arch_kernel"):
                 if getattr(config.aot_inductor, flag, False):
-                    raise NotImplementedError(f"AOTInductor on npu: aot_inductor.{flag} is not supported (npu "
-                                              "kernels are npu-launcher descriptors, built where the model is "
-                                              "compiled, for one target)")
+                    raise NotImplementedError(
+                        f"AOTInductor on npu: aot_inductor.{flag} is not supported (npu "
+                        "kernels are npu-launcher descriptors, built where the model is "
+                        "compiled, for one target)"
+                    )
 
         # upstream's cpp wrappers lift no subgraphs either (CppWrapperGpu.create)
         wrapper = NpuCppWrapperGpu()
@@ -157,7 +171,9 @@ class NpuCppWrapperGpu(CppWrapperGpu):
         # upstream's AOT codegen hands loadKernel the kernels struct's loaded_modules_ (cuda's
         # CUmodule list, declared by its base only under USE_CUDA): npu's holds the launch objects
         lines = self.prefix._lines
-        end = max(i for i, line in enumerate(lines) if isinstance(line, str) and line.strip() == "};")
+        end = max(
+            i for i, line in enumerate(lines) if isinstance(line, str) and line.strip() == "};"
+        )
         lines.insert(end, "    NpuLoadedKernels loaded_modules_;")
 
     def codegen_model_constructor(self):
@@ -165,14 +181,30 @@ class NpuCppWrapperGpu(CppWrapperGpu):
         # upstream's AOTInductorModelBase parses cpu/cuda/xpu/mps device strings only: it gets
         # "cpu[:i]" for "npu[:i]", and the body (run before any constant is loaded) sets npu
         lines = self.prefix._lines
-        start = next(i for i, line in enumerate(lines)
-                     if isinstance(line, str) and f"{self.aoti_model_class_name}::{self.aoti_model_class_name}(" in line)
-        arg = next(i for i in range(start, len(lines)) if isinstance(lines[i], str) and lines[i].strip() == "device_str,")
+        start = next(
+            i
+            for i, line in enumerate(lines)
+            if isinstance(line, str)
+            and f"{self.aoti_model_class_name}::{self.aoti_model_class_name}(" in line
+        )
+        arg = next(
+            i
+            for i in range(start, len(lines))
+            if isinstance(lines[i], str) and lines[i].strip() == "device_str,"
+        )
         lines[arg] = lines[arg].replace("device_str,", "npu_aoti_base_device(device_str),")
-        body = next(i for i in range(arg, len(lines)) if isinstance(lines[i], str) and lines[i].rstrip().endswith("{"))
+        body = next(
+            i
+            for i in range(arg, len(lines))
+            if isinstance(lines[i], str) and lines[i].rstrip().endswith("{")
+        )
         lines.insert(body + 1, "    npu_aoti_model_device(device_type_, device_idx_);")
         # the weights go to device memory here, not through the base's host-memory blob
-        end = next(i for i in range(body, len(lines)) if isinstance(lines[i], str) and lines[i].rstrip() == "}")
+        end = next(
+            i
+            for i in range(body, len(lines))
+            if isinstance(lines[i], str) and lines[i].rstrip() == "}"
+        )
         lines[end:end] = [
             "    if (include_weights) {  // npu: weights into device memory (npu_aoti.h)",
             "        npu_aoti_load_constants(*this, *constants_map_, _get_constants_start(), device_idx_);",
@@ -203,19 +235,26 @@ class NpuCppWrapperGpu(CppWrapperGpu):
         if device is None or device.type != "npu" or node.op_overload is None:
             return super().generate_fallback_kernel(node)
         self.generate_fallback_kernel_with_runtime_lookup(
-            node.get_name(), node.python_kernel_name,
+            node.get_name(),
+            node.python_kernel_name,
             lambda: [*node.codegen_args(), *node.codegen_kwargs()],
-            node.op_overload, node.export_extern_kernel_node(),
-            node.outputs if node.outputs else node.mutation_outputs)
+            node.op_overload,
+            node.export_extern_kernel_node(),
+            node.outputs if node.outputs else node.mutation_outputs,
+        )
 
-    def generate_args_decl(self, code, call_args, arg_types, arg_signatures, is_triton_kernel=True,
-                           scratch_spaces=None):
+    def generate_args_decl(
+        self, code, call_args, arg_types, arg_signatures, is_triton_kernel=True, scratch_spaces=None
+    ):
         # tensor arguments go to npu-launcher's C ABI as tensor handles, not data pointers
         if not is_triton_kernel:
-            return super().generate_args_decl(code, call_args, arg_types, arg_signatures, is_triton_kernel,
-                                              scratch_spaces)
+            return super().generate_args_decl(
+                code, call_args, arg_types, arg_signatures, is_triton_kernel, scratch_spaces
+            )
         if scratch_spaces:
-            raise NotImplementedError("npu kernels with Triton scratch memory are not launchable (npu-launcher)")
+            raise NotImplementedError(
+                "npu kernels with Triton scratch memory are not launchable (npu-launcher)"
+            )
         out = []
         for arg, arg_type, sig in zip(call_args, arg_types, arg_signatures):
             if isinstance(arg_type, torch.dtype) and not isinstance(arg_type, UnwrapUnspecArg):
@@ -223,5 +262,7 @@ class NpuCppWrapperGpu(CppWrapperGpu):
                 code.writeline(f"AtenTensorHandle {var} = npuTensorHandle({arg});")
                 out.append(f"&{var}")
             else:
-                out.append(super().generate_args_decl(code, [arg], [arg_type], [sig], is_triton_kernel))
+                out.append(
+                    super().generate_args_decl(code, [arg], [arg_type], [sig], is_triton_kernel)
+                )
         return ", ".join(out)

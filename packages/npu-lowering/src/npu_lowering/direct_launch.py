@@ -48,8 +48,12 @@ class DirectLaunchWrapperMixin:
 
     def _generate_kernel_call_helper(self, kernel_name, call_args, *args, **kwargs):
         triton, arg_types = kwargs.get("triton", True), kwargs.get("arg_types")
-        if args or not (triton and not V.graph.cpp_wrapper and self._npu_fixed_grid(call_args, arg_types)
-                        and self.direct_launch_enabled()):
+        if args or not (
+            triton
+            and not V.graph.cpp_wrapper
+            and self._npu_fixed_grid(call_args, arg_types)
+            and self.direct_launch_enabled()
+        ):
             return super()._generate_kernel_call_helper(kernel_name, call_args, *args, **kwargs)
         # The call is written in _generate, where writeline is redirected to the wrapper call:
         # wrap whatever writeline is now and rewrite the one `.run(` line of this kernel.
@@ -60,7 +64,7 @@ class DirectLaunchWrapperMixin:
 
         def writeline(line):
             if isinstance(line, str) and line.startswith(prefix) and line.endswith(")"):
-                stream = line[len(prefix):-1]
+                stream = line[len(prefix) : -1]
                 if stream.isidentifier():
                     names = self._npu_site_names()
                     names.append(kernel_name)
@@ -92,9 +96,13 @@ class DirectLaunchWrapperMixin:
         if self.direct_launch_enabled():
             # the sites are known once the calls are written (inside generate): deferred lines
             names = self._npu_site_names
-            self.header.writeline(_WithSites(
-                f"from npu_lowering.runtime.direct_launch import DirectLaunchSites\n"
-                f"{SITES} = DirectLaunchSites(globals(), {_KEY})", names))
+            self.header.writeline(
+                _WithSites(
+                    f"from npu_lowering.runtime.direct_launch import DirectLaunchSites\n"
+                    f"{SITES} = DirectLaunchSites(globals(), {_KEY})",
+                    names,
+                )
+            )
             # once per call: the direct slots, or run() while a profiler / DebugMode watches
             self.lines.insert(0, _WithSites(f"{TABLE} = {SITES}.table()", names))
         return super().generate(is_inference)
@@ -125,7 +133,9 @@ def cuda_wrapper_class():
         @staticmethod
         def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
             if is_subgraph:
-                return PythonWrapperCodegen.create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures)
+                return PythonWrapperCodegen.create(
+                    is_subgraph, subgraph_name, parent_wrapper, partition_signatures
+                )
             return CudaDirectLaunchWrapperCodegen()
 
     return CudaDirectLaunchWrapperCodegen

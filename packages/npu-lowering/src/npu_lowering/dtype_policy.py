@@ -35,10 +35,19 @@ from . import fp64_compute
 
 log = logging.getLogger(__name__)
 
-KERNEL_DTYPES = frozenset({
-    torch.bool, torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64,
-    torch.float16, torch.bfloat16, torch.float32,
-})
+KERNEL_DTYPES = frozenset(
+    {
+        torch.bool,
+        torch.int8,
+        torch.uint8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+    }
+)
 # why a dtype is not in KERNEL_DTYPES, for messages; anything else: "not an npu kernel dtype"
 WHY = {
     torch.float64: "Ascend vector cores have no float64",
@@ -52,19 +61,34 @@ WHY = {
 # correctness first; nothing is computed in a narrower type than eager computes it in.
 DECISIONS = (
     ("float64", "ATen per node", "Ascend vector cores have no float64; never narrowed to float32"),
-    ("int64", "native in kernels", "triton-ascend emulates 64-bit integer ops on 32-bit lanes: exact, slower; "
-                                   "index arithmetic is int64 where Inductor needs it (int32 when the sizes fit)"),
+    (
+        "int64",
+        "native in kernels",
+        "triton-ascend emulates 64-bit integer ops on 32-bit lanes: exact, slower; "
+        "index arithmetic is int64 where Inductor needs it (int32 when the sizes fit)",
+    ),
     ("uint8", "native in kernels", "wraps modulo 256 as eager does"),
     ("uint16/uint32/uint64", "ATen per node", "not an npu kernel dtype"),
-    ("bool", "native in kernels", "ordering compares of two bools as int8 (bishengir has no i1 ordering)"),
-    ("complex64/complex128", "ATen per node", "no complex arithmetic in npu kernels; with functorch's "
-                                              "enable_complex_wrapper the math is real/imag float kernels"),
+    (
+        "bool",
+        "native in kernels",
+        "ordering compares of two bools as int8 (bishengir has no i1 ordering)",
+    ),
+    (
+        "complex64/complex128",
+        "ATen per node",
+        "no complex arithmetic in npu kernels; with functorch's "
+        "enable_complex_wrapper the math is real/imag float kernels",
+    ),
     ("float8", "ATen per node", "the cube unit's GEMM path, not vector kernels"),
 )
 # the float64 row under the opt-in (npu_lowering.config.fp64_compute = "fp32", fp64_compute.py)
-FP64_OPT_IN = ("float64", "float32 in npu kernels (opt-in)",
-               "fp64_compute='fp32': float64 values computed in float32, the float64 <-> float32 casts "
-               "at their edges ATen ops; each such kernel says so in its source and warns once, naming itself")
+FP64_OPT_IN = (
+    "float64",
+    "float32 in npu kernels (opt-in)",
+    "fp64_compute='fp32': float64 values computed in float32, the float64 <-> float32 casts "
+    "at their edges ATen ops; each such kernel says so in its source and warns once, naming itself",
+)
 
 
 def decisions_now() -> tuple:
@@ -91,8 +115,10 @@ def policy() -> str:
     raw = config.dtype_policy
     value = (raw.strip().lower() or "fallback") if isinstance(raw, str) else raw
     if value not in POLICIES:
-        raise ValueError(f"{ENV}={value!r}: expected one of {', '.join(POLICIES)} "
-                         f"(npu_lowering.config.dtype_policy)")
+        raise ValueError(
+            f"{ENV}={value!r}: expected one of {', '.join(POLICIES)} "
+            f"(npu_lowering.config.dtype_policy)"
+        )
     return value
 
 
@@ -109,8 +135,9 @@ def _kernel_tensors(value):
     did not specialize, e.g. ``math.pi`` in GPT-2's gelu under dynamic shapes, is a float64
     0-d CPU tensor whose arithmetic would land in an npu kernel)."""
     for leaf in torch.utils._pytree.tree_leaves(value):
-        if isinstance(leaf, torch.Tensor) and (leaf.device.type == "npu"
-                                               or (leaf.device.type == "cpu" and leaf.dim() == 0)):
+        if isinstance(leaf, torch.Tensor) and (
+            leaf.device.type == "npu" or (leaf.device.type == "cpu" and leaf.dim() == 0)
+        ):
             yield leaf
 
 
@@ -134,7 +161,11 @@ def _returns_tensors(node: torch.fx.Node) -> bool:
 
 
 def op_name(target) -> str:
-    return str(target) if isinstance(target, torch._ops.OpOverload) else getattr(target, "__name__", str(target))
+    return (
+        str(target)
+        if isinstance(target, torch._ops.OpOverload)
+        else getattr(target, "__name__", str(target))
+    )
 
 
 # (op, dtype) -> nodes lowered as fallbacks in this process
@@ -160,8 +191,10 @@ def apply(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
             continue
         name, why = op_name(node.target), WHY.get(dtype, "not a dtype npu kernels take")
         if mode == "error":
-            raise UnsupportedDtype(f"npu-lowering: {name} computes {dtype} on npu ({why}) and "
-                                   f"{ENV}=error forbids the ATen fallback")
+            raise UnsupportedDtype(
+                f"npu-lowering: {name} computes {dtype} on npu ({why}) and "
+                f"{ENV}=error forbids the ATen fallback"
+            )
         # upstream's per-node hook (GraphLowering.call_function): lowered as a FallbackKernel;
         # only ATen/prims ops can be; anything else keeps its own lowering
         if isinstance(node.target, torch._ops.OpOverload):
@@ -187,15 +220,24 @@ def _scalar_overload(node: torch.fx.Node):
     fails its codegen. The op's ``.Scalar`` overload takes the number as a Scalar: the same
     ATen computation. None when there is none or nothing to change."""
     schema = node.target._schema
-    numbers = [i for i, (a, v) in enumerate(zip(schema.arguments, node.args))
-               if isinstance(a.type, torch.TensorType) and isinstance(v, (int, float, bool))]
+    numbers = [
+        i
+        for i, (a, v) in enumerate(zip(schema.arguments, node.args))
+        if isinstance(a.type, torch.TensorType) and isinstance(v, (int, float, bool))
+    ]
     if not numbers or node.kwargs or "Scalar" not in node.target.overloadpacket.overloads():
         return None
     candidate = node.target.overloadpacket.Scalar
     theirs = candidate._schema.arguments
-    if len(theirs) != len(schema.arguments) or not all(isinstance(theirs[i].type, torch.NumberType) for i in numbers):
+    if len(theirs) != len(schema.arguments) or not all(
+        isinstance(theirs[i].type, torch.NumberType) for i in numbers
+    ):
         return None
-    same = all(str(a.type) == str(b.type) for i, (a, b) in enumerate(zip(schema.arguments, theirs)) if i not in numbers)
+    same = all(
+        str(a.type) == str(b.type)
+        for i, (a, b) in enumerate(zip(schema.arguments, theirs))
+        if i not in numbers
+    )
     return candidate if same else None
 
 
@@ -204,8 +246,13 @@ def _record(marked: list[tuple[str, str]]) -> None:
         new = [key for key in dict.fromkeys(marked) if key not in _counts]
         _counts.update(marked)
     for name, dtype in new:
-        log.warning("npu-lowering: %s on %s falls back to the device's ATen op (npu kernels take no %s; "
-                    "npu-inductor doctor counts these)", name, dtype, dtype)
+        log.warning(
+            "npu-lowering: %s on %s falls back to the device's ATen op (npu kernels take no %s; "
+            "npu-inductor doctor counts these)",
+            name,
+            dtype,
+            dtype,
+        )
     try:
         _persist(marked)
     except OSError as exc:  # the count is a diagnostic: never fail a compile for it
@@ -238,7 +285,11 @@ def _load(path: Path) -> dict[str, int]:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    return {str(k): int(v) for k, v in data.items() if isinstance(v, int)} if isinstance(data, dict) else {}
+    return (
+        {str(k): int(v) for k, v in data.items() if isinstance(v, int)}
+        if isinstance(data, dict)
+        else {}
+    )
 
 
 def doctor_report(shown: int = 12) -> dict:
@@ -256,7 +307,15 @@ def doctor_report(shown: int = 12) -> dict:
         mode, status = str(exc), "error"
     decisions = decisions_now()
     rows = [f"{dtype}: {what} ({why})" for dtype, what, why in decisions] + rows
-    return {"status": status, "policy": mode, "path": str(path), "counts": saved, "rows": rows,
-            "decisions": {dtype: what for dtype, what, _ in decisions},
-            "summary": (f"dtype policy {mode}; {sum(saved.values())} node(s) of {len(saved)} op/dtype "
-                        f"pair(s) compiled as ATen fallbacks ({path})")}
+    return {
+        "status": status,
+        "policy": mode,
+        "path": str(path),
+        "counts": saved,
+        "rows": rows,
+        "decisions": {dtype: what for dtype, what, _ in decisions},
+        "summary": (
+            f"dtype policy {mode}; {sum(saved.values())} node(s) of {len(saved)} op/dtype "
+            f"pair(s) compiled as ATen fallbacks ({path})"
+        ),
+    }

@@ -93,9 +93,12 @@ def narrow(gm: torch.fx.GraphModule) -> int:
         if node.op != "call_function":
             continue
         inputs = node.all_input_nodes
-        touches = (_has_fp64(node.meta.get("val")) or any(i in narrow_of for i in inputs)
-                   or any(_has_fp64(i.meta.get("val")) for i in inputs)
-                   or torch.float64 in tree_leaves((node.args, node.kwargs)))
+        touches = (
+            _has_fp64(node.meta.get("val"))
+            or any(i in narrow_of for i in inputs)
+            or any(_has_fp64(i.meta.get("val")) for i in inputs)
+            or torch.float64 in tree_leaves((node.args, node.kwargs))
+        )
         if not touches:
             continue
         schema = getattr(node.target, "_schema", None)
@@ -106,8 +109,12 @@ def narrow(gm: torch.fx.GraphModule) -> int:
         args, kwargs = tree_map(swap, (node.args, node.kwargs))
         try:
             with fake:
-                val = node.target(*tree_map(lambda a: a.meta["val"] if isinstance(a, torch.fx.Node) else a, args),
-                                  **tree_map(lambda a: a.meta["val"] if isinstance(a, torch.fx.Node) else a, kwargs))
+                val = node.target(
+                    *tree_map(lambda a: a.meta["val"] if isinstance(a, torch.fx.Node) else a, args),
+                    **tree_map(
+                        lambda a: a.meta["val"] if isinstance(a, torch.fx.Node) else a, kwargs
+                    ),
+                )
         except Exception:  # an op that does not take float32 here: it keeps float64 operands
             node.args, node.kwargs = tree_map(lambda a: as_fp64(a, node), (node.args, node.kwargs))
             continue
@@ -115,7 +122,11 @@ def narrow(gm: torch.fx.GraphModule) -> int:
             new = graph.call_function(node.target, args, kwargs)
         new.meta = {**node.meta, "val": val, "npu_fp64_compute": "fp32"}
         count += 1
-        if _has_fp64(node.meta.get("val")) or node.target is operator.getitem and node.args[0] in narrow_of:
+        if (
+            _has_fp64(node.meta.get("val"))
+            or node.target is operator.getitem
+            and node.args[0] in narrow_of
+        ):
             narrow_of[node] = new  # users are rewritten as they come; the output converts back
         else:
             node.replace_all_uses_with(new)
@@ -130,7 +141,7 @@ _warned: set[str] = set()
 
 def _narrowed(node_schedule) -> bool:
     for snode in node_schedule or ():
-        for inner in (snode.get_nodes() if hasattr(snode, "get_nodes") else ()):
+        for inner in snode.get_nodes() if hasattr(snode, "get_nodes") else ():
             origins = getattr(getattr(inner, "node", None), "origins", None) or ()
             if any(o.meta.get("npu_fp64_compute") for o in origins):
                 return True
@@ -147,6 +158,10 @@ def mark_kernel(src_code: str, node_schedule) -> str:
 def warn_once(kernel_name: str, src_code: str) -> None:
     if MARK in src_code and kernel_name not in _warned:
         _warned.add(kernel_name)
-        warnings.warn(f"npu-lowering: kernel {kernel_name} computes float64 values in float32 "
-                      f"(npu_lowering.config.fp64_compute='fp32', {ENV}); results are float64 "
-                      f"with float32 precision", UserWarning, stacklevel=2)
+        warnings.warn(
+            f"npu-lowering: kernel {kernel_name} computes float64 values in float32 "
+            f"(npu_lowering.config.fp64_compute='fp32', {ENV}); results are float64 "
+            f"with float32 precision",
+            UserWarning,
+            stacklevel=2,
+        )

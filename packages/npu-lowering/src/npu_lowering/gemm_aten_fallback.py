@@ -19,12 +19,23 @@ from torch._inductor.select_algorithm import ExternKernelChoice
 from torch._inductor.utils import use_aten_gemm_kernels
 
 # upstream's op names (the `name` its lowerings pass) -> the ATen kernel they would offer
-ATEN_FOR_OP = {"mm": aten_mm, "addmm": aten_addmm, "bmm": aten_bmm, "baddbmm": aten_baddbmm, "int_mm": aten__int_mm}
+ATEN_FOR_OP = {
+    "mm": aten_mm,
+    "addmm": aten_addmm,
+    "bmm": aten_bmm,
+    "baddbmm": aten_baddbmm,
+    "int_mm": aten__int_mm,
+}
 # the op's main Triton template: only a request for it stands for "the templates" (upstream asks
 # for other templates in requests of their own, e.g. addmm's contiguous_addmm, which offer
 # nothing for most shapes: ATen joining there would race, and on npu-sim beat, every template)
-MAIN_TEMPLATE = {"mm": mm_template, "addmm": mm_template, "int_mm": mm_template, "bmm": bmm_template,
-                 "baddbmm": bmm_template}
+MAIN_TEMPLATE = {
+    "mm": mm_template,
+    "addmm": mm_template,
+    "int_mm": mm_template,
+    "bmm": bmm_template,
+    "baddbmm": bmm_template,
+}
 
 
 def aten_when_no_template(choices, ktcs, kernel_inputs, templates, op_name):

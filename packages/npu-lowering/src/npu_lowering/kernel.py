@@ -37,10 +37,12 @@ from npu_inductor_core import tiles as tiling
 from .runtime.flavour import flavour
 
 # written after upstream's imports, so these bindings of the names generated code uses win
-NPU_IMPORTS = ("from npu_lowering.runtime import helpers as triton_helpers\n"
-               "from npu_lowering.runtime import heuristics as triton_heuristics\n"
-               "from npu_lowering.runtime.math import libdevice, math as tl_math\n"
-               "from npu_lowering.runtime import grid as npu_grid  # defines the npu grid types\n")
+NPU_IMPORTS = (
+    "from npu_lowering.runtime import helpers as triton_helpers\n"
+    "from npu_lowering.runtime import heuristics as triton_heuristics\n"
+    "from npu_lowering.runtime.math import libdevice, math as tl_math\n"
+    "from npu_lowering.runtime import grid as npu_grid  # defines the npu grid types\n"
+)
 BROADCAST = "tl.broadcast_to("  # how upstream's indexing() densifies an index
 # upstream's mix-order reduction loop (TritonKernel.codegen_body), rewritten for triton-ascend
 MIX_ORDER_LOOP = "for _ in tl.range(0, split_size, XBLOCK"
@@ -78,7 +80,9 @@ def save_kernel(src: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         # names are placeholders until the wrapper defines the kernel; any name will do here
-        named = src.replace("Placeholder.KERNEL_NAME", path.stem).replace("Placeholder.DESCRIPTIVE_NAME", path.stem)
+        named = src.replace("Placeholder.KERNEL_NAME", path.stem).replace(
+            "Placeholder.DESCRIPTIVE_NAME", path.stem
+        )
         tmp.write_text(named)
         os.replace(tmp, path)
 
@@ -122,8 +126,11 @@ def _beyond_int32(expr) -> bool:
     if any(abs(int(n)) > limit for n in expr.atoms(sympy.Integer)):
         return True
     try:
-        ranges = {s: ValueRanges(0, int(n) - 1) for s, n in V.kernel.var_ranges().items()
-                  if s in expr.free_symbols}
+        ranges = {
+            s: ValueRanges(0, int(n) - 1)
+            for s, n in V.kernel.var_ranges().items()
+            if s in expr.free_symbols
+        }
         bound = bound_sympy(expr, ranges)
         return bool(bound.lower < -limit - 1 or bound.upper > limit)
     except Exception:  # symbolic sizes or an expression sympy cannot bound: keep upstream's
@@ -150,14 +157,25 @@ def _index_expr_int64(expr):
         # a widened size symbol named "s32.to(tl.int64)" would itself be taken for a size
         # argument and passed by the wrapper
         renamed = kernel.rename_indexing(indexing.index)
-        widened = renamed.xreplace({s: sympy.Symbol(f"{s.name}.to(tl.int64)", **s.assumptions0)
-                                    for s in renamed.free_symbols})
+        widened = renamed.xreplace(
+            {
+                s: sympy.Symbol(f"{s.name}.to(tl.int64)", **s.assumptions0)
+                for s in renamed.free_symbols
+            }
+        )
         text = kernel.kexpr(widened)
         if indexing.index_str != kernel.index_to_str(indexing.index):  # upstream broadcast it
-            plain = kernel.cse.generate(kernel.compute, f"({text})", dtype=torch.int64, bounds=bounds,
-                                        shape=TritonSymbols.get_block_shape(indexing.index))
+            plain = kernel.cse.generate(
+                kernel.compute,
+                f"({text})",
+                dtype=torch.int64,
+                bounds=bounds,
+                shape=TritonSymbols.get_block_shape(indexing.index),
+            )
             text = f"tl.broadcast_to({plain}, {indexing.expand_str})"
-    var = kernel.cse.generate(kernel.compute, f"({text})", dtype=torch.int64, bounds=bounds, shape=shape)
+    var = kernel.cse.generate(
+        kernel.compute, f"({text})", dtype=torch.int64, bounds=bounds, shape=shape
+    )
     var.mask_vars = indexing.mask_vars
     return var
 
@@ -198,8 +216,11 @@ class NpuTritonKernelOverrides(TritonKernelOverrides):
         # offset) is evaluated in int64 even where the kernel's indices are int32: upstream
         # prints it over the int32 index variables, and Triton refuses the constant ("out of
         # range for type int32") or the sum wraps. Here its variables are widened first.
-        if (dtype == torch.int64 and V.kernel.get_index_dtype_as_torch_dtype() == torch.int32
-                and _beyond_int32(expr)):
+        if (
+            dtype == torch.int64
+            and V.kernel.get_index_dtype_as_torch_dtype() == torch.int32
+            and _beyond_int32(expr)
+        ):
             return _index_expr_int64(expr)
         return super().index_expr(expr, dtype)
 
@@ -207,8 +228,11 @@ class NpuTritonKernelOverrides(TritonKernelOverrides):
     def value_expr(cls, expr, dtype):
         # the same for upstream's value-producing form (iota): it sets the kernel's index
         # dtype to int64 for printing, the variables stay int32
-        if (dtype == torch.int64 and V.kernel.get_index_dtype_as_torch_dtype() == torch.int32
-                and _beyond_int32(expr)):
+        if (
+            dtype == torch.int64
+            and V.kernel.get_index_dtype_as_torch_dtype() == torch.int32
+            and _beyond_int32(expr)
+        ):
             return _index_expr_int64(expr)
         return super().value_expr(expr, dtype)
 
@@ -250,9 +274,16 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         kernels dispatch on the pid, native matmul remaps axes) and fixed-config kernels
         keep upstream's one block per program."""
         if self._npu_loops is None:
-            self._npu_loops = bool(self.subblock_loops and not (
-                self.cooperative_reduction or self.mix_order_reduction or self.is_combo_kernel
-                or self.is_native_matmul or self.fixed_config))
+            self._npu_loops = bool(
+                self.subblock_loops
+                and not (
+                    self.cooperative_reduction
+                    or self.mix_order_reduction
+                    or self.is_combo_kernel
+                    or self.is_native_matmul
+                    or self.fixed_config
+                )
+            )
         return self._npu_loops
 
     def iteration_ranges_get_pid(self, entry) -> str:
@@ -262,16 +293,23 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             self._npu_loop_axes = self._program_axes()
             self._open_subblock_loops(self._npu_loop_axes)
         if entry not in self._npu_loop_axes:
-            raise RuntimeError(f"npu-lowering: program id of axis {entry.prefix} asked outside "
-                               f"{[e.prefix for e in self._npu_loop_axes]}; upstream codegen changed")
+            raise RuntimeError(
+                f"npu-lowering: program id of axis {entry.prefix} asked outside "
+                f"{[e.prefix for e in self._npu_loop_axes]}; upstream codegen changed"
+            )
         # the loop variable: an index-dtype scalar compiled, a Python int interpreted
         return f"{entry.prefix}sub"
 
     def _program_axes(self) -> list:
         """The axes whose header asks for a program id (upstream's
         ``iteration_ranges_codegen_header``), outer axes first."""
-        axes = [t for t in self.range_trees if not t.is_loop and t.grid_dim is not None
-                and not getattr(t, "has_custom_codegen_header", lambda: False)()]
+        axes = [
+            t
+            for t in self.range_trees
+            if not t.is_loop
+            and t.grid_dim is not None
+            and not getattr(t, "has_custom_codegen_header", lambda: False)()
+        ]
         return sorted(axes, key=lambda e: -e.grid_dim)
 
     def _open_subblock_loops(self, axes: list) -> None:
@@ -280,15 +318,19 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         cast = "" if self.index_dtype == "tl.int32" else f".to({self.index_dtype})"
         for entry in axes:
             p, dim = entry.prefix, entry.grid_dim
-            self.body.writelines([
-                f"{p}subs = tl.cdiv({p}numel, {p.upper()}BLOCK)",
-                f"{p}subs_per_program = tl.cdiv({p}subs, tl.num_programs({dim}){cast})",
-                f"{p}sub_start = tl.program_id({dim}){cast} * {p}subs_per_program",
-            ])
+            self.body.writelines(
+                [
+                    f"{p}subs = tl.cdiv({p}numel, {p.upper()}BLOCK)",
+                    f"{p}subs_per_program = tl.cdiv({p}subs, tl.num_programs({dim}){cast})",
+                    f"{p}sub_start = tl.program_id({dim}){cast} * {p}subs_per_program",
+                ]
+            )
         for entry in axes:
             p = entry.prefix
-            self.body.writeline(f"for {p}sub in tl.range({p}sub_start, "
-                                f"tl.minimum({p}sub_start + {p}subs_per_program, {p}subs)):")
+            self.body.writeline(
+                f"for {p}sub in tl.range({p}sub_start, "
+                f"tl.minimum({p}sub_start + {p}subs_per_program, {p}subs)):"
+            )
             self.body.do_indent()
 
     def _get_grid_type(self):
@@ -296,8 +338,10 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             return super()._get_grid_type()
         programs = sum(1 for tree in self.range_trees if not tree.is_reduction)
         if programs != len(self._npu_loop_axes) or programs not in (1, 2, 3):
-            raise RuntimeError(f"npu-lowering: {programs} program axes but sub-block loops over "
-                               f"{[e.prefix for e in self._npu_loop_axes]}; upstream codegen changed")
+            raise RuntimeError(
+                f"npu-lowering: {programs} program axes but sub-block loops over "
+                f"{[e.prefix for e in self._npu_loop_axes]}; upstream codegen changed"
+            )
         return npu_grid.NpuGrid  # its axis count: inductor_meta_per_kernel
 
     def max_block(self, prefix: str) -> int:
@@ -326,26 +370,46 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             self._npu_indirect = True
         # (an indirect index has the shape of the values it was computed from, whatever axes its
         # expression names: such loads keep upstream's form)
-        if (not self._npu_loading or self._load_mask is None or self.is_native_matmul or not isinstance(opts, IndexingOptions)
-                or opts.has_indirect() or opts.expand_str is None or not opts.index_str.startswith(BROADCAST)):
+        if (
+            not self._npu_loading
+            or self._load_mask is None
+            or self.is_native_matmul
+            or not isinstance(opts, IndexingOptions)
+            or opts.has_indirect()
+            or opts.expand_str is None
+            or not opts.index_str.startswith(BROADCAST)
+        ):
             return opts
         index_str = self.index_to_str(opts.index)  # upstream's index before it broadcast it
         if opts.index_str != f"{BROADCAST}{index_str}, {opts.expand_str})":
-            raise RuntimeError(f"npu-lowering: unexpected broadcast index {opts.index_str!r}; upstream codegen changed")
+            raise RuntimeError(
+                f"npu-lowering: unexpected broadcast index {opts.index_str!r}; upstream codegen changed"
+            )
         used = opts.index.free_symbols
-        missing = [tree for tree in self.active_range_trees()
-                   if tree.tensor_dim is not None and not used.intersection(tree.var_list)]
-        if not missing or any(tree.is_reduction and not self.persistent_reduction for tree in missing):
+        missing = [
+            tree
+            for tree in self.active_range_trees()
+            if tree.tensor_dim is not None and not used.intersection(tree.var_list)
+        ]
+        if not missing or any(
+            tree.is_reduction and not self.persistent_reduction for tree in missing
+        ):
             return opts
         shape = list(self.dense_size_list())
         mask = f"({opts.mask_str}).to(tl.int8)"
         for tree in missing:
             mask = f"tl.max({mask}, {tree.tensor_dim}, keep_dims=True)"
             shape[tree.tensor_dim] = "1"
-        reduced = dataclasses.replace(opts, mask_vars=OrderedSet(), expand_shape=tuple(shape),
-                                      index_str=index_str,
-                                      expand_str="[" + ", ".join(shape) + "]")
-        var = self.cse.generate(self.get_load_buffer(opts), f"{mask} != 0", dtype=torch.bool, shape=tuple(shape))
+        reduced = dataclasses.replace(
+            opts,
+            mask_vars=OrderedSet(),
+            expand_shape=tuple(shape),
+            index_str=index_str,
+            expand_str="[" + ", ".join(shape) + "]",
+        )
+        var = self.cse.generate(
+            self.get_load_buffer(opts), f"{mask} != 0", dtype=torch.bool, shape=tuple(shape)
+        )
         reduced.mask_vars.add(var)
         self._npu_load_masks = opts.mask_vars
         return reduced
@@ -372,7 +436,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # inline, stores it on self.inductor_meta, calls this, then writes that same dict
         # into the heuristics decorator, so our keys go in here
         if not hasattr(TritonKernel, "inductor_meta_per_kernel") and isinstance(
-                getattr(self, "inductor_meta", None), dict):
+            getattr(self, "inductor_meta", None), dict
+        ):
             self.inductor_meta.update(self._npu_inductor_meta())
         super().codegen_prologue(code)
 
@@ -401,15 +466,25 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         from torch._inductor.utils import prefix_is_reduction
 
         hints = config.multi_kernel_hints
-        if not isinstance(hints, (list, tuple)) or any(isinstance(h, bool) or not isinstance(h, int) or h < 1
-                                                        for h in hints):
+        if not isinstance(hints, (list, tuple)) or any(
+            isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in hints
+        ):
             raise ValueError(f"multi_kernel_hints must be a list of ints >= 1, got {hints!r}")
         sizevars = V.graph.sizevars
-        numels = {p: n for p, n in self.numels.items() if not prefix_is_reduction(p) or self.inside_reduction}
+        numels = {
+            p: n
+            for p, n in self.numels.items()
+            if not prefix_is_reduction(p) or self.inside_reduction
+        }
         if not hints or not any(sizevars.simplify(n).free_symbols for n in numels.values()):
             return {}
-        return {hint: {p: next_power_of_2(int(sizevars.optimization_hint_with_override(n, hint)))
-                       for p, n in numels.items()} for hint in hints}
+        return {
+            hint: {
+                p: next_power_of_2(int(sizevars.optimization_hint_with_override(n, hint)))
+                for p, n in numels.items()
+            }
+            for hint in hints
+        }
 
     def codegen_body(self) -> None:
         super().codegen_body()
@@ -426,23 +501,42 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         induction variable at the top of each step (upstream's own header expression plus the
         step's start), lower; the increment goes."""
         lines = _lines_of(self.body)
-        loops = [i for i, line in enumerate(lines) if isinstance(line, str) and line.strip().startswith(MIX_ORDER_LOOP)]
+        loops = [
+            i
+            for i, line in enumerate(lines)
+            if isinstance(line, str) and line.strip().startswith(MIX_ORDER_LOOP)
+        ]
         if not loops:
             return
-        header = [line.strip() for line in lines[:loops[0]] if isinstance(line, str)
-                  and line.strip().startswith(MIX_ORDER_ROWS)]
+        header = [
+            line.strip()
+            for line in lines[: loops[0]]
+            if isinstance(line, str) and line.strip().startswith(MIX_ORDER_ROWS)
+        ]
         if len(header) != 1:
-            raise RuntimeError(f"npu-lowering: mix-order kernel without one '{MIX_ORDER_ROWS}' header; "
-                               "upstream codegen changed")
+            raise RuntimeError(
+                f"npu-lowering: mix-order kernel without one '{MIX_ORDER_ROWS}' header; "
+                "upstream codegen changed"
+            )
         for i in reversed(loops):
             loop = lines[i]
-            indent = loop[:len(loop) - len(loop.lstrip())]
-            step = next((j for j in range(i + 1, len(lines)) if isinstance(lines[j], str)
-                         and lines[j].strip() == MIX_ORDER_STEP), None)
+            indent = loop[: len(loop) - len(loop.lstrip())]
+            step = next(
+                (
+                    j
+                    for j in range(i + 1, len(lines))
+                    if isinstance(lines[j], str) and lines[j].strip() == MIX_ORDER_STEP
+                ),
+                None,
+            )
             if step is None:
-                raise RuntimeError(f"npu-lowering: mix-order loop without '{MIX_ORDER_STEP}'; upstream codegen changed")
+                raise RuntimeError(
+                    f"npu-lowering: mix-order loop without '{MIX_ORDER_STEP}'; upstream codegen changed"
+                )
             del lines[step]
-            lines[i] = loop.replace(MIX_ORDER_LOOP, MIX_ORDER_LOOP.replace("for _ in", f"for {MIX_ORDER_IV} in"), 1)
+            lines[i] = loop.replace(
+                MIX_ORDER_LOOP, MIX_ORDER_LOOP.replace("for _ in", f"for {MIX_ORDER_IV} in"), 1
+            )
             lines.insert(i + 1, f"{indent}{' ' * self.body.tabwidth}{header[0]} + {MIX_ORDER_IV}")
 
     def codegen_kernel(self, name=None) -> str:

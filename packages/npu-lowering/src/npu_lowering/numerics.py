@@ -30,8 +30,14 @@ from .fusion_choices import FusionChoices
 def deterministic_requested() -> bool:
     """Inductor's deterministic modes, or PyTorch's deterministic algorithms where Inductor is
     told of them (``write_are_deterministic_algorithms_enabled``, as its kernels read it)."""
-    return bool(inductor_config.deterministic or getattr(inductor_config, "batch_invariant", False) or (  # 2.11: no batch_invariant
-        inductor_config.write_are_deterministic_algorithms_enabled and torch.are_deterministic_algorithms_enabled()))
+    return bool(
+        inductor_config.deterministic
+        or getattr(inductor_config, "batch_invariant", False)
+        or (  # 2.11: no batch_invariant
+            inductor_config.write_are_deterministic_algorithms_enabled
+            and torch.are_deterministic_algorithms_enabled()
+        )
+    )
 
 
 def strict_signed_zero() -> bool:
@@ -56,7 +62,9 @@ def settings_key() -> str:
 
 
 # upstream's signature: (device, numel, reduction_numel) on torch 2.13, (features) on 2.11
-_COOP_TAKES_DEVICE = "device" in inspect.signature(InductorChoices.should_use_cooperative_reduction).parameters
+_COOP_TAKES_DEVICE = (
+    "device" in inspect.signature(InductorChoices.should_use_cooperative_reduction).parameters
+)
 
 
 class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_choices.py)
@@ -68,10 +76,14 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
 
     # a method, not a staticmethod: torch 2.13 declares it static, torch 2.14 and 2.15 a method
     # (it reads self's thresholds); Inductor calls it on the choices instance in each
-    def reduction_split_factor(self, device, reduction_numel_hint, numel_hint, inner_reduction) -> int:
+    def reduction_split_factor(
+        self, device, reduction_numel_hint, numel_hint, inner_reduction
+    ) -> int:
         if device.type == "npu" and deterministic_requested():
             return 1
-        return super().reduction_split_factor(device, reduction_numel_hint, numel_hint, inner_reduction)
+        return super().reduction_split_factor(
+            device, reduction_numel_hint, numel_hint, inner_reduction
+        )
 
     @staticmethod
     def should_use_cooperative_reduction(*args, **kwargs) -> bool:
@@ -96,13 +108,15 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
             templates = choice_hooks.with_extra_templates(kernel_inputs, templates, op_name)
         return super().get_template_configs(kernel_inputs, templates, op_name, kwarg_overrides)
 
-    def _finalize_template_configs(self, template_choices, kernel_inputs, templates, op_name,
-                                   kwarg_overrides=None):
+    def _finalize_template_configs(
+        self, template_choices, kernel_inputs, templates, op_name, kwarg_overrides=None
+    ):
         # an npu GEMM no template takes gets ATen, as upstream's lowerings do (gemm_aten_fallback.py)
         from .gemm_aten_fallback import aten_when_no_template
 
-        ktcs = super()._finalize_template_configs(template_choices, kernel_inputs, templates, op_name,
-                                                  kwarg_overrides)
+        ktcs = super()._finalize_template_configs(
+            template_choices, kernel_inputs, templates, op_name, kwarg_overrides
+        )
         return aten_when_no_template(self, ktcs, kernel_inputs, templates, op_name)
 
     def get_config_heuristics(self, device_type="cuda"):

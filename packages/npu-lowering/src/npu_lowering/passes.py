@@ -59,6 +59,8 @@ class NpuPostGradPass(CustomGraphModulePass):
 
         dev = tiling.device(0)
         policy = fusion_policy()  # its decisions shape the kernels too
-        return (f"npu-lowering-{source_hash()}-ub{dev.ub_bytes}-cores{dev.vector_cores}-"
-                f"{dtype_policy.settings_key()}-{numerics.settings_key()}-"
-                f"{policy.cache_key() if policy is not None else 'no-fusion-policy'}-{graph_hooks.key()}")
+        return (
+            f"npu-lowering-{source_hash()}-ub{dev.ub_bytes}-cores{dev.vector_cores}-"
+            f"{dtype_policy.settings_key()}-{numerics.settings_key()}-"
+            f"{policy.cache_key() if policy is not None else 'no-fusion-policy'}-{graph_hooks.key()}"
+        )

@@ -19,7 +19,9 @@ class NpuScheduling(TritonScheduling):
     def define_kernel(self, src_code, node_schedule, kernel):
         # NpuTritonKernel saves its own source; a GEMM template kernel (upstream's class,
         # with npu imports) is saved here, with its fused epilogue, for the Ascend check
-        src_code = fp64_compute.mark_kernel(src_code, node_schedule)  # opt-in float64-in-float32: said in the code
+        src_code = fp64_compute.mark_kernel(
+            src_code, node_schedule
+        )  # opt-in float64-in-float32: said in the code
         if isinstance(kernel, TritonTemplateKernel):
             save_kernel(src_code)
         name = super().define_kernel(src_code, node_schedule, kernel)
@@ -37,11 +39,16 @@ class NpuScheduling(TritonScheduling):
     # policy (entry point ``npu_inductor.fusion: policy``, npu-fusion) decides for npu nodes
     # only, in every thread and for lazily compiled backward graphs, with no global replaced.
     def can_fuse_vertical(self, node1, node2):
-        return (_still_scheduled(self.scheduler, node1, node2) and super().can_fuse_vertical(node1, node2)
-                and _policy_allows("vertical", node1, node2))
+        return (
+            _still_scheduled(self.scheduler, node1, node2)
+            and super().can_fuse_vertical(node1, node2)
+            and _policy_allows("vertical", node1, node2)
+        )
 
     def can_fuse_horizontal(self, node1, node2):
-        return super().can_fuse_horizontal(node1, node2) and _policy_allows("horizontal", node1, node2)
+        return super().can_fuse_horizontal(node1, node2) and _policy_allows(
+            "horizontal", node1, node2
+        )
 
     def create_kernel_choices(self, kernel_features, kernel_args, kernel_kwargs):
         """A scan too long for one block (``ir.SplitScan``) is built as one looped scan per
@@ -50,12 +57,16 @@ class NpuScheduling(TritonScheduling):
         triton-adapter-opt refuses ("Casting pointers with unmatched bitwidth!"), and its
         look-back spins on other programs' flags. Upstream's looped scan carries the running
         value across reduction-loop steps; other kernels are upstream's."""
-        if not (kernel_features.contains_op("scan")
-                and any(node.is_split_scan() for node in kernel_features.scheduler_nodes())):
+        if not (
+            kernel_features.contains_op("scan")
+            and any(node.is_split_scan() for node in kernel_features.scheduler_nodes())
+        ):
             return super().create_kernel_choices(kernel_features, kernel_args, kernel_kwargs)
         kernel_kwargs["override_cooperative_reduction"] = False  # as upstream, for any scan
         _compat.apply_feature_required_overrides(self.kernel_type, kernel_features, kernel_kwargs)
-        kernel_kwargs = V.choices.triton_kernel_kwargs(self.kernel_type, kernel_features, kernel_args, kernel_kwargs)
+        kernel_kwargs = V.choices.triton_kernel_kwargs(
+            self.kernel_type, kernel_features, kernel_args, kernel_kwargs
+        )
         kernel = self.kernel_type(*kernel_args, **kernel_kwargs)
         return self.add_multi_kernel_choices(kernel, kernel_args, kernel_kwargs)
 

@@ -47,8 +47,13 @@ DEVICES = {"npu"}
 
 
 def enabled() -> bool:
-    return env_config.check(npu_config, "small_gemm_templates", env_config.is_bool, "True or False",
-                            "NPU_LOWERING_SMALL_GEMM_TEMPLATES")
+    return env_config.check(
+        npu_config,
+        "small_gemm_templates",
+        env_config.is_bool,
+        "True or False",
+        "NPU_LOWERING_SMALL_GEMM_TEMPLATES",
+    )
 
 
 def max_macs() -> int:
@@ -66,7 +71,9 @@ def _tiles_for(device_type: str) -> bool:
     from torch._inductor.kernel.mm import mm_template
     from npu_inductor_core.torch_versions import template_heuristics
 
-    get_registered_heuristic_class = template_heuristics("registry").get_registered_heuristic_class  # moved in 2.14
+    get_registered_heuristic_class = template_heuristics(
+        "registry"
+    ).get_registered_heuristic_class  # moved in 2.14
 
     return get_registered_heuristic_class(mm_template.uid, device_type, "mm") is not None
 
@@ -82,7 +89,12 @@ def applies(mat1, mat2) -> bool:
         device, dtypes = mat1.get_device(), {mat1.get_dtype(), mat2.get_dtype()}
     except AttributeError:
         return False
-    if device is None or device.type not in DEVICES or not dtypes <= set(DTYPES) or len(dtypes) != 1:
+    if (
+        device is None
+        or device.type not in DEVICES
+        or not dtypes <= set(DTYPES)
+        or len(dtypes) != 1
+    ):
         return False
     if not _tiles_for(device.type):
         return False  # no template candidates for this device (npu-autotune not installed)
@@ -108,8 +120,13 @@ def _one_tile_config():
 
     token = _ONE_TILE.set(True)
     try:
-        with config.patch({"max_autotune_gemm": True, "max_autotune_gemm_backends": "TRITON",
-                           "test_configs.max_mm_configs": 1}):
+        with config.patch(
+            {
+                "max_autotune_gemm": True,
+                "max_autotune_gemm_backends": "TRITON",
+                "test_configs.max_mm_configs": 1,
+            }
+        ):
             yield
     finally:
         _ONE_TILE.reset(token)

@@ -45,9 +45,19 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
                 args[i] = fix(args[i])
         super().__init__(*args, **kwargs)
 
-    def load_input(self, input_name, output_name, indices, mask=None, other=0.0, indent_width=4,
-                   index_shape=None):
-        key = super().load_input(input_name, output_name, indices, mask, other, indent_width, index_shape)
+    def load_input(
+        self,
+        input_name,
+        output_name,
+        indices,
+        mask=None,
+        other=0.0,
+        indent_width=4,
+        index_shape=None,
+    ):
+        key = super().load_input(
+            input_name, output_name, indices, mask, other, indent_width, index_shape
+        )
         node = self.named_input_nodes[input_name]
         viewed, stored = node.get_dtype(), V.graph.get_dtype(node.get_name())
         if viewed != stored and key in self.render_hooks:
@@ -64,10 +74,16 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
         # idx_n < N), and one shared record masked the prologue's bias with N
         if not hasattr(self, "_npu_index_bounds"):
             self._npu_index_bounds = {}
-        self._npu_index_bounds[id(self.body)] = {name: length for name, length in zip(indices, lengths)}
-        return super()._setup_contiguous_index_state(indices, index_symbols, lengths, mask, *args, **kwargs)
+        self._npu_index_bounds[id(self.body)] = {
+            name: length for name, length in zip(indices, lengths)
+        }
+        return super()._setup_contiguous_index_state(
+            indices, index_symbols, lengths, mask, *args, **kwargs
+        )
 
-    def indexing(self, index, *, dense_indexing=False, copy_shape=None, override_mask=None, **options):
+    def indexing(
+        self, index, *, dense_indexing=False, copy_shape=None, override_mask=None, **options
+    ):
         # options (block_ptr, tma_compatibility_checker, and on torch 2.13 mask_constant_index)
         # go on to upstream as given: torch 2.11's indexing() has no mask_constant_index
         bounds = getattr(self, "_npu_index_bounds", {}).get(id(self.body))
@@ -76,8 +92,15 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
         # stores (TritonKernel.store asks for dense indexing) keep upstream's full-tile pointer:
         # an output with a size-1 dim (M=1: its index drops idx_m) is not a broadcast, and a
         # [1, BLOCK_N] store pointer for a [BLOCK_M, BLOCK_N] value is an error
-        if (not dense_indexing and self.template_mask and bounds and names and set(names) <= set(bounds)
-                and isinstance(tile, (tuple, list)) and 0 < len(tile) <= len(names)):
+        if (
+            not dense_indexing
+            and self.template_mask
+            and bounds
+            and names
+            and set(names) <= set(bounds)
+            and isinstance(tile, (tuple, list))
+            and 0 < len(tile) <= len(names)
+        ):
             symbols = self.prepare_indexing(index).free_symbols
             used = {s.name for s in symbols}
             dims = [n for n in names if n in used]
@@ -87,22 +110,36 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
             # the named ones let rows past M load outside the buffer)
             flat = any(s in self.range_tree_nodes for s in symbols)
             if 0 < len(dims) < len(names) and not flat:  # a broadcast input of the epilogue
-                mask = " & ".join(f"({n} < {self.kexpr(self.rename_indexing(bounds[n]))})" for n in dims)
+                mask = " & ".join(
+                    f"({n} < {self.kexpr(self.rename_indexing(bounds[n]))})" for n in dims
+                )
                 entry = super(TritonTemplateKernel, self).indexing(
-                    index, dense_indexing=False, copy_shape=None, override_mask=mask, **options)
+                    index, dense_indexing=False, copy_shape=None, override_mask=mask, **options
+                )
                 # the loaded value's shape: the tile's dims the load uses, 1 elsewhere (the
                 # tile's dims are the last indices; a batch index is a scalar)
-                shaped = names[len(names) - len(tile):]
+                shaped = names[len(names) - len(tile) :]
                 entry.expand_shape = tuple(d if n in used else "1" for n, d in zip(shaped, tile))
                 return entry
-        return super().indexing(index, dense_indexing=dense_indexing, copy_shape=copy_shape,
-                                override_mask=override_mask, **options)
+        return super().indexing(
+            index,
+            dense_indexing=dense_indexing,
+            copy_shape=copy_shape,
+            override_mask=override_mask,
+            **options,
+        )
 
 
 def _no_tf32(meta):
-    return {**meta, "ALLOW_TF32": False} if isinstance(meta, dict) and meta.get("ALLOW_TF32") else meta
+    return (
+        {**meta, "ALLOW_TF32": False} if isinstance(meta, dict) and meta.get("ALLOW_TF32") else meta
+    )
 
 
 def _no_tf32_define(defines):
     on = "ALLOW_TF32 : tl.constexpr = True\n"
-    return defines.replace(on, "ALLOW_TF32 : tl.constexpr = False\n") if isinstance(defines, str) else defines
+    return (
+        defines.replace(on, "ALLOW_TF32 : tl.constexpr = False\n")
+        if isinstance(defines, str)
+        else defines
+    )

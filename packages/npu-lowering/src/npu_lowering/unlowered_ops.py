@@ -69,7 +69,12 @@ def apply(gm: torch.fx.GraphModule) -> int:
 
     changed = 0
     for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target in UNLOWERED and node.target not in lowerings and _on_npu(node):
+        if (
+            node.op == "call_function"
+            and node.target in UNLOWERED
+            and node.target not in lowerings
+            and _on_npu(node)
+        ):
             node.target = stand_in(node.target)
             changed += 1
     if changed:

@@ -22,18 +22,24 @@ class NpuSubgraphPythonWrapperCodegen(_AutotuningInputNames, SubgraphPythonWrapp
     on the parent graph's sample inputs by name."""
 
 
-class NpuPythonWrapperCodegen(_AutotuningInputNames, DirectLaunchWrapperMixin, PythonWrapperCodegen):
+class NpuPythonWrapperCodegen(
+    _AutotuningInputNames, DirectLaunchWrapperMixin, PythonWrapperCodegen
+):
     @staticmethod
     def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
         # upstream's create() builds the base class; subgraph wrappers are upstream's too
         if is_subgraph:
             assert subgraph_name is not None and parent_wrapper is not None
-            return NpuSubgraphPythonWrapperCodegen(subgraph_name, parent_wrapper, partition_signatures)
+            return NpuSubgraphPythonWrapperCodegen(
+                subgraph_name, parent_wrapper, partition_signatures
+            )
         from npu_inductor_core.codegen_hooks import run_before_wrapper_codegen
         from torch._inductor.virtualized import V
 
         wrapper = NpuPythonWrapperCodegen()
-        run_before_wrapper_codegen(V.graph)  # before any kernel call is generated (autotune_with_sample_inputs' sample inputs)
+        run_before_wrapper_codegen(
+            V.graph
+        )  # before any kernel call is generated (autotune_with_sample_inputs' sample inputs)
         return wrapper
 
     def write_header(self) -> None:
@@ -48,8 +54,11 @@ class NpuPythonWrapperCodegen(_AutotuningInputNames, DirectLaunchWrapperMixin, P
         # static launcher on; the kernel object decides per kernel (runtime/direct_launch.py)
         from .runtime.autotuner import static_binder
 
-        return (direct_launch_flag() and inductor_config.use_static_triton_launcher
-                and static_binder() is not None)
+        return (
+            direct_launch_flag()
+            and inductor_config.use_static_triton_launcher
+            and static_binder() is not None
+        )
 
     @classmethod
     def _get_triton_info_kernel_cls(cls):

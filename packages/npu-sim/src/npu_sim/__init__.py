@@ -34,12 +34,14 @@ def _refuse_if_taken() -> None:
     if importlib.util.find_spec("torch_npu") is not None:
         raise SimUnavailable(
             "npu-sim refuses to start: torch_npu is installed, so device 'npu' is the real Ascend "
-            "device. Uninstall npu-sim or use torch_npu.")
+            "device. Uninstall npu-sim or use torch_npu."
+        )
     name = torch._C._get_privateuse1_backend_name()
     if name != "privateuseone":
         raise SimUnavailable(
             f"npu-sim refuses to start: the PrivateUse1 backend is already registered as {name!r} "
-            "by another package in this process.")
+            "by another package in this process."
+        )
 
 
 def _start_device() -> None:
@@ -66,8 +68,9 @@ def _start_device() -> None:
     from . import npu as npu_module
 
     torch._register_device_module("npu", npu_module)
-    torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True,
-                                                         for_packed_sequence=True)
+    torch.utils.generate_methods_for_privateuse1_backend(
+        for_tensor=True, for_module=True, for_storage=True, for_packed_sequence=True
+    )
     _started = True
     from . import distributed
 
@@ -101,8 +104,11 @@ def autoload() -> None:
     try:
         _start_device()
     except Exception as exc:  # noqa: BLE001  (a broken sim must not break `import torch`)
-        warnings.warn(f"npu-sim did not start device 'npu' at `import torch`: {type(exc).__name__}: {exc}",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"npu-sim did not start device 'npu' at `import torch`: {type(exc).__name__}: {exc}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     finally:
         _lock.release()
 

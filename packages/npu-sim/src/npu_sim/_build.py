@@ -22,9 +22,11 @@ HERE = Path(__file__).parent
 INFO = HERE / "_C_build.json"  # a wheel's build record
 BUILT = HERE / "_built"  # a source checkout's builds: torch<series>/npu_sim/_C_build.json
 CSRC = HERE / "csrc"  # present in a source checkout (editable install) only
-REBUILD = ("`python packages/npu-sim/build_device.py` in a source checkout (editable install), or "
-           "`pip install --no-build-isolation --force-reinstall --no-deps <npu-sim source>`, which "
-           "compiles against the installed torch (needs hatchling, setuptools and ninja installed)")
+REBUILD = (
+    "`python packages/npu-sim/build_device.py` in a source checkout (editable install), or "
+    "`pip install --no-build-isolation --force-reinstall --no-deps <npu-sim source>`, which "
+    "compiles against the installed torch (needs hatchling, setuptools and ninja installed)"
+)
 
 
 class ExtensionUnavailable(ImportError):
@@ -40,7 +42,8 @@ def check(built: str, running: str) -> None:
     if series(built) != series(running):
         raise ExtensionUnavailable(
             f"npu-sim's C++ device was built against torch {built}, but this process runs torch "
-            f"{running}: rebuild it against this torch with {REBUILD}")
+            f"{running}: rebuild it against this torch with {REBUILD}"
+        )
 
 
 def stale_sources(info: dict, built_at: float) -> list[str]:
@@ -49,7 +52,9 @@ def stale_sources(info: dict, built_at: float) -> list[str]:
         return []
     now = {p.name: p for p in CSRC.glob("*.cpp")}
     changed = sorted(set(now) ^ set(info.get("sources", [])))
-    changed += sorted(n for n, p in now.items() if n not in changed and p.stat().st_mtime > built_at)
+    changed += sorted(
+        n for n, p in now.items() if n not in changed and p.stat().st_mtime > built_at
+    )
     changed += sorted(p.name for p in CSRC.glob("*.h") if p.stat().st_mtime > built_at)
     return changed
 
@@ -71,20 +76,26 @@ def load():
     if not record.is_file():
         raise ExtensionUnavailable(
             f"npu-sim's C++ device is not built (no {INFO.name} in {HERE}): npu-sim builds it when "
-            f"pip installs it; build it with {REBUILD}")
+            f"pip installs it; build it with {REBUILD}"
+        )
     info = json.loads(record.read_text(encoding="utf-8"))
     check(info["torch"], torch.__version__)
     stale = stale_sources(info, record.stat().st_mtime)
     if stale:
-        warnings.warn(f"npu-sim: C++ sources changed since the device was built ({', '.join(stale)}); "
-                      f"rebuild with {REBUILD}", stacklevel=3)
+        warnings.warn(
+            f"npu-sim: C++ sources changed since the device was built ({', '.join(stale)}); "
+            f"rebuild with {REBUILD}",
+            stacklevel=3,
+        )
     try:
         if record == INFO:
             from . import _C
         else:
             _C = _load_from(record.parent)
     except ImportError as e:
-        raise ExtensionUnavailable(f"npu-sim's C++ device does not load ({e}); rebuild it with {REBUILD}") from e
+        raise ExtensionUnavailable(
+            f"npu-sim's C++ device does not load ({e}); rebuild it with {REBUILD}"
+        ) from e
     return _C
 
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 from npu_inductor_core.patches import upstream_patch
 
 
-@upstream_patch("triton.runtime.jit.JITFunction.__call__", versions="Triton 3.8, 3.9",
-                removed_by="the interpreter handling nested JITFunctions itself")
+@upstream_patch(
+    "triton.runtime.jit.JITFunction.__call__",
+    versions="Triton 3.8, 3.9",
+    removed_by="the interpreter handling nested JITFunctions itself",
+)
 def interpret_nested_jit_calls() -> bool:
     """Inside a kernel run by Triton's interpreter, a call to another @triton.jit function
     (Inductor's triton_helpers, our libdevice) reaches JITFunction.__call__, which raises
@@ -55,13 +58,16 @@ def interpret_nested_jit_calls() -> bool:
     return True
 
 
-@upstream_patch("triton.runtime.interpreter.interpreter_builder", versions="Triton 3.8, 3.9",
-                removed_by="the interpreter checking its memory accesses and handling bfloat16 by value itself "
-                           "(or taking a builder from its caller)",
-                reason="Triton's interpreter runs every op through one module-level builder instance "
-                       "(interpreter_builder, also held by interpreter_semantic); we make that instance an "
-                       "interp_builder.NpuInterpreterBuilder: out-of-bounds loads/stores/atomics raise during an "
-                       "npu-sim launch instead of SIGSEGV, and bfloat16 casts, dot and atomics work by value.")
+@upstream_patch(
+    "triton.runtime.interpreter.interpreter_builder",
+    versions="Triton 3.8, 3.9",
+    removed_by="the interpreter checking its memory accesses and handling bfloat16 by value itself "
+    "(or taking a builder from its caller)",
+    reason="Triton's interpreter runs every op through one module-level builder instance "
+    "(interpreter_builder, also held by interpreter_semantic); we make that instance an "
+    "interp_builder.NpuInterpreterBuilder: out-of-bounds loads/stores/atomics raise during an "
+    "npu-sim launch instead of SIGSEGV, and bfloat16 casts, dot and atomics work by value.",
+)
 def interpret_npu_kernels() -> bool:
     """Triton's interpreter has no way to pass it a builder: GridExecutor and _patch_lang read
     the module global ``interpreter_builder``, and ``interpreter_semantic`` holds the same
@@ -95,7 +101,9 @@ def patch_languages(langs: frozenset, patch_lang):
 
     patches = _LANGUAGE_PATCHES.get(langs)
     if patches is None:
-        scope = patch_lang(SimpleNamespace(__globals__={f"lang{i}": m for i, m in enumerate(langs)}))
+        scope = patch_lang(
+            SimpleNamespace(__globals__={f"lang{i}": m for i, m in enumerate(langs)})
+        )
         changes = getattr(scope, "_changes", None)
         if changes is None:  # an interpreter whose scope keeps no list: patch per call
             return scope.restore
@@ -130,7 +138,8 @@ def language_modules(fn) -> frozenset:
         import triton.language as tl
 
         langs = _LANGUAGE_MODULES[fn] = frozenset(
-            v for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core))
+            v for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)
+        )
     return langs
 
 

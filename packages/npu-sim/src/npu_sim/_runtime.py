@@ -7,5 +7,7 @@ _C = None
 
 def ext():
     if _C is None:
-        raise RuntimeError("npu-sim is not started: call npu_sim.start() (or npu_inductor.enable())")
+        raise RuntimeError(
+            "npu-sim is not started: call npu_sim.start() (or npu_inductor.enable())"
+        )
     return _C

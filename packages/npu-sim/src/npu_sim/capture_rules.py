@@ -19,7 +19,8 @@ NO_STREAM_RESOURCE = (
     "by referring to the description of the acl.rt.create_stream interface."
     "\nnpu-sim: device npu:{device} holds {graphs} live captured graph(s) and {streams} stream(s) of its "
     "{budget} (each live captured graph holds a stream; npu_sim.config.max_streams_per_device); "
-    "reset graphs you no longer replay.")
+    "reset graphs you no longer replay."
+)
 
 
 @functools.cache
@@ -56,8 +57,10 @@ def uncapturable_reason(op_name: str) -> str | None:
     npu-sim records anything, but an NPU still refuses these: the answer does not change."""
     if is_capturable(op_name):
         return None
-    return (f"{packet(op_name)} is not capturable on an Ascend NPU (not an aclnn operator on torch_npu's "
-            "graph_supported_apis list: 'Cannot run aclop operators during NPU graph capture')")
+    return (
+        f"{packet(op_name)} is not capturable on an Ascend NPU (not an aclnn operator on torch_npu's "
+        "graph_supported_apis list: 'Cannot run aclop operators during NPU graph capture')"
+    )
 
 
 def rules_on() -> bool:

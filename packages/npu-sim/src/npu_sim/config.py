@@ -37,7 +37,9 @@ def rules_on() -> bool:
 
 
 def stream_budget() -> int:
-    return _env.check(_this(), "max_streams_per_device", lambda v: _env.is_int(v, 2), "an integer >= 2")
+    return _env.check(
+        _this(), "max_streams_per_device", lambda v: _env.is_int(v, 2), "an integer >= 2"
+    )
 
 
 def _this():

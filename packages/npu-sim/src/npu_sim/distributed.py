@@ -26,7 +26,9 @@ def _create(dist_opts, pg_options):
 
     # pg_options (torch_npu's ProcessGroupHCCL.Options: buffer sizes, HCCL config) mean nothing
     # on the host: ignored, so code written for Ascend runs unchanged
-    gloo = ProcessGroupGloo(dist_opts.store, dist_opts.group_rank, dist_opts.group_size, dist_opts.timeout)
+    gloo = ProcessGroupGloo(
+        dist_opts.store, dist_opts.group_rank, dist_opts.group_size, dist_opts.timeout
+    )
     gloo.options.global_ranks_in_group = list(dist_opts.global_ranks_in_group)
     gloo.options.group_name = dist_opts.group_id
     return ext()._HostBackend(gloo, NAME)

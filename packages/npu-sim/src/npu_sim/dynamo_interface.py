@@ -49,7 +49,9 @@ class NpuInterface(DeviceInterface):
 
     @staticmethod
     def _set_stream_by_id(stream_id: int, device_index: int, device_type: int) -> None:
-        _npu.set_stream(_npu.Stream(stream_id=stream_id, device_index=device_index, device_type=device_type))
+        _npu.set_stream(
+            _npu.Stream(stream_id=stream_id, device_index=device_index, device_type=device_type)
+        )
 
     @staticmethod
     def get_raw_stream(device_idx: int) -> int:

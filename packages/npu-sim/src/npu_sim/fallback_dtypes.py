@@ -51,13 +51,24 @@ class Row:
 _NPU_YAML = "torch_npu 2.14 registers it (npu_native_functions_by_codegen.yaml)"
 
 TABLE = (
-    Row("histc", INTEGER,
+    Row(
+        "histc",
+        INTEGER,
         f"{_NPU_YAML}: aclnnHistc; its aclop path checks 'histc input only supported Int32, Float16, "
-        "Float32'; cuda: every integer type. Hugging Face MoE routing calls it on int32 expert ids"),
-    Row("abs", (torch.bool,), f"{_NPU_YAML} (abs, abs.out); cuda: bool (the identity)",
-        compute={torch.bool: torch.uint8}),
-    Row("trace", (torch.bool,), f"{_NPU_YAML}; cuda: bool (the count of true diagonal entries, int64)",
-        compute={torch.bool: torch.uint8}),
+        "Float32'; cuda: every integer type. Hugging Face MoE routing calls it on int32 expert ids",
+    ),
+    Row(
+        "abs",
+        (torch.bool,),
+        f"{_NPU_YAML} (abs, abs.out); cuda: bool (the identity)",
+        compute={torch.bool: torch.uint8},
+    ),
+    Row(
+        "trace",
+        (torch.bool,),
+        f"{_NPU_YAML}; cuda: bool (the count of true diagonal entries, int64)",
+        compute={torch.bool: torch.uint8},
+    ),
     Row("avg_pool3d", LOW_FLOAT, f"{_NPU_YAML}; cuda: float16, bfloat16"),
     Row("avg_pool3d_backward", LOW_FLOAT, f"{_NPU_YAML}; cuda: float16, bfloat16"),
     Row("_upsample_bilinear2d_aa", LOW_FLOAT, f"{_NPU_YAML}; cuda: float16, bfloat16"),
@@ -65,17 +76,31 @@ TABLE = (
     Row("_upsample_bicubic2d_aa", LOW_FLOAT, f"{_NPU_YAML}; cuda: float16, bfloat16"),
     Row("_upsample_bicubic2d_aa_backward", LOW_FLOAT, f"{_NPU_YAML}; cuda: float16, bfloat16"),
     Row("multilabel_margin_loss_forward", LOW_FLOAT, f"{_NPU_YAML}; cuda: float16, bfloat16"),
-    Row("multilabel_margin_loss_backward", LOW_FLOAT, "cuda: float16, bfloat16 (torch_npu 2.14: forward only)"),
+    Row(
+        "multilabel_margin_loss_backward",
+        LOW_FLOAT,
+        "cuda: float16, bfloat16 (torch_npu 2.14: forward only)",
+    ),
     Row("multi_margin_loss", LOW_FLOAT, "cuda: float16, bfloat16 (not in torch_npu 2.14)"),
     Row("multi_margin_loss_backward", LOW_FLOAT, "cuda: float16, bfloat16 (not in torch_npu 2.14)"),
-    Row("rrelu_with_noise", (torch.float16,), f"{_NPU_YAML}; cuda: float16 (the cpu kernel takes bfloat16)"),
+    Row(
+        "rrelu_with_noise",
+        (torch.float16,),
+        f"{_NPU_YAML}; cuda: float16 (the cpu kernel takes bfloat16)",
+    ),
     # CUDA takes these from torch 2.15 (its OpInfo dtypes); the CPU kernels refuse them on every
     # supported torch, and the meta kernels' result dtypes are the same on each, so one row serves
-    Row("_fft_r2c", (torch.bfloat16,),
+    Row(
+        "_fft_r2c",
+        (torch.bfloat16,),
         "cuda (torch 2.15+): bfloat16 torch.stft, computed in float32 (a complex64 result, as the meta kernel "
-        "gives)"),
-    Row("sparse_sampled_addmm", LOW_FLOAT,
-        "cuda (torch 2.15+): float16 (cuSPARSE SDDMM), bfloat16 (computed in float32); the CSR self converts too"),
+        "gives)",
+    ),
+    Row(
+        "sparse_sampled_addmm",
+        LOW_FLOAT,
+        "cuda (torch 2.15+): float16 (cuSPARSE SDDMM), bfloat16 (computed in float32); the CSR self converts too",
+    ),
     # Not here: float16 ffts (cuda takes them for power-of-two sizes). torch.fft's composite
     # refuses float16 on every device but cuda and meta ("Unsupported dtype Half", before any
     # kernel), so neither npu-sim's fallback nor torch_npu's _fft_r2c ever sees one.
@@ -94,8 +119,10 @@ def install(module) -> None:
 
 def markdown() -> str:
     """The README's table."""
-    lines = ["| op (every overload) | accelerator dtypes the CPU kernel lacks | computed in | evidence |",
-             "|---|---|---|---|"]
+    lines = [
+        "| op (every overload) | accelerator dtypes the CPU kernel lacks | computed in | evidence |",
+        "|---|---|---|---|",
+    ]
     for r in TABLE:
         conv = r.conversions()
         dts = ", ".join(str(d).removeprefix("torch.") for d in r.dtypes)

@@ -16,7 +16,9 @@ from triton._C.libtriton import ir as _ir
 from triton.runtime import interpreter
 from triton.runtime.interpreter import InterpreterBuilder, TensorHandle, _get_np_dtype
 
-interpreting = threading.local()  # .active: this thread runs an npu-sim launch; .patched_langs: see _compat
+interpreting = (
+    threading.local()
+)  # .active: this thread runs an npu-sim launch; .patched_langs: see _compat
 
 _COMBINE = {
     _ir.ATOMIC_OP.FADD: lambda old, val: old + val,
@@ -65,13 +67,15 @@ def _check(ptrs, mask, what):
     if mask is not None:
         lanes = np.ascontiguousarray(np.broadcast_to(mask.data, addrs.shape), dtype=np.bool_)
     itemsize = _get_np_dtype(ptrs.get_element_ty()).itemsize
-    bad = ext()._first_outside_npu_memory(addrs.ctypes.data, 0 if lanes is None else lanes.ctypes.data,
-                                          addrs.size, itemsize)
+    bad = ext()._first_outside_npu_memory(
+        addrs.ctypes.data, 0 if lanes is None else lanes.ctypes.data, addrs.size, itemsize
+    )
     if bad >= 0:
         raise RuntimeError(
             f"npu-sim: kernel {_kernel_name()} {what} address {int(addrs.reshape(-1)[bad]):#x} (lane {bad} of "
             f"{addrs.size}, program {tuple(interpreter.interpreter_builder.grid_idx)}), outside npu memory: an "
-            "out-of-bounds access, which a device reports as an exception (the interpreter would crash)")
+            "out-of-bounds access, which a device reports as an exception (the interpreter would crash)"
+        )
 
 
 def _bool_mask(mask):
@@ -108,15 +112,17 @@ class NpuInterpreterBuilder(InterpreterBuilder):
         interpreter runs one program at a time), each step rounded to bfloat16."""
         _check(ptr, mask, "updates (atomic)")
         if val.dtype.scalar != tl.bfloat16 or rmwOp not in _COMBINE:
-            ptr, val, mask = (TensorHandle(np.ascontiguousarray(a.data), a.dtype.scalar) for a in (ptr, val, mask))
+            ptr, val, mask = (
+                TensorHandle(np.ascontiguousarray(a.data), a.dtype.scalar) for a in (ptr, val, mask)
+            )
             return super().create_atomic_rmw(rmwOp, ptr, val, mask, sem, scope)
         ptrs, vals, masks = (np.ascontiguousarray(a.data).reshape(-1) for a in (ptr, val, mask))
         olds = np.zeros(vals.shape, np.uint16)
         one, bits = np.ones(1, bool), np.dtype(np.uint16)
         for i in np.flatnonzero(masks):
-            p = ptrs[i:i + 1]
+            p = ptrs[i : i + 1]
             old = _interpreter.load(p, one, np.zeros(1, np.uint16), bits)
-            new = _COMBINE[rmwOp](bf16_to_f32(old), bf16_to_f32(vals[i:i + 1]))
+            new = _COMBINE[rmwOp](bf16_to_f32(old), bf16_to_f32(vals[i : i + 1]))
             _interpreter.store(p, f32_to_bf16(new), one)
             olds[i] = old[0]
         return TensorHandle(olds.reshape(np.shape(val.data)), tl.bfloat16)
@@ -136,7 +142,12 @@ class NpuInterpreterBuilder(InterpreterBuilder):
     def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
         """Upstream multiplies the operands as stored; bfloat16 is stored as uint16 bit
         patterns, so a bf16 GEMM multiplied the integers. We widen bf16 operands by value."""
+
         def widened(x):
-            return TensorHandle(bf16_to_f32(x.data), tl.float32) if x.dtype.scalar == tl.bfloat16 else x
+            return (
+                TensorHandle(bf16_to_f32(x.data), tl.float32)
+                if x.dtype.scalar == tl.bfloat16
+                else x
+            )
 
         return super().create_dot(widened(a), widened(b), d, input_precision, max_num_imprecise_acc)

@@ -55,7 +55,9 @@ def _interpreter_options(options: dict):
     from triton.runtime.interpreter import interpreter_builder
 
     prev = interpreter_builder.options
-    interpreter_builder.options = dataclasses.replace(prev, **{k: bool(v) for k, v in options.items()})
+    interpreter_builder.options = dataclasses.replace(
+        prev, **{k: bool(v) for k, v in options.items()}
+    )
     try:
         yield
     finally:
@@ -65,7 +67,9 @@ def _interpreter_options(options: dict):
 def _host_view(arg: Any, device: list[int]) -> Any:
     if isinstance(arg, torch.Tensor) and arg.device.type == "npu":
         if device and device[0] != arg.device.index:
-            raise ValueError(f"npu-sim launch: arguments on npu:{device[0]} and npu:{arg.device.index}")
+            raise ValueError(
+                f"npu-sim launch: arguments on npu:{device[0]} and npu:{arg.device.index}"
+            )
         device[:] = [arg.device.index]
         return ext()._cpu_alias(arg)
     if isinstance(arg, tuple):
@@ -79,15 +83,21 @@ def _float_scalar(value: float, fp64: bool) -> Any:
     from triton.runtime.interpreter import TensorHandle
 
     ty = tl.float64 if fp64 else tl.float32
-    return tl.tensor(TensorHandle(np.array([value], dtype=np.float64 if fp64 else np.float32), ty), ty)
+    return tl.tensor(
+        TensorHandle(np.array([value], dtype=np.float64 if fp64 else np.float32), ty), ty
+    )
 
 
 def _typed_floats(names: Sequence[str], args: tuple, fp64: set) -> tuple:
-    return tuple(_float_scalar(a, name in fp64) if type(a) is float else a
-                 for name, a in zip((*names, *[None] * len(args)), args))
+    return tuple(
+        _float_scalar(a, name in fp64) if type(a) is float else a
+        for name, a in zip((*names, *[None] * len(args)), args)
+    )
 
 
-eager_launches = 0  # kernels launched outside capture and replay (benches: share replayed from graphs)
+eager_launches = (
+    0  # kernels launched outside capture and replay (benches: share replayed from graphs)
+)
 
 
 def device_op_counts() -> tuple[int, int]:
@@ -97,7 +107,9 @@ def device_op_counts() -> tuple[int, int]:
     return eager_ops + eager_launches, replayed
 
 
-def launch(fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[str, Any] | None = None) -> None:
+def launch(
+    fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[str, Any] | None = None
+) -> None:
     """Run ``fn[grid](*args, **constexprs)`` on npu-sim (or record it during capture)."""
     kernel = _interpreted(fn)
     device: list[int] = []
@@ -105,13 +117,22 @@ def launch(fn: Any, grid: Sequence[int], args: Sequence[Any], constexprs: dict[s
     constexprs = dict(constexprs or {})
     # (a kernel with a parameter of such a name gets it as an argument)
     params = getattr(kernel, "arg_names", ())
-    options = {"debug": False, **{k: constexprs.pop(k) for k in OPTIONS if k in constexprs and k not in params}}
-    fp64 = set(filter(None, str(constexprs.pop("fp64_args", "") if "fp64_args" not in params else "").split(",")))
+    options = {
+        "debug": False,
+        **{k: constexprs.pop(k) for k in OPTIONS if k in constexprs and k not in params},
+    }
+    fp64 = set(
+        filter(
+            None,
+            str(constexprs.pop("fp64_args", "") if "fp64_args" not in params else "").split(","),
+        )
+    )
     host_args = _typed_floats(params, host_args, fp64)
     kwargs = {k: _host_view(v, device) for k, v in constexprs.items()}
     grid = tuple(int(g) for g in grid)
     if not 1 <= len(grid) <= 3 or min(grid) < 0:
         raise ValueError(f"npu-sim launch: grid must have 1 to 3 non-negative axes, got {grid}")
+
     def run() -> None:
         if min(grid) > 0:
             with _compat.interpreting(kernel.fn), _interpreter_options(options):

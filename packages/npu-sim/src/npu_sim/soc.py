@@ -35,13 +35,16 @@ class Soc:
     total_memory: int
 
 
-SOCS = {s.name: s for s in (
-    Soc("Ascend910B1", 220, 48, 24, 192 * KiB, 192 * MiB, 64 * GiB),
-    Soc("Ascend910B2", 221, 48, 24, 192 * KiB, 192 * MiB, 64 * GiB),
-    Soc("Ascend910B3", 222, 40, 20, 192 * KiB, 192 * MiB, 64 * GiB),
-    Soc("Ascend910B4", 223, 40, 20, 192 * KiB, 96 * MiB, 32 * GiB),
-    Soc("Ascend950", 260, 64, 32, 256 * KiB, 128 * MiB, 128 * GiB),
-)}
+SOCS = {
+    s.name: s
+    for s in (
+        Soc("Ascend910B1", 220, 48, 24, 192 * KiB, 192 * MiB, 64 * GiB),
+        Soc("Ascend910B2", 221, 48, 24, 192 * KiB, 192 * MiB, 64 * GiB),
+        Soc("Ascend910B3", 222, 40, 20, 192 * KiB, 192 * MiB, 64 * GiB),
+        Soc("Ascend910B4", 223, 40, 20, 192 * KiB, 96 * MiB, 32 * GiB),
+        Soc("Ascend950", 260, 64, 32, 256 * KiB, 128 * MiB, 128 * GiB),
+    )
+}
 DEFAULT = "Ascend910B2"
 
 
@@ -50,7 +53,9 @@ def selected() -> Soc:
 
     name = config.soc
     if name not in SOCS:
-        raise ValueError(f"${SOC_ENV}={name!r} is not a known SoC; choose one of {', '.join(sorted(SOCS))}")
+        raise ValueError(
+            f"${SOC_ENV}={name!r} is not a known SoC; choose one of {', '.join(sorted(SOCS))}"
+        )
     return SOCS[name]
 
 
@@ -70,8 +75,10 @@ def visible_devices() -> list[int]:
     except ValueError:
         ids = []
     if not ids or len(set(ids)) != len(ids) or not all(0 <= i < count for i in ids):
-        raise ValueError(f"${VISIBLE_ENV}={raw!r}: expected distinct device ids from 0 to {count - 1}, "
-                         f"comma-separated (${COUNT_ENV}={count})")
+        raise ValueError(
+            f"${VISIBLE_ENV}={raw!r}: expected distinct device ids from 0 to {count - 1}, "
+            f"comma-separated (${COUNT_ENV}={count})"
+        )
     return ids
 
 
@@ -102,6 +109,8 @@ class NPUDeviceProperties:
         self.major, self.minor = 0, 0
 
     def __repr__(self) -> str:
-        return (f"_NPUDeviceProperties(name='{self.name}', total_memory={self.total_memory // MiB}MB, "
-                f"cube_core_num={self.cube_core_num}, vector_core_num={self.vector_core_num}, "
-                f"L2_cache_size={self.L2_cache_size // MiB}MB, ub_size={self.ub_size // KiB}KB)")
+        return (
+            f"_NPUDeviceProperties(name='{self.name}', total_memory={self.total_memory // MiB}MB, "
+            f"cube_core_num={self.cube_core_num}, vector_core_num={self.vector_core_num}, "
+            f"L2_cache_size={self.L2_cache_size // MiB}MB, ub_size={self.ub_size // KiB}KB)"
+        )

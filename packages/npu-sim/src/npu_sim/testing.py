@@ -26,12 +26,19 @@ class RankRun:
     def check(self) -> None:
         """Fail unless every rank exited 0 (a rank's traceback is on the test's captured stderr:
         multiprocessing prints it there)."""
-        assert self.exitcodes == [0] * len(self.exitcodes), \
+        assert self.exitcodes == [0] * len(self.exitcodes), (
             f"rank exit codes {self.exitcodes}: see the ranks' tracebacks in the captured stderr"
+        )
 
 
-def spawn_ranks(target: Callable, world: int, workdir: Path | str, *args, timeout: float = 600,
-                env: Mapping[str, str] | Callable[[int], Mapping[str, str]] | None = None) -> RankRun:
+def spawn_ranks(
+    target: Callable,
+    world: int,
+    workdir: Path | str,
+    *args,
+    timeout: float = 600,
+    env: Mapping[str, str] | Callable[[int], Mapping[str, str]] | None = None,
+) -> RankRun:
     """Run ``target(rank, init_method, *args)`` in ``world`` spawned processes and wait for
     them (a rank still running after ``timeout`` seconds is killed). Rank r sees only
     simulated device r (``NPU_SIM_DEVICE_COUNT=world``, ``ASCEND_RT_VISIBLE_DEVICES=r``), as
@@ -51,7 +58,11 @@ def spawn_ranks(target: Callable, world: int, workdir: Path | str, *args, timeou
     for rank in range(world):
         # the environment the child starts with (the device starts at its `import torch`):
         # ours plus the rank's, ours again once it has started
-        rank_env = {"NPU_SIM_DEVICE_COUNT": str(world), "ASCEND_RT_VISIBLE_DEVICES": str(rank), **extra[rank]}
+        rank_env = {
+            "NPU_SIM_DEVICE_COUNT": str(world),
+            "ASCEND_RT_VISIBLE_DEVICES": str(rank),
+            **extra[rank],
+        }
         with _env.overlay(rank_env):
             p = ctx.Process(target=target, args=(rank, init, *args))
             p.start()

@@ -19,10 +19,10 @@ VOCAB, HIDDEN, LAYERS, HEADS, FFN = 64, 32, 2, 2, 64
 @dataclasses.dataclass(frozen=True)
 class ModelSpec:
     name: str
-    kind: str                        # "decoder", "encoder", "encoder-decoder", "vision"
-    build: Callable[[], object]      # -> nn.Module on cpu, eval mode
-    inputs: Callable[[int], dict]    # length -> kwargs (cpu tensors, with labels)
-    lengths: tuple[int, int]         # two lengths for the dynamic-shape check
+    kind: str  # "decoder", "encoder", "encoder-decoder", "vision"
+    build: Callable[[], object]  # -> nn.Module on cpu, eval mode
+    inputs: Callable[[int], dict]  # length -> kwargs (cpu tensors, with labels)
+    lengths: tuple[int, int]  # two lengths for the dynamic-shape check
 
 
 def _offline():
@@ -37,6 +37,7 @@ def _seeded(make):
         _offline()
         torch.manual_seed(0)
         return make().eval()
+
     return build
 
 
@@ -53,27 +54,59 @@ def _text(length, batch=2, labels=True):
 
 def _decoder(config_cls, model_cls, **extra):
     def make():
-        cfg = config_cls(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=FFN, num_hidden_layers=LAYERS,
-                         num_attention_heads=HEADS, num_key_value_heads=1, max_position_embeddings=64,
-                         attention_dropout=0.0, **extra)
+        cfg = config_cls(
+            vocab_size=VOCAB,
+            hidden_size=HIDDEN,
+            intermediate_size=FFN,
+            num_hidden_layers=LAYERS,
+            num_attention_heads=HEADS,
+            num_key_value_heads=1,
+            max_position_embeddings=64,
+            attention_dropout=0.0,
+            **extra,
+        )
         return model_cls(cfg)
+
     return make
 
 
 def _gpt2():
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    return GPT2LMHeadModel(GPT2Config(vocab_size=VOCAB, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS, n_positions=64,
-                                      n_inner=FFN, bos_token_id=0, eos_token_id=0, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0))
+    return GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=VOCAB,
+            n_embd=HIDDEN,
+            n_layer=LAYERS,
+            n_head=HEADS,
+            n_positions=64,
+            n_inner=FFN,
+            bos_token_id=0,
+            eos_token_id=0,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+        )
+    )
 
 
 def _opt():
     from transformers import OPTConfig, OPTForCausalLM
 
-    return OPTForCausalLM(OPTConfig(vocab_size=VOCAB, hidden_size=HIDDEN, word_embed_proj_dim=HIDDEN,
-                                    num_hidden_layers=LAYERS, num_attention_heads=HEADS, ffn_dim=FFN,
-                                    max_position_embeddings=64, dropout=0.0, attention_dropout=0.0,
-                                    pad_token_id=1))
+    return OPTForCausalLM(
+        OPTConfig(
+            vocab_size=VOCAB,
+            hidden_size=HIDDEN,
+            word_embed_proj_dim=HIDDEN,
+            num_hidden_layers=LAYERS,
+            num_attention_heads=HEADS,
+            ffn_dim=FFN,
+            max_position_embeddings=64,
+            dropout=0.0,
+            attention_dropout=0.0,
+            pad_token_id=1,
+        )
+    )
 
 
 def _llama():
@@ -97,17 +130,37 @@ def _qwen2():
 def _bert():
     from transformers import BertConfig, BertForMaskedLM
 
-    return BertForMaskedLM(BertConfig(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
-                                      num_attention_heads=HEADS, intermediate_size=FFN, max_position_embeddings=64,
-                                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    return BertForMaskedLM(
+        BertConfig(
+            vocab_size=VOCAB,
+            hidden_size=HIDDEN,
+            num_hidden_layers=LAYERS,
+            num_attention_heads=HEADS,
+            intermediate_size=FFN,
+            max_position_embeddings=64,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+        )
+    )
 
 
 def _t5():
     from transformers import T5Config, T5ForConditionalGeneration
 
-    return T5ForConditionalGeneration(T5Config(vocab_size=VOCAB, d_model=HIDDEN, d_kv=HIDDEN // HEADS, d_ff=FFN,
-                                               num_layers=LAYERS, num_decoder_layers=LAYERS, num_heads=HEADS,
-                                               dropout_rate=0.0, decoder_start_token_id=0, pad_token_id=0))
+    return T5ForConditionalGeneration(
+        T5Config(
+            vocab_size=VOCAB,
+            d_model=HIDDEN,
+            d_kv=HIDDEN // HEADS,
+            d_ff=FFN,
+            num_layers=LAYERS,
+            num_decoder_layers=LAYERS,
+            num_heads=HEADS,
+            dropout_rate=0.0,
+            decoder_start_token_id=0,
+            pad_token_id=0,
+        )
+    )
 
 
 def _t5_inputs(length):
@@ -121,25 +174,45 @@ IMAGE = 16
 def _vit():
     from transformers import ViTConfig, ViTForImageClassification
 
-    return ViTForImageClassification(ViTConfig(image_size=IMAGE, patch_size=8, num_channels=3, hidden_size=HIDDEN,
-                                               num_hidden_layers=LAYERS, num_attention_heads=HEADS,
-                                               intermediate_size=FFN, hidden_dropout_prob=0.0,
-                                               attention_probs_dropout_prob=0.0, num_labels=4))
+    return ViTForImageClassification(
+        ViTConfig(
+            image_size=IMAGE,
+            patch_size=8,
+            num_channels=3,
+            hidden_size=HIDDEN,
+            num_hidden_layers=LAYERS,
+            num_attention_heads=HEADS,
+            intermediate_size=FFN,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+            num_labels=4,
+        )
+    )
 
 
 def _resnet():
     from transformers import ResNetConfig, ResNetForImageClassification
 
-    return ResNetForImageClassification(ResNetConfig(num_channels=3, embedding_size=8, hidden_sizes=[8, 16],
-                                                     depths=[1, 1], layer_type="basic", num_labels=4))
+    return ResNetForImageClassification(
+        ResNetConfig(
+            num_channels=3,
+            embedding_size=8,
+            hidden_sizes=[8, 16],
+            depths=[1, 1],
+            layer_type="basic",
+            num_labels=4,
+        )
+    )
 
 
 def _image(batch):
     import torch
 
     g = torch.Generator().manual_seed(batch)
-    return {"pixel_values": torch.randn(batch, 3, IMAGE, IMAGE, generator=g),
-            "labels": torch.randint(0, 4, (batch,), generator=g)}
+    return {
+        "pixel_values": torch.randn(batch, 3, IMAGE, IMAGE, generator=g),
+        "labels": torch.randint(0, 4, (batch,), generator=g),
+    }
 
 
 SPECS = [

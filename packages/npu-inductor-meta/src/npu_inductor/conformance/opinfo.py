@@ -41,26 +41,43 @@ DTYPE_NAMES = ("fp32", "fp16", "bf16", "int32", "int64", "bool")
 EXPECTED_FAILURES = Path(__file__).with_name("expected_failures.tsv")
 
 # upstream always runs every sample of these
-ALL_SAMPLES_OPS = frozenset({"softmax.with_dtype", "index_add", "index_put", "index_copy", "scatter_reduce.sum",
-                             "select_scatter", "squeeze", "unsqueeze"})
+ALL_SAMPLES_OPS = frozenset(
+    {
+        "softmax.with_dtype",
+        "index_add",
+        "index_put",
+        "index_copy",
+        "scatter_reduce.sum",
+        "select_scatter",
+        "squeeze",
+        "unsqueeze",
+    }
+)
 # values are undefined: only metadata is compared (upstream's assert_equal=False list)
-UNDEFINED_VALUES = frozenset({"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided",
-                              "empty_permuted"})
+UNDEFINED_VALUES = frozenset(
+    {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted"}
+)
 COUNTED = ("pass", "fail", "error", "timeout", "crash", "eager_error")
 
 
 def dtypes():
     import torch
 
-    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16, "int32": torch.int32,
-            "int64": torch.int64, "bool": torch.bool}
+    return {
+        "fp32": torch.float32,
+        "fp16": torch.float16,
+        "bf16": torch.bfloat16,
+        "int32": torch.int32,
+        "int64": torch.int64,
+        "bool": torch.bool,
+    }
 
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    op: str       # OpInfo.name
+    op: str  # OpInfo.name
     variant: str  # OpInfo.variant_test_name ("" for none)
-    dtype: str    # one of DTYPE_NAMES
+    dtype: str  # one of DTYPE_NAMES
 
     @property
     def full_name(self) -> str:
@@ -75,12 +92,12 @@ class Case:
 class Result:
     case: Case
     status: str
-    error: str = ""        # "Type: first line" of the root cause, for grouping
-    detail: str = ""       # longer message / traceback tail
+    error: str = ""  # "Type: first line" of the root cause, for grouping
+    detail: str = ""  # longer message / traceback tail
     seconds: float = 0.0
     samples: int = 0
     graph_breaks: bool = False
-    graphs: int = 0        # FX graphs Inductor compiled for this case (0: nothing was compiled)
+    graphs: int = 0  # FX graphs Inductor compiled for this case (0: nothing was compiled)
 
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)
@@ -110,11 +127,14 @@ def all_cases(dtype_names=DTYPE_NAMES, name_filter=None) -> list[Case]:
         if name_filter and not re.search(name_filter, full):
             continue
         supported = op.supported_dtypes("cpu")
-        out.extend(Case(op.name, op.variant_test_name, n) for n in dtype_names if table[n] in supported)
+        out.extend(
+            Case(op.name, op.variant_test_name, n) for n in dtype_names if table[n] in supported
+        )
     return out
 
 
 # -- expected failures -------------------------------------------------------------------------
+
 
 def load_expected_failures(path: Path = EXPECTED_FAILURES) -> dict[Case, str]:
     """(op, variant, dtype) -> reason. A row without a reason is an error, not a silent entry."""
@@ -139,29 +159,55 @@ def load_expected_failures(path: Path = EXPECTED_FAILURES) -> dict[Case, str]:
 # Known causes, matched against a result's error text; the first match names the reason written
 # into expected_failures.tsv. Order matters: specific before general.
 KNOWN_CAUSES = [
-    (r"no_dispatch\(\) before calling|npu_sim/npu/random\.py",
-     "torch.manual_seed inside a compiled function: dynamo traces into npu-sim's rng state code "
-     "(npu_sim/npu/random.py) and fails on fake tensors; cuda's rng hooks are skipped by dynamo (npu-sim)"),
-    (r"Expected pointer argument to have shape",
-     "GEMM template: block-pointer shape mismatch when a dim is 1 (Triton interpreter ValueError; issue 16 item 1 area)"),
-    (r"KernelArgumentTypeError|takes grid_x, grid_y", "size-1 arguments Triton specializes break the launch (issue 16 item 1)"),
-    (r"UnsupportedDtype|float64|complex", "fp64/complex nodes do not yet fall back per node (issue 16 item 2)"),
-    (r"convolution_overrideable|convolution_backward_overrideable|_scaled_dot_product|not implemented for 'npu'|"
-     r"NotImplementedError.*PrivateUse1|PrivateUse1",
-     "npu-sim eager lacks this ATen op (issue 16 item 3)"),
-    (r"Both operands must be same dtype|Unsupported lhs dtype|Unsupported data type|bitcast",
-     "Triton interpreter: dtype views/bitcasts and low-precision scatter (issue 16 item 6)"),
-    (r"libdevice|has no attribute '(i0|i1|j0|j1|y0|y1|erfcx)", "missing libdevice function on npu (issue 16 item 9)"),
-    (r"GuardOnDataDependentSymNode|data-dependent expression",
-     "data-dependent output shape (upstream Inductor lists it as an expected failure on cpu and cuda too)"),
-    (r"^timeout|CaseTimeout", "compile or run exceeds the per-case time limit in the interpreter (issue 16 item 9)"),
+    (
+        r"no_dispatch\(\) before calling|npu_sim/npu/random\.py",
+        "torch.manual_seed inside a compiled function: dynamo traces into npu-sim's rng state code "
+        "(npu_sim/npu/random.py) and fails on fake tensors; cuda's rng hooks are skipped by dynamo (npu-sim)",
+    ),
+    (
+        r"Expected pointer argument to have shape",
+        "GEMM template: block-pointer shape mismatch when a dim is 1 (Triton interpreter ValueError; issue 16 item 1 area)",
+    ),
+    (
+        r"KernelArgumentTypeError|takes grid_x, grid_y",
+        "size-1 arguments Triton specializes break the launch (issue 16 item 1)",
+    ),
+    (
+        r"UnsupportedDtype|float64|complex",
+        "fp64/complex nodes do not yet fall back per node (issue 16 item 2)",
+    ),
+    (
+        r"convolution_overrideable|convolution_backward_overrideable|_scaled_dot_product|not implemented for 'npu'|"
+        r"NotImplementedError.*PrivateUse1|PrivateUse1",
+        "npu-sim eager lacks this ATen op (issue 16 item 3)",
+    ),
+    (
+        r"Both operands must be same dtype|Unsupported lhs dtype|Unsupported data type|bitcast",
+        "Triton interpreter: dtype views/bitcasts and low-precision scatter (issue 16 item 6)",
+    ),
+    (
+        r"libdevice|has no attribute '(i0|i1|j0|j1|y0|y1|erfcx)",
+        "missing libdevice function on npu (issue 16 item 9)",
+    ),
+    (
+        r"GuardOnDataDependentSymNode|data-dependent expression",
+        "data-dependent output shape (upstream Inductor lists it as an expected failure on cpu and cuda too)",
+    ),
+    (
+        r"^timeout|CaseTimeout",
+        "compile or run exceeds the per-case time limit in the interpreter (issue 16 item 9)",
+    ),
     (r"^crash", "the process dies (issue 16 item 4)"),
     (r"^mismatch", "wrong result against the reference (issue 16 item 9: to investigate)"),
 ]
 
 
 def classify(result: Result) -> str:
-    text = f"{result.status}: {result.error}" if result.status in ("timeout", "crash") else result.error
+    text = (
+        f"{result.status}: {result.error}"
+        if result.status in ("timeout", "crash")
+        else result.error
+    )
     if result.status == "fail":
         text = "mismatch: " + result.error
     if result.status == "eager_error":
@@ -173,6 +219,7 @@ def classify(result: Result) -> str:
 
 
 # -- running one case --------------------------------------------------------------------------
+
 
 class CaseTimeout(Exception):
     pass
@@ -228,7 +275,7 @@ def _tolerances(dtype):
 
     if dtype == torch.float32:
         return 1.3e-5, 1.5e-5  # upstream's float32 override (rtol, atol)
-    return None, None          # torch.testing defaults for the dtype
+    return None, None  # torch.testing defaults for the dtype
 
 
 class Mismatch(AssertionError):
@@ -252,13 +299,23 @@ def compare(actual, expected, dtype, values=True, where="output", rtol=None, ato
             if not isinstance(a, torch.Tensor):
                 raise Mismatch(f"{where}[{i}]: {type(a).__name__} where a tensor was expected")
             if a.shape != e.shape or a.dtype != e.dtype:
-                raise Mismatch(f"{where}[{i}]: {tuple(a.shape)} {a.dtype} vs {tuple(e.shape)} {e.dtype}")
+                raise Mismatch(
+                    f"{where}[{i}]: {tuple(a.shape)} {a.dtype} vs {tuple(e.shape)} {e.dtype}"
+                )
             if not values:
                 continue
             a_c, e_c = _dense_cpu(a), _dense_cpu(e)
             try:
-                torch.testing.assert_close(a_c, e_c, rtol=rtol, atol=atol, equal_nan=True, check_device=False,
-                                           check_stride=False, check_layout=False)
+                torch.testing.assert_close(
+                    a_c,
+                    e_c,
+                    rtol=rtol,
+                    atol=atol,
+                    equal_nan=True,
+                    check_device=False,
+                    check_stride=False,
+                    check_layout=False,
+                )
             except AssertionError as exc:
                 msg = " ".join(str(exc).split())
                 raise Mismatch(f"{where}[{i}] {a.dtype}: {msg[:400]}") from None
@@ -309,8 +366,13 @@ def _call(func, sample, seed=42):
     return func(sample[0], *sample[1], **sample[2])
 
 
-def run_case(case: Case, mode: str = "compile", grad: bool = False, timeout: float = 120.0,
-             all_samples: bool | None = None) -> Result:
+def run_case(
+    case: Case,
+    mode: str = "compile",
+    grad: bool = False,
+    timeout: float = 120.0,
+    all_samples: bool | None = None,
+) -> Result:
     """Run one (op, dtype) pair; never raises for the op's own failures."""
     t0 = time.perf_counter()
     res = Result(case, "pass")
@@ -327,7 +389,9 @@ def run_case(case: Case, mode: str = "compile", grad: bool = False, timeout: flo
     except _Skip as exc:
         res.status, res.error = "skip", str(exc)[:300]
     except Exception as exc:  # noqa: BLE001 - every op failure is a result, not a harness crash
-        res.status = "timeout" if isinstance(_root(exc), CaseTimeout) else "error"  # dynamo wraps it
+        res.status = (
+            "timeout" if isinstance(_root(exc), CaseTimeout) else "error"
+        )  # dynamo wraps it
         res.error, res.detail = _describe(exc)
     res.seconds = round(time.perf_counter() - t0, 3)
     return res
@@ -346,8 +410,12 @@ def _run(case, mode, grad, res, all_samples):
 
     op = opinfo_for(case)
     dtype = dtypes()[case.dtype]
-    requires_grad = bool(grad and op.supports_autograd and dtype.is_floating_point
-                         and dtype in op.supported_backward_dtypes("cpu"))
+    requires_grad = bool(
+        grad
+        and op.supports_autograd
+        and dtype.is_floating_point
+        and dtype in op.supported_backward_dtypes("cpu")
+    )
     if all_samples is None:
         all_samples = case.full_name in ALL_SAMPLES_OPS
     func = op.get_op()
@@ -378,8 +446,14 @@ def _run(case, mode, grad, res, all_samples):
         compare(actual, expected, dtype, values=values, **tol)
         compare(args_after, eager_args, dtype, values=values, where="mutated input", **tol)
         if requires_grad and values and over.get("check_gradient", True):
-            _compare_grads(func, sample, s.output_process_fn_grad, dtype,
-                           rtol=over.get("grad_rtol"), atol=over.get("grad_atol"))
+            _compare_grads(
+                func,
+                sample,
+                s.output_process_fn_grad,
+                dtype,
+                rtol=over.get("grad_rtol"),
+                atol=over.get("grad_atol"),
+            )
 
 
 def _upcast(tree):
@@ -403,8 +477,10 @@ def _cast_like(tree, like):
     like_flat, _ = pytree.tree_flatten(like)
     if len(flat) != len(like_flat):
         return like  # a different structure: keep the plain eager reference
-    out = [x.to(y.dtype) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) else x
-           for x, y in zip(flat, like_flat)]
+    out = [
+        x.to(y.dtype) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) else x
+        for x, y in zip(flat, like_flat)
+    ]
     return pytree.tree_unflatten(out, spec)
 
 
@@ -424,7 +500,9 @@ def _is_random(func, sample, expected) -> bool:
 
     try:
         other = _call(func, _clone(sample), seed=1234)
-        compare(other, expected, torch.float32 if not _first_dtype(expected) else _first_dtype(expected))
+        compare(
+            other, expected, torch.float32 if not _first_dtype(expected) else _first_dtype(expected)
+        )
         return False
     except Mismatch:
         return True
@@ -476,8 +554,12 @@ def _compare_grads(func, sample, process, dtype, rtol=None, atol=None):
 
     def grads(call_fn, args):
         out = process(_call(call_fn, args)) if process else _call(call_fn, args)
-        outs = [o for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad]
-        inputs = [x for x in pytree.tree_leaves(args) if isinstance(x, torch.Tensor) and x.requires_grad]
+        outs = [
+            o for o in pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.requires_grad
+        ]
+        inputs = [
+            x for x in pytree.tree_leaves(args) if isinstance(x, torch.Tensor) and x.requires_grad
+        ]
         if not outs or not inputs:
             return None
         torch.manual_seed(7)
@@ -534,11 +616,18 @@ def _to_cpu(tree):
     import torch
     import torch.utils._pytree as pytree
 
-    return pytree.tree_map(lambda x: x.detach().cpu() if isinstance(x, torch.Tensor) else
-                           (torch.device("cpu") if isinstance(x, torch.device) else x), tree)
+    return pytree.tree_map(
+        lambda x: (
+            x.detach().cpu()
+            if isinstance(x, torch.Tensor)
+            else (torch.device("cpu") if isinstance(x, torch.device) else x)
+        ),
+        tree,
+    )
 
 
 # -- summaries ---------------------------------------------------------------------------------
+
 
 def summarize(results: list[Result]) -> dict:
     """Per dtype and overall counts and pass % over counted pairs (skips excluded)."""
@@ -565,19 +654,31 @@ def top_causes(results: list[Result], n: int = 15) -> list[dict]:
         errors: dict[str, int] = {}
         for r in rs:
             errors[r.error] = errors.get(r.error, 0) + 1
-        out.append({"reason": reason, "count": len(rs), "examples": [r.case.id for r in rs[:6]],
-                    "errors": sorted(errors.items(), key=lambda kv: -kv[1])[:3]})
+        out.append(
+            {
+                "reason": reason,
+                "count": len(rs),
+                "examples": [r.case.id for r in rs[:6]],
+                "errors": sorted(errors.items(), key=lambda kv: -kv[1])[:3],
+            }
+        )
     return out
 
 
-def check_against_expected(results: list[Result], expected: dict[Case, str]) -> tuple[list[Result], list[Result]]:
+def check_against_expected(
+    results: list[Result], expected: dict[Case, str]
+) -> tuple[list[Result], list[Result]]:
     """(unexpected failures, unexpected passes). Skips are neither."""
-    unexpected_fail = [r for r in results if r.status in COUNTED and r.status != "pass" and r.case not in expected]
+    unexpected_fail = [
+        r for r in results if r.status in COUNTED and r.status != "pass" and r.case not in expected
+    ]
     unexpected_pass = [r for r in results if r.status == "pass" and r.case in expected]
     return unexpected_fail, unexpected_pass
 
 
-def write_expected_failures(results: list[Result], path: Path, keep: dict[Case, str] | None = None) -> int:
+def write_expected_failures(
+    results: list[Result], path: Path, keep: dict[Case, str] | None = None
+) -> int:
     """Write the file from a run: every counted non-pass with its classified reason, grouped by
     reason. `keep`: entries for cases this run did not cover (kept as they are)."""
     seen = {r.case for r in results}
@@ -585,10 +686,14 @@ def write_expected_failures(results: list[Result], path: Path, keep: dict[Case, 
     for case, reason in (keep or {}).items():
         if case not in seen:
             entries[case] = reason
-    lines = ["# OpInfo conformance (X09): pairs known to fail compiled on npu vs eager, each with its reason.",
-             "# Written by `bench/opinfo.py --write-expected`; group by reason, prune entries that pass.",
-             "op\tvariant\tdtype\treason"]
-    for case, reason in sorted(entries.items(), key=lambda kv: (kv[1], kv[0].op, kv[0].variant, kv[0].dtype)):
+    lines = [
+        "# OpInfo conformance (X09): pairs known to fail compiled on npu vs eager, each with its reason.",
+        "# Written by `bench/opinfo.py --write-expected`; group by reason, prune entries that pass.",
+        "op\tvariant\tdtype\treason",
+    ]
+    for case, reason in sorted(
+        entries.items(), key=lambda kv: (kv[1], kv[0].op, kv[0].variant, kv[0].dtype)
+    ):
         lines.append(f"{case.op}\t{case.variant}\t{case.dtype}\t{reason}")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return len(entries)
@@ -600,7 +705,11 @@ def format_table(summary: dict) -> str:
     lines = [head, "-" * len(head)]
     for key, row in summary.items():
         pct = "-" if row["pass_pct"] is None else f"{row['pass_pct']:.1f}"
-        lines.append(f"{key:<6} {row['counted']:>6} " + " ".join(f"{row[c]:>11}" for c in cols) + f" {pct:>7}")
+        lines.append(
+            f"{key:<6} {row['counted']:>6} "
+            + " ".join(f"{row[c]:>11}" for c in cols)
+            + f" {pct:>7}"
+        )
     return "\n".join(lines)
 
 
@@ -611,33 +720,70 @@ def format_table(summary: dict) -> str:
 # several dtypes. Pairs known to fail stay in it (as expected failures), so fixes show up.
 CI_SUBSET = [
     # pointwise
-    ("add", "", "fp32"), ("add", "", "int64"), ("mul", "", "bf16"), ("abs", "", "int32"),
-    ("sigmoid", "", "fp16"), ("exp", "", "fp32"), ("clamp", "", "fp32"), ("where", "", "bool"),
-    ("bitwise_and", "", "bool"), ("div", "floor_rounding", "int64"), ("pow", "", "fp32"),
+    ("add", "", "fp32"),
+    ("add", "", "int64"),
+    ("mul", "", "bf16"),
+    ("abs", "", "int32"),
+    ("sigmoid", "", "fp16"),
+    ("exp", "", "fp32"),
+    ("clamp", "", "fp32"),
+    ("where", "", "bool"),
+    ("bitwise_and", "", "bool"),
+    ("div", "floor_rounding", "int64"),
+    ("pow", "", "fp32"),
     ("nn.functional.gelu", "", "bf16"),
     # masked loads with an indirect index (read out of bounds when npu-lowering reshaped them)
-    ("masked_scatter", "", "fp32"), ("_unsafe_masked_index", "", "int64"),
+    ("masked_scatter", "", "fp32"),
+    ("_unsafe_masked_index", "", "int64"),
     # reductions
-    ("sum", "", "fp32"), ("amax", "", "bf16"), ("mean", "", "fp16"), ("argmax", "", "int64"),
-    ("var", "", "fp32"), ("any", "", "bool"), ("softmax", "", "fp32"), ("nn.functional.layer_norm", "", "fp32"),
+    ("sum", "", "fp32"),
+    ("amax", "", "bf16"),
+    ("mean", "", "fp16"),
+    ("argmax", "", "int64"),
+    ("var", "", "fp32"),
+    ("any", "", "bool"),
+    ("softmax", "", "fp32"),
+    ("nn.functional.layer_norm", "", "fp32"),
     # scans
-    ("cumsum", "", "fp32"), ("cumsum", "", "int32"), ("cummax", "", "fp32"),
+    ("cumsum", "", "fp32"),
+    ("cumsum", "", "int32"),
+    ("cummax", "", "fp32"),
     # indexing
-    ("gather", "", "fp32"), ("scatter_add", "", "fp32"), ("index_select", "", "int64"),
-    ("masked_fill", "", "bf16"), ("take_along_dim", "", "fp32"), ("nn.functional.embedding", "", "fp32"),
+    ("gather", "", "fp32"),
+    ("scatter_add", "", "fp32"),
+    ("index_select", "", "int64"),
+    ("masked_fill", "", "bf16"),
+    ("take_along_dim", "", "fp32"),
+    ("nn.functional.embedding", "", "fp32"),
     # views and data movement
-    ("transpose", "", "fp32"), ("permute", "", "fp16"), ("expand", "", "bool"), ("cat", "", "fp32"),
-    ("narrow", "", "int64"), ("unfold", "", "fp32"), ("tril", "", "fp32"), ("flip", "", "int32"),
+    ("transpose", "", "fp32"),
+    ("permute", "", "fp16"),
+    ("expand", "", "bool"),
+    ("cat", "", "fp32"),
+    ("narrow", "", "int64"),
+    ("unfold", "", "fp32"),
+    ("tril", "", "fp32"),
+    ("flip", "", "int32"),
     # matmul, convolution, pooling
-    ("mm", "", "fp32"), ("bmm", "", "fp32"), ("addmm", "", "fp32"), ("matmul", "", "bf16"),
-    ("nn.functional.conv2d", "", "fp32"), ("nn.functional.max_pool2d", "", "fp32"),
+    ("mm", "", "fp32"),
+    ("bmm", "", "fp32"),
+    ("addmm", "", "fp32"),
+    ("matmul", "", "bf16"),
+    ("nn.functional.conv2d", "", "fp32"),
+    ("nn.functional.max_pool2d", "", "fp32"),
     ("nn.functional.avg_pool2d", "", "fp32"),
     # sorting, factories, dtype changes
-    ("topk", "", "fp32"), ("sort", "", "int64"), ("arange", "", "int64"), ("full_like", "", "fp16"),
-    ("nn.functional.one_hot", "", "int64"), ("to", "", "bf16"),
+    ("topk", "", "fp32"),
+    ("sort", "", "int64"),
+    ("arange", "", "int64"),
+    ("full_like", "", "fp16"),
+    ("nn.functional.one_hot", "", "int64"),
+    ("to", "", "bf16"),
     # fixed by the whole sweep of 2026-12-04: frexp's helper, libdevice poles on integer inputs,
     # low-precision norm statistics (npu-sim's eager follows the meta kernels)
-    ("frexp", "", "fp32"), ("lgamma", "", "int64"), ("native_batch_norm", "", "fp16"),
+    ("frexp", "", "fp32"),
+    ("lgamma", "", "int64"),
+    ("native_batch_norm", "", "fp16"),
 ]
 
 

@@ -22,7 +22,10 @@ OVERRIDES: dict = {
     ("cross", "fp16"): _F,
     ("linalg.cross", "fp16"): _F,
     ("addr", "fp16"): _F,
-    ("baddbmm", "fp16"): {"atol": 2e-3, "rtol": 2e-3},  # upstream: its decomposition affects accuracy
+    ("baddbmm", "fp16"): {
+        "atol": 2e-3,
+        "rtol": 2e-3,
+    },  # upstream: its decomposition affects accuracy
     ("asin", "fp16"): _F,
     ("atanh", "fp16"): _F,
     "cauchy": _F,
@@ -75,9 +78,17 @@ OVERRIDES: dict = {
 # Normalizations npu-sim runs as a device does in fp16/bf16 (float32 inside, float32 statistics,
 # as their meta kernels say; npu-sim's csrc/norms.cpp), not as the CPU kernel: the eager sweep
 # (npu vs cpu) compares them with cpu's float32 computation in the dtypes npu returns.
-DEVICE_NORMS = frozenset({"native_layer_norm", "native_batch_norm", "_native_batch_norm_legit",
-                          "_batch_norm_with_update", "nn.functional.batch_norm", "nn.functional.layer_norm",
-                          "nn.functional.instance_norm"})
+DEVICE_NORMS = frozenset(
+    {
+        "native_layer_norm",
+        "native_batch_norm",
+        "_native_batch_norm_legit",
+        "_batch_norm_with_update",
+        "nn.functional.batch_norm",
+        "nn.functional.layer_norm",
+        "nn.functional.instance_norm",
+    }
+)
 CPU_EAGER_ROUNDS_IN_LOW_PRECISION = ("logit", "native_group_norm", "nn.functional.group_norm")
 for _op in CPU_EAGER_ROUNDS_IN_LOW_PRECISION:
     OVERRIDES.setdefault((_op, "fp16"), _F)

@@ -38,7 +38,9 @@ def launch_arg_lists(kernel, config) -> tuple[list[str], list[str]]:
     implicit = ({"num_warps", "num_stages"} | known) & set(constants)
     cfg = config_to_dict(config)
     def_args = [a for a in arg_names if a not in implicit and a not in cfg]
-    call_args = [a for a in arg_names if signature.get(a, "constexpr") != "constexpr" and a not in none_args]
+    call_args = [
+        a for a in arg_names if signature.get(a, "constexpr") != "constexpr" and a not in none_args
+    ]
     extra = kernel.inductor_meta.get("extra_launcher_args")
     if extra:
         def_args = [*def_args, *extra]
@@ -63,8 +65,12 @@ def save_npu_kernel(kernel, config, stream: Any, result=None) -> None:
     result = result if result is not None else kernel.compile_results[0]
     blob = result.kernel.descriptor_bytes()
     def_args, call_args = launch_arg_lists(kernel, config)
-    _, path = write(blob, DESCRIPTOR_EXTENSION, hash_type="cubin",  # hash kind of a binary blob
-                    specified_dir=split_aot_inductor_output_path(inductor_config.aot_inductor.output_path)[0])
+    _, path = write(
+        blob,
+        DESCRIPTOR_EXTENSION,
+        hash_type="cubin",  # hash kind of a binary blob
+        specified_dir=split_aot_inductor_output_path(inductor_config.aot_inductor.output_path)[0],
+    )
     CudaKernelParamCache.cache[name] = {
         "mangled_name": result.kernel.name,
         "num_warps": config.num_warps,
@@ -89,7 +95,10 @@ def descriptor_result(kernel, config):
     from .static_result import NpuStaticCompileResult
 
     for result in kernel.compile_results or ():
-        if (isinstance(result, NpuStaticCompileResult) and result.config.kwargs == config.kwargs
-                and result.config.num_warps == config.num_warps):
+        if (
+            isinstance(result, NpuStaticCompileResult)
+            and result.config.kwargs == config.kwargs
+            and result.config.num_warps == config.num_warps
+        ):
             return result
     return None

@@ -36,7 +36,11 @@ class AscendRouteMixin(UbFitMixin):
         if not self._ascend:
             return super()._precompile_config(cfg)
         describe = compiled_describer()
-        if not inductor_config.use_static_triton_launcher or describe is None or native_launcher() is None:
+        if (
+            not inductor_config.use_static_triton_launcher
+            or describe is None
+            or native_launcher() is None
+        ):
             return super()._precompile_config(cfg)
         try:
             self._check_user_kernel_allowed()
@@ -46,7 +50,9 @@ class AscendRouteMixin(UbFitMixin):
         compiled = []
 
         def compile_fn():
-            compiled.append(super(AscendRouteMixin, self)._precompile_config(cfg))  # compile errors propagate
+            compiled.append(
+                super(AscendRouteMixin, self)._precompile_config(cfg)
+            )  # compile errors propagate
             try:
                 return describe(compiled[-1].kernel)
             except Exception as exc:
@@ -58,10 +64,17 @@ class AscendRouteMixin(UbFitMixin):
             self._refuse_static(exc.__cause__, "keeps Triton's launcher")
             return compiled[-1]
         fn = self.fn
-        kernel = NpuStaticKernel(desc.name, desc.to_bytes(), self._device_index(), native=True,
-                                 arg_names=fn.arg_names,
-                                 declared_constexprs=[p.num for p in fn.params if p.is_constexpr])
-        return NpuStaticCompileResult(kernel, cfg, self._create_compile_meta(cfg), self.inductor_meta)
+        kernel = NpuStaticKernel(
+            desc.name,
+            desc.to_bytes(),
+            self._device_index(),
+            native=True,
+            arg_names=fn.arg_names,
+            declared_constexprs=[p.num for p in fn.params if p.is_constexpr],
+        )
+        return NpuStaticCompileResult(
+            kernel, cfg, self._create_compile_meta(cfg), self.inductor_meta
+        )
 
     def _make_launchers(self):
         """A native descriptor that cannot be bound here (no CANN runtime, another SoC) is
@@ -72,7 +85,10 @@ class AscendRouteMixin(UbFitMixin):
         return super()._make_launchers()
 
     def _bound_or_fallback(self, result):
-        if not (isinstance(result, NpuStaticCompileResult) and result.kernel.native) or result in _bound_native:
+        if (
+            not (isinstance(result, NpuStaticCompileResult) and result.kernel.native)
+            or result in _bound_native
+        ):
             return result
         try:
             _bound_native[result] = result.make_launcher()  # what upstream's loop then takes

@@ -27,6 +27,7 @@ from torch._inductor.runtime.hints import HeuristicType
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
 from .ascend_route import AscendRouteMixin
+
 # (module globals: tests replace static_binder / static_describer here)
 from .entries import kernel_binary_cache, sim_launch, static_binder, static_describer  # noqa: F401
 from .flavour import flavour
@@ -40,7 +41,9 @@ LAUNCHES: collections.deque = collections.deque(maxlen=4096)
 
 # the launch object of each kernel object's first config, the one the simulator runs (kept
 # off the kernel object: it is pickled between compile workers, launch objects are not)
-_static_launches: "weakref.WeakKeyDictionary[NpuCachingAutotuner, object]" = weakref.WeakKeyDictionary()
+_static_launches: "weakref.WeakKeyDictionary[NpuCachingAutotuner, object]" = (
+    weakref.WeakKeyDictionary()
+)
 
 
 _REDUCTIONS = (HeuristicType.REDUCTION, HeuristicType.PERSISTENT_REDUCTION)
@@ -75,7 +78,9 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
             # npu-sim runs just that one; on Ascend the rest stay behind it, in order, for
             # when bishengir refuses it for the UB (ub_fit.py), and the first that compiles
             # is kept (_precompile_worker): the same choice on every run of a device.
-            from torch._inductor.runtime.triton_heuristics import filter_reduction_configs_for_determinism
+            from torch._inductor.runtime.triton_heuristics import (
+                filter_reduction_configs_for_determinism,
+            )
 
             pick = filter_reduction_configs_for_determinism(self.inductor_meta, self.configs)[0]
             rest = [c for c in self.configs if c is not pick]
@@ -83,7 +88,9 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
 
     def _deterministic_reduction(self) -> bool:
         return self.heuristic_type in _REDUCTIONS and bool(
-            self.deterministic_mode or self.inductor_meta.get("are_deterministic_algorithms_enabled"))
+            self.deterministic_mode
+            or self.inductor_meta.get("are_deterministic_algorithms_enabled")
+        )
 
     @property
     def simulated(self) -> bool:
@@ -111,8 +118,11 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
                     self.fn = reload_kernel().fn
                 self.compile_results = self._describe()
             # (a kernel object outlives a flag change: PyCodeCache hands the same one back)
-            if (static_triton_bundle_key is not None and inductor_config.use_static_triton_launcher
-                    and self.is_statically_launchable()):
+            if (
+                static_triton_bundle_key is not None
+                and inductor_config.use_static_triton_launcher
+                and self.is_statically_launchable()
+            ):
                 from torch._inductor.triton_bundler import TritonBundler
 
                 TritonBundler.put_static_autotuner(static_triton_bundle_key, self)
@@ -135,10 +145,15 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
             desc = self._fetch_or_describe(describe, config)
         except Exception as exc:
             if inductor_config.strict_static_triton_launcher:
-                raise RuntimeError(f"npu kernel {self.inductor_meta.get('kernel_name')} cannot be "
-                                   f"launched statically: {exc}") from exc
-            log.info("npu kernel %s is not described for static launch: %s",
-                     self.inductor_meta.get("kernel_name"), exc)
+                raise RuntimeError(
+                    f"npu kernel {self.inductor_meta.get('kernel_name')} cannot be "
+                    f"launched statically: {exc}"
+                ) from exc
+            log.info(
+                "npu kernel %s is not described for static launch: %s",
+                self.inductor_meta.get("kernel_name"),
+                exc,
+            )
             return []
         kernel = NpuStaticKernel(desc.name, desc.to_bytes(), self._device_index())
         return [NpuStaticCompileResult(kernel, config, self.triton_meta, self.inductor_meta)]
@@ -149,7 +164,9 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
             return describe(self.fn, self.triton_meta, self._sim_kwargs(config), simulated=True)
 
         # a descriptor carries the debug option: one with and one without are different binaries
-        target = f"npu/{kernel_objects.flavour_of(self.inductor_meta, flavour())}" + ("/debug" if self._device_asserts() else "")
+        target = f"npu/{kernel_objects.flavour_of(self.inductor_meta, flavour())}" + (
+            "/debug" if self._device_asserts() else ""
+        )
         return self._fetch_or_compile(compile_fn, config, target)
 
     def _device_asserts(self) -> bool:
@@ -176,9 +193,13 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
     def _check_user_kernel_allowed(self) -> None:
         # upstream's rule (StaticTritonCompileResult.can_statically_launch): user @triton.jit
         # kernels launch statically only with static_launch_user_defined_triton_kernels
-        if (self.heuristic_type == HeuristicType.USER_AUTOTUNE
-                and not inductor_config.static_launch_user_defined_triton_kernels):
-            raise RuntimeError("user defined Triton kernel and static_launch_user_defined_triton_kernels is off")
+        if (
+            self.heuristic_type == HeuristicType.USER_AUTOTUNE
+            and not inductor_config.static_launch_user_defined_triton_kernels
+        ):
+            raise RuntimeError(
+                "user defined Triton kernel and static_launch_user_defined_triton_kernels is off"
+            )
 
     def _device_index(self) -> int:
         return index_of(self.triton_meta)
@@ -188,7 +209,9 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
             return
         result = super()._precompile_worker()
         if len(self.compile_results) > 1 and self._deterministic_reduction():
-            self.compile_results = self.compile_results[:1]  # the first config that compiled (__init__)
+            self.compile_results = self.compile_results[
+                :1
+            ]  # the first config that compiled (__init__)
         return result
 
     def run(self, *args, stream, **kwargs):
@@ -197,8 +220,17 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
         config = self.sim_config()
         launch = self._static_launch(config)
         args, grid = self._interpret_args_grid(args, config)
-        LAUNCHES.append((self.inductor_meta.get("kernel_name"), tuple(grid), dict(config.kwargs), self.triton_meta,
-                         self.size_hints, self.heuristic_type, launch is not None))
+        LAUNCHES.append(
+            (
+                self.inductor_meta.get("kernel_name"),
+                tuple(grid),
+                dict(config.kwargs),
+                self.triton_meta,
+                self.size_hints,
+                self.heuristic_type,
+                launch is not None,
+            )
+        )
         if self.inductor_meta.get("store_cubin") and not self.cuda_kernel_saved:
             from .aot_params import save_npu_kernel
 
@@ -211,7 +243,9 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
             from .. import _compat
 
             _compat.ensure_kernel_source(self)
-        return sim_launch()(self.fn, grid, args, {**self.declared_constants(), **kwargs, **self._sim_kwargs(config)})
+        return sim_launch()(
+            self.fn, grid, args, {**self.declared_constants(), **kwargs, **self._sim_kwargs(config)}
+        )
 
     def _descriptor_result(self, config):
         """The simulated config's descriptor as a compile result: the precompiled one, or,
@@ -222,11 +256,17 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
             return self.compile_results[0]
         describe = static_describer()
         if describe is None:
-            raise RuntimeError(f"npu kernel {self.inductor_meta.get('kernel_name')}: the C++ wrapper and "
-                               "AOTInductor launch npu kernels through npu-launcher, which is not installed")
+            raise RuntimeError(
+                f"npu kernel {self.inductor_meta.get('kernel_name')}: the C++ wrapper and "
+                "AOTInductor launch npu kernels through npu-launcher, which is not installed"
+            )
         desc = self._fetch_or_describe(describe, config)
-        return NpuStaticCompileResult(NpuStaticKernel(desc.name, desc.to_bytes(), self._device_index()), config,
-                                      self.triton_meta, self.inductor_meta)
+        return NpuStaticCompileResult(
+            NpuStaticKernel(desc.name, desc.to_bytes(), self._device_index()),
+            config,
+            self.triton_meta,
+            self.inductor_meta,
+        )
 
     def save_gpu_kernel(self, stream, launcher):
         """Upstream's, called from its ``run`` under ``triton.store_cubin`` (C++ wrappers,
@@ -291,12 +331,20 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
                 # not precompiled into a descriptor (e.g. a GEMM candidate being benchmarked):
                 # describe it here, through the kernel-binary cache like any kernel compile
                 blob = self._fetch_or_describe(describe, config).to_bytes()
-            launch = binder(self.fn, self.triton_meta, self._sim_kwargs(config), self._device_index(), simulated=True,
-                            descriptor=blob)
+            launch = binder(
+                self.fn,
+                self.triton_meta,
+                self._sim_kwargs(config),
+                self._device_index(),
+                simulated=True,
+                descriptor=blob,
+            )
         except Exception as exc:
             name = self.inductor_meta.get("kernel_name")
             if inductor_config.strict_static_triton_launcher:
-                raise RuntimeError(f"npu kernel {name} cannot be launched statically: {exc}") from exc
+                raise RuntimeError(
+                    f"npu kernel {name} cannot be launched statically: {exc}"
+                ) from exc
             log.info("npu kernel %s launches through npu-sim's entry point: %s", name, exc)
         _static_launches[self] = launch
         return launch
@@ -337,17 +385,26 @@ class NpuCachingAutotuner(LaunchingAutotuner):
         return self._through_tuning("precompile_config", super()._precompile_config, cfg)
 
     def _create_compile_options(self, cfg, compile_meta):
-        return self._through_tuning("create_compile_options", super()._create_compile_options, cfg, compile_meta)
+        return self._through_tuning(
+            "create_compile_options", super()._create_compile_options, cfg, compile_meta
+        )
 
     def bench(self, launcher, *args, **kwargs):
         return self._through_tuning("bench", super().bench, launcher, *args, **kwargs)
 
     def coordinate_descent_tuning(self, launcher, *args, **kwargs):
-        return self._through_tuning("coordinate_descent_tuning", super().coordinate_descent_tuning, launcher,
-                                    *args, **kwargs)
+        return self._through_tuning(
+            "coordinate_descent_tuning",
+            super().coordinate_descent_tuning,
+            launcher,
+            *args,
+            **kwargs,
+        )
 
     def benchmark_all_configs(self, *args, **kwargs):
-        return self._through_tuning("benchmark_all_configs", super().benchmark_all_configs, *args, **kwargs)
+        return self._through_tuning(
+            "benchmark_all_configs", super().benchmark_all_configs, *args, **kwargs
+        )
 
     def run(self, *args, **kwargs):
         return self._through_tuning("run", super().run, *args, **kwargs)

@@ -28,8 +28,10 @@ from torch.autograd import profiler as _profiler
 try:
     from torch.utils._debug_mode import get_active_debug_mode
 except ImportError:  # torch without DebugMode
+
     def get_active_debug_mode():
         return None
+
 
 # (kernel name, grid, launch object, slot) of every slot promoted, for tests and benchmarks
 PROMOTED: list = []

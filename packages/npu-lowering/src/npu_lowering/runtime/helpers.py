@@ -51,7 +51,9 @@ def welford(mean, m2, weight, dim):
     safe = tl.where(total == 0.0, 1.0, total)
     new_mean = tl.sum(mean * weight, dim) / safe
     # lanes whose mean equals the result add nothing (inf - inf would be NaN)
-    delta = tl.where(mean == tl.expand_dims(new_mean, dim), 0.0, mean - tl.expand_dims(new_mean, dim))
+    delta = tl.where(
+        mean == tl.expand_dims(new_mean, dim), 0.0, mean - tl.expand_dims(new_mean, dim)
+    )
     new_m2 = tl.sum(m2, dim) + tl.sum(weight * delta * delta, dim)
     return new_mean, new_m2, total
 

@@ -26,8 +26,13 @@ def _device(triton_meta: dict, inductor_meta: dict | None = None) -> tiling.Devi
     return tiling.device_for(inductor_meta, getattr(props, "index", 0) or 0)
 
 
-def _merge(ours: list, theirs: list, triton_meta: dict, persistent_rblock: int | None = None,
-           inductor_meta: dict | None = None) -> list:
+def _merge(
+    ours: list,
+    theirs: list,
+    triton_meta: dict,
+    persistent_rblock: int | None = None,
+    inductor_meta: dict | None = None,
+) -> list:
     """Our configs first; upstream's after them when they fit the UB, as num_warps=1."""
     dev = _device(triton_meta, inductor_meta)
     out = list(ours)
@@ -37,8 +42,9 @@ def _merge(ours: list, theirs: list, triton_meta: dict, persistent_rblock: int |
     return tiling.unique(out)
 
 
-def _mix_order_configs(theirs: list, triton_meta: dict, persistent_rblock: int,
-                       inductor_meta: dict | None = None) -> list:
+def _mix_order_configs(
+    theirs: list, triton_meta: dict, persistent_rblock: int, inductor_meta: dict | None = None
+) -> list:
     """Mix-order reductions (``RSPLIT_SIZE``): upstream's configs only (each carries the
     kernel's RSPLIT_SIZE and NUM_STAGES, which ours lack), as num_warps=1, XBLOCK (rows per
     step of a program's split) halved until the block fits the UB."""
@@ -46,7 +52,9 @@ def _mix_order_configs(theirs: list, triton_meta: dict, persistent_rblock: int,
     out = []
     for c in theirs or ():
         kwargs = dict(c.kwargs)
-        while kwargs.get("XBLOCK", 1) > 1 and not tiling.fits_ub(kwargs, triton_meta, dev, persistent_rblock):
+        while kwargs.get("XBLOCK", 1) > 1 and not tiling.fits_ub(
+            kwargs, triton_meta, dev, persistent_rblock
+        ):
             kwargs["XBLOCK"] //= 2
         out.append(tiling.make_config(kwargs))
     return tiling.unique(out)
@@ -55,41 +63,105 @@ def _mix_order_configs(theirs: list, triton_meta: dict, persistent_rblock: int,
 def _autotune(size_hints, configs, triton_meta, inductor_meta, heuristic_type, filename):
     configs = tiling.without_one_row_indirect(configs, size_hints, inductor_meta)
     configs = tiling.fit_to_ub(configs, size_hints, triton_meta, inductor_meta, filename)
-    return cached_autotune(size_hints, configs, triton_meta=triton_meta, inductor_meta=inductor_meta,
-                           heuristic_type=heuristic_type, filename=filename,
-                           caching_autotuner_cls=NpuCachingAutotuner)
+    return cached_autotune(
+        size_hints,
+        configs,
+        triton_meta=triton_meta,
+        inductor_meta=inductor_meta,
+        heuristic_type=heuristic_type,
+        filename=filename,
+        caching_autotuner_cls=NpuCachingAutotuner,
+    )
 
 
-def _pointwise(size_hints, triton_meta, tile_hint=None, filename=None, min_elem_per_thread=0, inductor_meta=None):
+def _pointwise(
+    size_hints,
+    triton_meta,
+    tile_hint=None,
+    filename=None,
+    min_elem_per_thread=0,
+    inductor_meta=None,
+):
     inductor_meta = {} if inductor_meta is None else inductor_meta
-    theirs = upstream.pointwise(size_hints, triton_meta, tile_hint=tile_hint, filename=filename,
-                                min_elem_per_thread=min_elem_per_thread, inductor_meta=inductor_meta,
-                                return_configs=True)
-    configs = _merge(tiling.pointwise(size_hints, triton_meta, _device(triton_meta, inductor_meta)), theirs,
-                     triton_meta, inductor_meta=inductor_meta)
-    return _autotune(size_hints, configs, triton_meta, inductor_meta, HeuristicType.POINTWISE, filename)
+    theirs = upstream.pointwise(
+        size_hints,
+        triton_meta,
+        tile_hint=tile_hint,
+        filename=filename,
+        min_elem_per_thread=min_elem_per_thread,
+        inductor_meta=inductor_meta,
+        return_configs=True,
+    )
+    configs = _merge(
+        tiling.pointwise(size_hints, triton_meta, _device(triton_meta, inductor_meta)),
+        theirs,
+        triton_meta,
+        inductor_meta=inductor_meta,
+    )
+    return _autotune(
+        size_hints, configs, triton_meta, inductor_meta, HeuristicType.POINTWISE, filename
+    )
 
 
-def _reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None):
+def _reduction(
+    size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None
+):
     inductor_meta = {} if inductor_meta is None else inductor_meta
-    theirs = upstream.reduction(size_hints, reduction_hint=reduction_hint, triton_meta=triton_meta,
-                                filename=filename, inductor_meta=inductor_meta, return_configs=True)
-    ours = tiling.reduction(size_hints, triton_meta, _device(triton_meta, inductor_meta), persistent=False)
-    return _autotune(size_hints, _merge(ours, theirs, triton_meta, inductor_meta=inductor_meta), triton_meta, inductor_meta,
-                     HeuristicType.REDUCTION, filename)
+    theirs = upstream.reduction(
+        size_hints,
+        reduction_hint=reduction_hint,
+        triton_meta=triton_meta,
+        filename=filename,
+        inductor_meta=inductor_meta,
+        return_configs=True,
+    )
+    ours = tiling.reduction(
+        size_hints, triton_meta, _device(triton_meta, inductor_meta), persistent=False
+    )
+    return _autotune(
+        size_hints,
+        _merge(ours, theirs, triton_meta, inductor_meta=inductor_meta),
+        triton_meta,
+        inductor_meta,
+        HeuristicType.REDUCTION,
+        filename,
+    )
 
 
-def _persistent_reduction(size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None):
+def _persistent_reduction(
+    size_hints, reduction_hint=False, triton_meta=None, filename=None, inductor_meta=None
+):
     inductor_meta = {} if inductor_meta is None else inductor_meta
-    theirs = upstream.persistent_reduction(size_hints, reduction_hint=reduction_hint, triton_meta=triton_meta,
-                                           filename=filename, inductor_meta=inductor_meta, return_configs=True)
+    theirs = upstream.persistent_reduction(
+        size_hints,
+        reduction_hint=reduction_hint,
+        triton_meta=triton_meta,
+        filename=filename,
+        inductor_meta=inductor_meta,
+        return_configs=True,
+    )
     rblock = tiling.next_power_of_2(max(1, size_hints.get("r0_", 1)))
     if inductor_meta.get("RSPLIT_SIZE"):
         configs = _mix_order_configs(theirs, triton_meta, rblock, inductor_meta)
-        return _autotune(size_hints, configs, triton_meta, inductor_meta, HeuristicType.PERSISTENT_REDUCTION, filename)
-    ours = tiling.reduction(size_hints, triton_meta, _device(triton_meta, inductor_meta), persistent=True)
-    return _autotune(size_hints, _merge(ours, theirs, triton_meta, rblock, inductor_meta), triton_meta, inductor_meta,
-                     HeuristicType.PERSISTENT_REDUCTION, filename)
+        return _autotune(
+            size_hints,
+            configs,
+            triton_meta,
+            inductor_meta,
+            HeuristicType.PERSISTENT_REDUCTION,
+            filename,
+        )
+    ours = tiling.reduction(
+        size_hints, triton_meta, _device(triton_meta, inductor_meta), persistent=True
+    )
+    return _autotune(
+        size_hints,
+        _merge(ours, theirs, triton_meta, rblock, inductor_meta),
+        triton_meta,
+        inductor_meta,
+        HeuristicType.PERSISTENT_REDUCTION,
+        filename,
+    )
 
 
 def _adopted(upstream_decorator):
@@ -101,7 +173,11 @@ def _adopted(upstream_decorator):
 
         def apply(fn):
             kernel = decorate(fn)
-            return NpuCachingAutotuner.adopt(kernel) if type(kernel) is upstream.CachingAutotuner else kernel
+            return (
+                NpuCachingAutotuner.adopt(kernel)
+                if type(kernel) is upstream.CachingAutotuner
+                else kernel
+            )
 
         return apply
 
@@ -115,8 +191,17 @@ DEFAULTS = {
     "pointwise": _pointwise,
     "reduction": _reduction,
     "persistent_reduction": _persistent_reduction,
-    **{name: _adopted(getattr(upstream, name)) for name in
-       ("split_scan", "template", "user_autotune", "foreach", "fixed_config", "cooperative_reduction")},
+    **{
+        name: _adopted(getattr(upstream, name))
+        for name in (
+            "split_scan",
+            "template",
+            "user_autotune",
+            "foreach",
+            "fixed_config",
+            "cooperative_reduction",
+        )
+    },
 }
 kernel_objects.register_kernel_class(DEVICE, NpuCachingAutotuner, DEFAULTS)
 
@@ -124,6 +209,7 @@ kernel_objects.register_kernel_class(DEVICE, NpuCachingAutotuner, DEFAULTS)
 def _registered(name: str):
     """What generated kernels call (``triton_heuristics.pointwise(...)``): the decorator
     registered for npu under upstream's name, looked up when the kernel is defined."""
+
     def decorator(*args, **kwargs):
         return kernel_objects.heuristic(DEVICE, name)(*args, **kwargs)
 

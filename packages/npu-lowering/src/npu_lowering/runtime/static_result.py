@@ -34,8 +34,15 @@ class NpuStaticKernel:
     picklable; ``cubin_raw`` holds the descriptor bytes (upstream's prepare_for_caching drops
     them unless ``keep_static_cubin_raw``), ``cubin_path`` the descriptor file."""
 
-    def __init__(self, name: str, blob: bytes, device: int, native: bool = False,
-                 arg_names: tuple = (), declared_constexprs: tuple = ()):
+    def __init__(
+        self,
+        name: str,
+        blob: bytes,
+        device: int,
+        native: bool = False,
+        arg_names: tuple = (),
+        declared_constexprs: tuple = (),
+    ):
         import hashlib
 
         self.name = name
@@ -51,7 +58,9 @@ class NpuStaticKernel:
         self.write(self.location())
 
     def location(self) -> str:
-        return os.path.join(_triton_cache_dir(self.device), self.hash[:32], self.name + DESCRIPTOR_SUFFIX)
+        return os.path.join(
+            _triton_cache_dir(self.device), self.hash[:32], self.name + DESCRIPTOR_SUFFIX
+        )
 
     def write(self, path: str) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -98,8 +107,10 @@ class NpuStaticCompileResult(StaticTritonCompileResult):
         elif kernel.cubin_raw is not None:
             kernel.reload_cubin_from_raw(path)
         else:
-            raise RuntimeError(f"npu kernel descriptor {path} missing or not this kernel's, and not kept "
-                               "in the cache entry (keep_static_cubin_raw is off)")
+            raise RuntimeError(
+                f"npu kernel descriptor {path} missing or not this kernel's, and not kept "
+                "in the cache entry (keep_static_cubin_raw is off)"
+            )
 
     def make_launcher(self):
         """Native (Ascend) kernels: upstream's launcher code around an npu-launcher launch
@@ -114,11 +125,15 @@ class NpuStaticCompileResult(StaticTritonCompileResult):
         if not kernel.cubin_path:
             self.reload_cubin_path()
         device = self.compile_meta.get("device", 0) or 0
-        launcher = native(self, kernel.descriptor_bytes(), device, kernel.arg_names, kernel.declared_constexprs)
+        launcher = native(
+            self, kernel.descriptor_bytes(), device, kernel.arg_names, kernel.declared_constexprs
+        )
         launcher._is_static = True
         return launcher
 
 
 # launchers of native results bound while checking that they bind (_bound_or_fallback),
 # handed to upstream's launcher loop (kept off the result: results are pickled)
-_bound_native: "weakref.WeakKeyDictionary[NpuStaticCompileResult, object]" = weakref.WeakKeyDictionary()
+_bound_native: "weakref.WeakKeyDictionary[NpuStaticCompileResult, object]" = (
+    weakref.WeakKeyDictionary()
+)

@@ -32,7 +32,9 @@ from .flavour import flavour
 
 log = logging.getLogger(__name__)
 
-UB_OVERFLOW = re.compile(r"ub overflow, requires (\d+) bits while (\d+) bits available", re.IGNORECASE)
+UB_OVERFLOW = re.compile(
+    r"ub overflow, requires (\d+) bits while (\d+) bits available", re.IGNORECASE
+)
 
 
 def _texts(exc: BaseException):
@@ -85,12 +87,21 @@ class UbFitMixin:
             if dropped is None:
                 dropped = self._ub_dropped = []
             dropped.append((cfg, required))
-            log.warning("npu kernel %s: config %s dropped: ub overflow, requires %d bits while %d bits "
-                        "available (bishengir)", self.inductor_meta.get("kernel_name"), cfg, required, available)
+            log.warning(
+                "npu kernel %s: config %s dropped: ub overflow, requires %d bits while %d bits "
+                "available (bishengir)",
+                self.inductor_meta.get("kernel_name"),
+                cfg,
+                required,
+                available,
+            )
             # the message keeps bishengir's words, so an outer handler recognizes it too
-            raise OutOfResources(required, available,
-                                 f"unified buffer bits (ub overflow, requires {required} bits while "
-                                 f"{available} bits available)") from exc
+            raise OutOfResources(
+                required,
+                available,
+                f"unified buffer bits (ub overflow, requires {required} bits while "
+                f"{available} bits available)",
+            ) from exc
 
     def _precompile_worker(self):
         try:
@@ -100,5 +111,7 @@ class UbFitMixin:
             if not self._ub_ascend or not dropped:
                 raise
             why = "; ".join(f"{c.kwargs} needs {bits // 8} bytes" for c, bits in dropped)
-            raise NoTritonConfigsError(f"npu kernel {self.inductor_meta.get('kernel_name')}: no config fits the "
-                                       f"unified buffer ({why})") from exc
+            raise NoTritonConfigsError(
+                f"npu kernel {self.inductor_meta.get('kernel_name')}: no config fits the "
+                f"unified buffer ({why})"
+            ) from exc

@@ -35,5 +35,8 @@ def check(call: str, device: Any = None) -> None:
     idx = _index(device)
     graphs, streams, budget = live_graphs(idx), live_streams(idx) + 1, config.stream_budget()
     if graphs + streams >= budget:
-        raise RuntimeError(capture_rules.NO_STREAM_RESOURCE.format(call=call, device=idx, graphs=graphs,
-                                                                   streams=streams, budget=budget))
+        raise RuntimeError(
+            capture_rules.NO_STREAM_RESOURCE.format(
+                call=call, device=idx, graphs=graphs, streams=streams, budget=budget
+            )
+        )

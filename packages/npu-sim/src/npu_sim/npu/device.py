@@ -100,5 +100,3 @@ def get_soc_version() -> int:
 
 def can_device_access_peer(device: Any, peer: Any) -> bool:
     return 0 <= _index(device) < device_count() and 0 <= _index(peer) < device_count()
-
-

@@ -32,9 +32,13 @@ class NPUGraph:
         self._g = ext()._NPUGraph()
         self._generators: list[torch.Generator] = []
 
-    def capture_begin(self, pool: tuple[int, int] | None = None, capture_error_mode: str = "global") -> None:
+    def capture_begin(
+        self, pool: tuple[int, int] | None = None, capture_error_mode: str = "global"
+    ) -> None:
         if capture_error_mode not in ("global", "thread_local", "relaxed"):
-            raise ValueError(f"capture_error_mode must be global, thread_local or relaxed, got {capture_error_mode!r}")
+            raise ValueError(
+                f"capture_error_mode must be global, thread_local or relaxed, got {capture_error_mode!r}"
+            )
         from .. import capture_rules
 
         rules = capture_rules.rules_on()
@@ -78,13 +82,20 @@ class graph:
 
     default_capture_stream: Stream | None = None
 
-    def __init__(self, npu_graph: NPUGraph, pool: tuple[int, int] | None = None, stream: Stream | None = None,
-                 capture_error_mode: str = "global"):
+    def __init__(
+        self,
+        npu_graph: NPUGraph,
+        pool: tuple[int, int] | None = None,
+        stream: Stream | None = None,
+        capture_error_mode: str = "global",
+    ):
         if self.__class__.default_capture_stream is None:
             self.__class__.default_capture_stream = Stream()
         self.npu_graph = npu_graph
         self.pool = pool
-        self.capture_stream = stream if stream is not None else self.__class__.default_capture_stream
+        self.capture_stream = (
+            stream if stream is not None else self.__class__.default_capture_stream
+        )
         self.stream_ctx = stream_ctx(self.capture_stream)
         self.capture_error_mode = capture_error_mode
 

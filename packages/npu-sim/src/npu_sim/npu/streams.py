@@ -13,7 +13,9 @@ from .device import _index
 
 class Stream(torch.Stream):
     def __new__(cls, device: Any = None, priority: int = 0, **kwargs):
-        if "stream_id" in kwargs:  # wrapping an existing stream (stream_id, device_index, device_type)
+        if (
+            "stream_id" in kwargs
+        ):  # wrapping an existing stream (stream_id, device_index, device_type)
             return super().__new__(cls, **kwargs)
         with torch.npu.device(device):
             idx = torch.npu.current_device()
@@ -46,9 +48,16 @@ class Stream(torch.Stream):
 
 
 class Event(torch.Event):
-    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
-        return super().__new__(cls, device=torch.device("npu", torch.npu.current_device()),
-                               enable_timing=enable_timing, blocking=blocking, interprocess=interprocess)
+    def __new__(
+        cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ):
+        return super().__new__(
+            cls,
+            device=torch.device("npu", torch.npu.current_device()),
+            enable_timing=enable_timing,
+            blocking=blocking,
+            interprocess=interprocess,
+        )
 
     def record(self, stream: Stream | None = None) -> None:
         super().record(current_stream() if stream is None else stream)

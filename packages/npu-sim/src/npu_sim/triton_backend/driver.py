@@ -36,8 +36,17 @@ class SimDriver(DriverBase):
         self.utils = SimUtils()
 
     def map_python_to_cpp_type(self, ty: str) -> str:
-        return "void*" if ty.startswith("*") else {"i1": "bool", "i32": "int32_t", "i64": "int64_t",
-                                                      "fp32": "float", "fp64": "double"}.get(ty, "int64_t")
+        return (
+            "void*"
+            if ty.startswith("*")
+            else {
+                "i1": "bool",
+                "i32": "int32_t",
+                "i64": "int64_t",
+                "fp32": "float",
+                "fp64": "double",
+            }.get(ty, "int64_t")
+        )
 
     def get_current_target(self) -> GPUTarget:
         return GPUTarget(BACKEND, "interpreter", 1)
@@ -82,4 +91,7 @@ class SimUtils:
 
         props = torch.npu.get_device_properties(device)
         # max_shared_mem bounds metadata.shared (0 here); the UB is the nearest analogue
-        return {"max_shared_mem": props.ub_size, "multiprocessor_count": props.multi_processor_count}
+        return {
+            "max_shared_mem": props.ub_size,
+            "multiprocessor_count": props.multi_processor_count,
+        }

@@ -10,15 +10,30 @@ class SimLauncher:
     def __init__(self, src, metadata) -> None:
         fn = getattr(src, "fn", None)
         if fn is None:  # an IR file compiled with triton.compile has no Python function to run
-            raise RuntimeError("npu-sim can only launch kernels compiled from a @triton.jit function")
-        from .. import launch  # not at import: Triton loads this backend while torch may be importing
+            raise RuntimeError(
+                "npu-sim can only launch kernels compiled from a @triton.jit function"
+            )
+        from .. import (
+            launch,
+        )  # not at import: Triton loads this backend while torch may be importing
 
         self.launch = launch.launch
         self.fn = fn
         self.arg_names = list(fn.arg_names)
 
-    def __call__(self, grid_x, grid_y, grid_z, stream, function, packed_metadata, launch_metadata,
-                 launch_enter_hook, launch_exit_hook, *args) -> None:
+    def __call__(
+        self,
+        grid_x,
+        grid_y,
+        grid_z,
+        stream,
+        function,
+        packed_metadata,
+        launch_metadata,
+        launch_enter_hook,
+        launch_exit_hook,
+        *args,
+    ) -> None:
         # JITFunction.run passes every parameter of the kernel, constexprs included, in order;
         # by name they reach the interpreter exactly as the user's call named them
         if launch_enter_hook is not None:
