@@ -61,6 +61,20 @@ def settings_key() -> str:
     return f"ssz{int(strict_signed_zero())}"
 
 
+def row_fits_one_core(device, reduction_numel: int) -> bool:
+    """Whether one output's reduction fits one vector core's UB in float32, twice (the loaded
+    block and the accumulator). Such a row is one core's single pass of at most a UB of data,
+    short next to an Ascend kernel launch; splitting it across cores (upstream's rule, for
+    GPUs whose launches are cheap and whose cores are many) adds a second kernel and a GM round
+    trip of the partial results. So a decode step's per-token reductions (RMSNorm, quantization
+    scales over a hidden or MLP row) stay one kernel with the work around them."""
+    from npu_inductor_core import tiles
+    from npu_inductor_core.device import device as npu_device
+
+    dev = npu_device(device.index or 0)
+    return tiles.fits_buffers({"v": {4: 2}}, int(reduction_numel), dev)
+
+
 # upstream's signature: (device, numel, reduction_numel) on torch 2.13, (features) on 2.11
 _COOP_TAKES_DEVICE = (
     "device" in inspect.signature(InductorChoices.should_use_cooperative_reduction).parameters
@@ -68,7 +82,8 @@ _COOP_TAKES_DEVICE = (
 
 
 class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_choices.py)
-    """Upstream's choices; on npu under determinism no reduction is split across programs, and
+    """Upstream's choices; on npu a reduction is not split across programs under determinism
+    or where one output's row fits one core (``row_fits_one_core``), and
     the GEMM templates and config heuristics components register with npu-inductor-core's
     ``choice_hooks`` join upstream's.
     Installed through Inductor's ``inductor_choices_class`` (only when unset), so every other
@@ -79,7 +94,9 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
     def reduction_split_factor(
         self, device, reduction_numel_hint, numel_hint, inner_reduction
     ) -> int:
-        if device.type == "npu" and deterministic_requested():
+        if device.type == "npu" and (
+            deterministic_requested() or row_fits_one_core(device, reduction_numel_hint)
+        ):
             return 1
         return super().reduction_split_factor(
             device, reduction_numel_hint, numel_hint, inner_reduction
@@ -130,7 +147,7 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
         return super().get_config_heuristics(device_type)
 
     def uuid(self) -> str:
-        return "npu-lowering.NpuChoices-3"
+        return "npu-lowering.NpuChoices-4"
 
 
 def install_choices() -> bool:

@@ -1,0 +1,118 @@
+"""The LLM fusions Ascend users hand-write (bench/llm_workloads.py's workloads, one source for
+the bench and these tests): each compiles to one kernel at LLM shapes (hidden 4096, head dim
+128, 32 query / 8 KV heads) moving at most 1.1x the minimum GM bytes, and matches eager at
+small shapes in bfloat16 and float16.
+
+Kernels and bytes at LLM shapes are counted without running a kernel (bench/fusion.py's
+``measure_compile_only``: Inductor compiles Dynamo's fake inputs), so hidden-4096 rows cost no
+interpreter time; the kernels are still generated, so CI's Ascend check gets them at those
+shapes. Correctness runs the compiled kernels at tiny shapes, under ``torch.no_grad()`` as
+inference does."""
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+BENCH = Path(__file__).resolve().parents[3] / "bench"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    import fusion
+    import llm_workloads
+
+    return fusion, llm_workloads
+
+
+def _workload(W, name):
+    return next(w for w in W.WORKLOADS if w.name == name)
+
+
+def _counts(bench, name, tokens, dtype=torch.bfloat16):
+    fusion, W = bench
+    w = _workload(W, name)
+    args = w.inputs(tokens, dtype, "npu", W.Shapes())
+    counts, out = fusion.measure_compile_only(w.fn, args, {})
+    return counts, W.minimum_gm_bytes(args, out, w.gather)
+
+
+# Scales' tolerance. Eager rounds the residual sum to the input dtype before the norm reads it
+# back in float32; Inductor, by upstream's default (``emulate_precision_casts=False``, on cuda
+# as on npu), keeps the unrounded float32 sum in the kernel, so a row's amax can differ by one
+# rounding of the input dtype: 2**-8 relative in bfloat16, under 1e-3 in float16. With
+# ``emulate_precision_casts=True`` the kernel rounds as eager does and the scales agree to 1e-6.
+SCALE_RTOL = {torch.bfloat16: 2**-8, torch.float16: 1e-3}
+
+
+def _assert_matches_eager(bench, name, tokens, dtype, scale_rtol=None):
+    """Float outputs to the dtype's default tolerance (both sides round a float32 result to it),
+    int8 outputs exact or off by one (a value at a rounding boundary of y / scale), float32
+    scales to ``scale_rtol`` (default: SCALE_RTOL)."""
+    from torch._inductor.utils import fresh_cache
+
+    _, W = bench
+    w = _workload(W, name)
+    args = w.inputs(tokens, dtype, "npu", W.TINY)
+    torch._dynamo.reset()
+    with torch.no_grad(), fresh_cache():
+        got = torch.compile(w.fn)(*args)
+        want = w.fn(*args)
+    for g, e in zip(got, want):
+        assert g.dtype == e.dtype and g.shape == e.shape, (g.dtype, e.dtype, g.shape, e.shape)
+        if g.dtype == torch.int8:
+            assert (g.int() - e.int()).abs().max().item() <= 1
+        elif g.dtype == torch.float32:
+            rtol = SCALE_RTOL[dtype] if scale_rtol is None else scale_rtol
+            torch.testing.assert_close(g, e, rtol=rtol, atol=1e-7)
+        else:
+            torch.testing.assert_close(g, e)
+
+
+@pytest.mark.feature("X11")
+@pytest.mark.parametrize("name", ["add_rms_norm", "add_rms_norm_quant"])
+@pytest.mark.parametrize("tokens", [1, 256])  # a decode step, a prefill chunk
+def test_add_rms_norm_quant_is_one_kernel_at_llm_shapes(bench, name, tokens):
+    counts, minimum = _counts(bench, name, tokens)
+    assert counts["kernels"] == 1, counts
+    assert counts["gm_bytes"] <= 1.1 * minimum, (counts, minimum)
+
+
+@pytest.mark.feature("X11")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("name", ["add_rms_norm", "add_rms_norm_quant"])
+def test_add_rms_norm_quant_matches_eager(bench, name, dtype):
+    for tokens in (1, 5):
+        _assert_matches_eager(bench, name, tokens, dtype)
+
+
+@pytest.mark.feature("X11")
+def test_add_rms_norm_quant_rounds_as_eager_under_emulate_precision_casts(bench):
+    """Upstream's flag for eager's rounding: the scales then agree to 1e-6 in bfloat16, and the
+    int8 values within one (a quotient at a rounding boundary)."""
+    from torch._inductor import config
+
+    with config.patch(emulate_precision_casts=True):
+        for tokens in (1, 5, 33):
+            _assert_matches_eager(bench, "add_rms_norm_quant", tokens, torch.bfloat16, 1e-6)
+
+
+@pytest.mark.feature("X14")
+@pytest.mark.parametrize("tokens", [1, 16, 256])
+def test_swiglu_quant_is_one_kernel_at_llm_shapes(bench, tokens):
+    """A decode step's few rows too: upstream splits each 11008-wide amax across programs (three
+    kernels, the input read twice); on npu a row that fits one core is not split
+    (npu-lowering's ``row_fits_one_core``)."""
+    counts, minimum = _counts(bench, "swiglu_quant", tokens)
+    assert counts["kernels"] == 1, counts
+    assert counts["gm_bytes"] <= 1.1 * minimum, (counts, minimum)
+
+
+@pytest.mark.feature("X14")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_swiglu_quant_matches_eager(bench, dtype):
+    for tokens in (1, 5):
+        _assert_matches_eager(bench, "swiglu_quant", tokens, dtype)
