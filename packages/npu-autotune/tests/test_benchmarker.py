@@ -1,5 +1,9 @@
 """The npu benchmarker: registered for device npu, upstream's warmup/rep, experimental and
-graph-benchmarking switches."""
+graph-benchmarking switches.
+
+These are tests of the timing machinery, so they time (``sim_timing="interpreter"``): on
+npu-sim a benchmark is the cost model's estimate by default (test_estimate_determinism.py,
+and the first test below)."""
 
 import time
 
@@ -8,6 +12,27 @@ import torch
 from torch._dynamo.utils import counters
 from torch._inductor import config
 from torch._inductor.runtime.benchmarking import benchmarker
+
+
+@pytest.fixture(autouse=True)
+def timed():
+    import npu_autotune.config as npu_config
+
+    with npu_config.patch(sim_timing="interpreter"):
+        yield
+
+
+def test_by_default_npu_sim_answers_with_an_estimate():
+    import npu_autotune.config as npu_config
+
+    calls = []
+    counters.clear()
+    with npu_config.patch(sim_timing="estimate"):
+        ms = benchmarker.benchmark(_sleeper(50, calls), device="npu", warmup=0, rep=10)
+    # run once, priced (no npu kernel or op in it: nothing to price), never timed
+    assert calls == [1] and ms == 0.0
+    assert counters["npu_autotune"]["bench.estimates"] == 1
+    assert counters["npu_autotune"]["bench.timed_runs"] == 0
 
 
 def _sleeper(ms, calls):

@@ -32,10 +32,12 @@ def test_environment_defaults_in_a_fresh_process():
         NPU_AUTOTUNE_TUNING_DEVICE="1",
         NPU_AUTOTUNE_GEMM_SWAP_AB="0",
         NPU_AUTOTUNE_GEMM_SWAP_AB_RATIO="4",
+        NPU_AUTOTUNE_SIM_TIMING="interpreter",
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
         "autotune_on_sim": True,
+        "sim_timing": "interpreter",
         "multibuffer": False,
         "drop_ub_overflow": True,
         "compile_worker_watchdog_interval_seconds": 60.0,
@@ -46,6 +48,8 @@ def test_environment_defaults_in_a_fresh_process():
         "tuning_worker_device": "1",
         "test_compile_faults": None,
     }
+    bad_timing = _child(NPU_AUTOTUNE_SIM_TIMING="cpu")
+    assert bad_timing.returncode != 0 and "'estimate' or 'interpreter'" in bad_timing.stderr
     bad = _child(NPU_AUTOTUNE_ON_SIM="yes")
     assert (
         bad.returncode != 0

@@ -2,7 +2,15 @@
 numbers"): it trains on torch 2.13; from 2.14 on upstream's partitioner replays the forward's
 RNG state in the backward through device tables that name cuda/cpu/hpu/xpu only, so npu fails
 there. Strict xfail on 2.14+: the day a torch routes npu, this passes and shows here. The
-gradient must match a replay of the forward's mask."""
+gradient must match a replay of the forward's mask.
+
+Checked on 2.15 (2026-12-05) for an upstream hook: the partitioner's non-graph-safe path wraps
+the op in ``run_and_save_rng_state``, whose fake-tensor implementation calls its BackendSelect
+table (cuda/cpu/hpu/xpu) directly, so no PrivateUse1 registration reaches it; 2.14 and 2.15's
+public ``register_graphsafe_rng_device_type("npu")`` (npu-sim's generator has the graph-safe
+state methods) moves npu to the graph-safe path, but Inductor's fallback kernel for a
+generator-state argument then asserts the device is cuda or xpu (``ir.py``). Both need an
+upstream change, not a registration."""
 
 import pytest
 import torch

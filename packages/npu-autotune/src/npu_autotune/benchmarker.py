@@ -25,6 +25,7 @@ from torch._inductor import config as inductor_config
 from torch._inductor.runtime import benchmarking
 
 from . import _compat
+from .estimate import estimated_ms
 from .device_timer import DeviceTimer, device_interface
 from .config import validate_bench_settings
 
@@ -80,6 +81,10 @@ def benchmark_npu(bench_self, fn, *, warmup, rep, **kwargs) -> float:
     validate_bench_settings(warmup, rep)
     if not kwargs.pop("is_vetted_benchmarking", False):
         benchmarking.may_ban_benchmarking()
+    counters["npu_autotune"]["bench.calls"] += 1
+    if estimates():
+        counters["npu_autotune"]["bench.estimates"] += 1
+        return estimated_ms(fn)
     timer = DeviceTimer()
     graph = None
     if graph_benchmarking() and hasattr(torch.npu, "NPUGraph"):
@@ -89,7 +94,6 @@ def benchmark_npu(bench_self, fn, *, warmup, rep, **kwargs) -> float:
     for _ in range(_runs(warmup, estimate)):
         fn()
     n = _runs(rep, estimate)
-    counters["npu_autotune"]["bench.calls"] += 1
     counters["npu_autotune"]["bench.timed_runs"] += n
     if inductor_config.use_experimental_benchmarker:
         counters["npu_autotune"]["bench.experimental"] += 1
@@ -101,6 +105,16 @@ def benchmark_npu(bench_self, fn, *, warmup, rep, **kwargs) -> float:
         result = statistics.median(timer.run(fn, n))
     del graph
     return float(result)
+
+
+def estimates() -> bool:
+    """Whether this process's benchmarks are the cost model's estimates: on npu-sim, unless
+    ``npu_autotune.config.sim_timing`` asks to time the interpreter."""
+    from npu_inductor_core.device import device
+
+    from . import config
+
+    return config.sim_timing == "estimate" and device().flavour == "sim"
 
 
 def _flush_buffer():

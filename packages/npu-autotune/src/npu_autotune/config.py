@@ -32,6 +32,10 @@ test_compile_faults: Optional[str] = _env.text("NPU_AUTOTUNE_TEST_COMPILE_FAULTS
 # on npu-sim, benchmark every kernel with several configs (default: only those whose tuning was asked for)
 autotune_on_sim: bool = _env.flag("NPU_AUTOTUNE_ON_SIM", False)
 
+# how npu-sim answers a benchmark: "estimate" (the Ascend cost model's estimate of NPU time: the
+# same decisions on any machine and load) or "interpreter" (time Triton's interpreter on this CPU)
+sim_timing: str = _env.text("NPU_AUTOTUNE_SIM_TIMING", "estimate")
+
 # multibuffer (double-buffering) variants of each config: None = where kernels compile for Ascend, True/False = always/never
 multibuffer: Optional[bool] = _env.flag("NPU_AUTOTUNE_MULTIBUFFER", None)
 
@@ -59,6 +63,11 @@ _env.install(
     __name__,
     {
         "autotune_on_sim": (_env.is_bool, "True or False", "NPU_AUTOTUNE_ON_SIM"),
+        "sim_timing": (
+            lambda v: v in ("estimate", "interpreter"),
+            "'estimate' or 'interpreter'",
+            "NPU_AUTOTUNE_SIM_TIMING",
+        ),
         "multibuffer": (
             lambda v: v is None or isinstance(v, bool),
             "None, True or False",

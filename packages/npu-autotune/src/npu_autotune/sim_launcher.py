@@ -6,9 +6,11 @@ runs) imports it without importing each other.
 
 from __future__ import annotations
 
+from npu_inductor_core import cost_model
 from npu_inductor_core.entries import sim_launch
 
 # (kernel name, config kwargs, num_stages) of every config this package launched on npu-sim
+# or priced (a benchmark's estimate: npu_inductor_core.cost_model)
 LAUNCHED: list = []
 
 
@@ -34,6 +36,8 @@ class SimLauncher:
         LAUNCHED.append(
             (k.inductor_meta.get("kernel_name"), dict(self.config.kwargs), self.config.num_stages)
         )
+        if cost_model.priced_launch(k.inductor_meta, grid):  # an estimate, not a timing
+            return None
         # a user kernel's tl.constexpr arguments live in triton_meta (the lowering's helper)
         declared = k.declared_constants() if hasattr(k, "declared_constants") else {}
         return sim_launch()(k.fn, grid, call_args, {**declared, **kwargs, **self.config.kwargs})

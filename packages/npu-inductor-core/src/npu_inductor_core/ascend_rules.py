@@ -57,7 +57,7 @@ def fits_ub_estimate(
     from . import ub_model
 
     prof, dev, family = _facts(triton_meta, inductor_meta, filename)
-    return prof is None or ub_model.estimate(prof, kwargs, multibuffer, family) <= dev.ub_bytes
+    return prof is None or ub_model.fits(prof, kwargs, multibuffer, family, dev.ub_bytes)
 
 
 def fit_to_ub(
@@ -84,7 +84,7 @@ def fit_to_ub(
     for cfg in configs:
         multibuffer = (getattr(cfg, "num_stages", 1) or 1) >= 2
         kwargs = dict(cfg.kwargs)
-        while ub_model.estimate(prof, kwargs, multibuffer, family) > dev.ub_bytes:
+        while not ub_model.fits(prof, kwargs, multibuffer, family, dev.ub_bytes):
             blocks = [
                 k
                 for k in _SHRINK_ORDER

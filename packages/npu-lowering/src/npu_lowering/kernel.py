@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import torch
-from npu_inductor_core import kernel_objects
+from npu_inductor_core import cost_model, kernel_objects
 from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, TritonKernelOverrides
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
@@ -454,7 +454,25 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             meta[tiling.INDIRECT_KEY] = True
         if hinted := self._hint_size_hints():
             meta[kernel_objects.HINT_SIZE_HINTS_KEY] = hinted
+        if work := self._npu_work():
+            meta[cost_model.WORK_KEY] = work
         return meta
+
+    def _npu_work(self) -> dict:
+        """What this kernel does, for the cost model (npu_inductor_core.cost_model): the GM
+        bytes upstream's estimate gives its arguments, the vector statements it runs on each
+        block of elements (its loads, computations and stores as codegen wrote them) and how
+        many elements there are. Empty where upstream's byte estimate cannot be taken (a size
+        without a hint): the cost model then has no figure for the kernel."""
+        from torch._inductor.utils import sympy_product
+
+        try:
+            gm_bytes = int(self.estimate_kernel_num_bytes())
+            numel = int(V.graph.sizevars.optimization_hint(sympy_product(self.numels.values())))
+        except Exception:  # an estimate, never a reason to fail a compile
+            return {}
+        ops = sum(len(buf._lines) for buf in (self.loads, self.compute, self.stores))
+        return {"gm_bytes": gm_bytes, "vector_ops": ops, "numel": numel}
 
     def _hint_size_hints(self) -> dict:
         """``multi_kernel_hints`` (upstream applies them to Triton templates only): this

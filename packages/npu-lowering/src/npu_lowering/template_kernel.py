@@ -22,6 +22,7 @@ dtype (the default-mode small-GEMM templates reach this where upstream would cal
 
 from __future__ import annotations
 
+from npu_inductor_core import cost_model
 from torch._inductor.utils import triton_type
 from torch._inductor.select_algorithm import TritonTemplateKernel
 from torch._inductor.virtualized import V
@@ -44,6 +45,20 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
             elif len(args) > i:
                 args[i] = fix(args[i])
         super().__init__(*args, **kwargs)
+        # upstream's jit_lines builds a template's inductor_meta from self.inductor_meta_common()
+        # (a classmethod) and no per-kernel hook; this instance's answer adds its work record
+        self.inductor_meta_common = self._meta_with_work
+
+    def _meta_with_work(self) -> dict:
+        meta = type(self).inductor_meta_common()
+        try:
+            meta[cost_model.WORK_KEY] = {
+                "gm_bytes": int(self.estimate_kernel_num_bytes()),
+                "macs": int(self.estimate_flops() or 0) // 2,
+            }
+        except Exception:  # an estimate, never a reason to fail a compile
+            pass
+        return meta
 
     def load_input(
         self,

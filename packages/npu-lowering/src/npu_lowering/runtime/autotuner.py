@@ -20,7 +20,7 @@ import collections
 import logging
 import weakref
 
-from npu_inductor_core import kernel_objects
+from npu_inductor_core import cost_model, kernel_objects
 from npu_inductor_core.device import index_of
 from torch._inductor import config as inductor_config
 from torch._inductor.runtime.hints import HeuristicType
@@ -220,6 +220,8 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
         config = self.sim_config()
         launch = self._static_launch(config)
         args, grid = self._interpret_args_grid(args, config)
+        if cost_model.priced_launch(self.inductor_meta, grid):  # an estimate, not a timing
+            return None
         LAUNCHES.append(
             (
                 self.inductor_meta.get("kernel_name"),

@@ -1,0 +1,192 @@
+"""An estimate of a kernel's time on an Ascend NPU, for decisions npu-sim cannot time.
+
+npu-sim runs kernels in Triton's interpreter on a CPU: timing it says nothing about an NPU and
+changes with the machine's load. This module prices what a kernel does instead, from facts
+that do not depend on the machine: the bytes it moves between global memory (GM) and the
+cores' unified buffers, the element operations its vector units do, the multiply-accumulates
+its Cube units do, and how many programs (blocks) it launches over how many cores.
+
+    time = launch + waves x (the slowest of DMA, vector and Cube work of one program
+                             + a program's fixed cost)
+
+where ``waves = ceil(programs / cores)`` and the DMA bandwidth of one program is its core's
+share of the HBM bandwidth (all active cores share it) capped by what one core's DMA moves
+per cycle; so a config that leaves cores idle is slower (fewer cores share the bytes), a
+fused kernel that removes a GM round trip is cheaper (fewer bytes, one launch), and a GEMM on
+the Cube beats the same GEMM on the vector units. Every constant is in ``COSTS`` with its
+source (README "Cost model"); what the model ignores is listed there too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import math
+
+from .device import Device
+
+
+@dataclasses.dataclass(frozen=True)
+class Costs:
+    """Per SoC family; sources in the README's table."""
+
+    clock_hz: float
+    hbm_bytes_per_s: float
+    core_gm_bytes_per_cycle: float  # one core's DMA (GM -> UB and back)
+    vector_bytes_per_cycle: float  # one vector unit: 8 blocks of 32 bytes per repeat
+    cube_macs_per_cycle: float  # one Cube unit, float16/bfloat16 operands
+    kernel_launch_s: float  # host launch of a triton-ascend kernel
+    aclnn_launch_s: float  # an ATen op through aclnn: workspace query, then launch
+    program_s: float  # a program's fixed cost: scalar setup, pipeline fill and drain
+
+
+COSTS = {
+    "910B": Costs(
+        clock_hz=1.8e9,
+        hbm_bytes_per_s=1.6e12,
+        core_gm_bytes_per_cycle=64.0,
+        vector_bytes_per_cycle=256.0,
+        cube_macs_per_cycle=4096.0,
+        kernel_launch_s=6e-6,
+        aclnn_launch_s=15e-6,
+        program_s=0.5e-6,
+    ),
+    "950": Costs(
+        clock_hz=1.8e9,
+        hbm_bytes_per_s=1.6e12,
+        core_gm_bytes_per_cycle=64.0,
+        vector_bytes_per_cycle=256.0,
+        cube_macs_per_cycle=4096.0,
+        kernel_launch_s=6e-6,
+        aclnn_launch_s=15e-6,
+        program_s=0.5e-6,
+    ),
+}
+
+
+# a kernel's work in its inductor_meta (npu-lowering's codegen writes it, the estimate reads it)
+WORK_KEY = "npu_work"
+COMPUTE_BYTES = 4  # vector operands are counted as float32: Inductor computes in it
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelWork:
+    """What one launch of a kernel does, in total over its programs."""
+
+    programs: int
+    gm_bytes: float = 0.0
+    vector_bytes: float = 0.0  # bytes of operands the vector units process
+    cube_macs: float = 0.0
+
+
+def work_of(inductor_meta: dict, programs: int) -> KernelWork | None:
+    """The work a generated kernel recorded (``WORK_KEY``: its GM bytes, the vector statements
+    it runs per element and its element count, its Cube MACs), launched as ``programs``; None
+    for a kernel without the record."""
+    rec = (inductor_meta or {}).get(WORK_KEY)
+    if not rec:
+        return None
+    return KernelWork(
+        programs=programs,
+        gm_bytes=float(rec.get("gm_bytes", 0)),
+        vector_bytes=float(rec.get("vector_ops", 0)) * float(rec.get("numel", 0)) * COMPUTE_BYTES,
+        cube_macs=float(rec.get("macs", 0)),
+    )
+
+
+def costs_for(dev: Device) -> Costs:
+    return COSTS[dev.family]
+
+
+def kernel_seconds(work: KernelWork, dev: Device) -> float:
+    """Estimated device time of one launch, launch cost included."""
+    c = costs_for(dev)
+    programs = max(1, int(work.programs))
+    cores = max(1, dev.cube_cores if work.cube_macs else dev.vector_cores)
+    active = min(programs, cores)
+    waves = math.ceil(programs / cores)
+    dma_bytes_per_s = min(c.core_gm_bytes_per_cycle * c.clock_hz, c.hbm_bytes_per_s / active)
+    per_program = max(
+        work.gm_bytes / programs / dma_bytes_per_s,
+        work.vector_bytes / programs / (c.vector_bytes_per_cycle * c.clock_hz),
+        work.cube_macs / programs / (c.cube_macs_per_cycle * c.clock_hz),
+    )
+    return c.kernel_launch_s + waves * (per_program + c.program_s)
+
+
+def aten_op_seconds(gm_bytes: float, macs: float, dev: Device) -> float:
+    """Estimated time of one ATen op run by CANN's aclnn kernels (an eager op, or an extern
+    kernel of a compiled graph): its launch, and its bytes and MACs at the whole device's
+    rates (CANN's kernels are taken to use every core)."""
+    c = costs_for(dev)
+    return c.aclnn_launch_s + max(
+        gm_bytes / c.hbm_bytes_per_s,
+        macs / (max(1, dev.cube_cores) * c.cube_macs_per_cycle * c.clock_hz),
+    )
+
+
+class Estimate:
+    """The estimated device seconds of what ran inside ``estimating()``: each npu kernel
+    launch and each ATen op adds its figure instead of being timed."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.kernels = 0
+        self.aten_ops = 0
+        self.unpriced: list[str] = []  # kernels without a work record (priced at a launch)
+
+
+_current: contextvars.ContextVar[Estimate | None] = contextvars.ContextVar(
+    "npu_cost_estimate", default=None
+)
+
+
+@contextlib.contextmanager
+def estimating():
+    """Within: npu kernel launches and ATen ops on npu are priced, not run (kernels) or run
+    and priced (ATen ops, whose outputs later code may read); yields the ``Estimate``."""
+    est = Estimate()
+    token = _current.set(est)
+    try:
+        yield est
+    finally:
+        _current.reset(token)
+
+
+def current() -> Estimate | None:
+    """The estimate being collected in this context, else None (kernels then run)."""
+    return _current.get()
+
+
+def add_kernel(inductor_meta: dict, programs: int, dev: Device) -> None:
+    """Price one kernel launch into the current estimate."""
+    est = _current.get()
+    if est is None:
+        return
+    work = work_of(inductor_meta, programs)
+    if work is None:
+        est.unpriced.append(str((inductor_meta or {}).get("kernel_name", "?")))
+        work = KernelWork(programs=programs)
+    est.seconds += kernel_seconds(work, dev)
+    est.kernels += 1
+
+
+def add_aten_op(gm_bytes: float, macs: float, dev: Device) -> None:
+    est = _current.get()
+    if est is None:
+        return
+    est.seconds += aten_op_seconds(gm_bytes, macs, dev)
+    est.aten_ops += 1
+
+
+def priced_launch(inductor_meta: dict, grid) -> bool:
+    """Inside ``estimating()``: price a launch of this kernel over ``grid`` (the caller then
+    does not run it) and return True; outside, False."""
+    if _current.get() is None:
+        return False
+    from .device import device_for
+
+    programs = math.prod(max(0, int(g)) for g in grid)
+    add_kernel(inductor_meta, programs, device_for(inductor_meta))
+    return True
