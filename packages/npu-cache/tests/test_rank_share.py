@@ -28,7 +28,9 @@ import torch._inductor.config
 
 WORLD = 2
 FALLBACK_TIMEOUT = 1.0
-RANK0_KERNEL_DELAY = 0.3  # seconds rank 0 takes longer per kernel build
+# seconds rank 0 takes longer per kernel build: long enough that rank 1, compiling the same graph
+# on a loaded 2-core machine, asks for the first kernel before rank 0 has published it
+RANK0_KERNEL_DELAY = 1.0
 KEY = "test-key-" + "0123456789abcdef" * 2  # the HMAC key both ranks sign with
 HAS_KEEP_RAW = hasattr(torch._inductor.config, "keep_static_cubin_raw")  # torch 2.11 lacks it
 
