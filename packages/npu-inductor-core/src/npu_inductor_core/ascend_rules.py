@@ -67,9 +67,9 @@ def fit_to_ub(
     inductor_meta: dict | None,
     filename: str | None,
 ) -> list:
-    """Every config shrunk (its outermost block above 1 halved, repeatedly) until the kernel's UB
-    estimate from its body (ub_model, calibrated never below bishengir's figure) fits the
-    device's UB with the multi-buffer setting the config compiles with. A config that cannot
+    """Every config shrunk (its outermost block above 1 halved, repeatedly) until it fits the
+    device's UB by the kernel's body (``ub_model.fits``: the peak estimate, and the shared-plan
+    margin where the buffers apart overflow) with the multi-buffer setting it compiles with. A config that cannot
     fit even with its smallest blocks is kept as it is (Ascend's compile then drops it,
     ub_fit.py). An indirect-load kernel's x block stays above one row (the rule above).
     Kernels whose source cannot be read keep their configs."""

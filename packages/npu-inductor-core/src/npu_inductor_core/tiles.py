@@ -33,6 +33,7 @@ from torch._inductor.runtime.triton_compat import (
 )  # triton.Config (torch is the one dependency)
 
 from . import ub_model
+from .ub_profile import _DTYPE_BYTES, ALIGN  # one table of element sizes, one UB block
 from .ascend_rules import (  # noqa: F401 (re-exported)
     INDIRECT_KEY,
     UB_OVERFLOW,
@@ -55,25 +56,8 @@ from .device import (  # noqa: F401 (re-exported)
     device_for,
 )
 
-ALIGN_BYTES = 32  # innermost blocks cover at least 32 bytes
+ALIGN_BYTES = ALIGN  # innermost blocks cover at least one UB block (32 bytes)
 MULTIBUFFER_STAGES = 2
-_DTYPE_BYTES = {
-    "fp64": 8,
-    "i64": 8,
-    "u64": 8,
-    "fp32": 4,
-    "i32": 4,
-    "u32": 4,
-    "fp16": 2,
-    "bf16": 2,
-    "i16": 2,
-    "u16": 2,
-    "i8": 1,
-    "u8": 1,
-    "i1": 1,
-    "fp8e4nv": 1,
-    "fp8e5": 1,
-}
 
 
 def _pointers(triton_meta: dict) -> list[tuple[str, str]]:

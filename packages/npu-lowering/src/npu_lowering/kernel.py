@@ -462,8 +462,10 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         """What this kernel does, for the cost model (npu_inductor_core.cost_model): the GM
         bytes upstream's estimate gives its arguments, the vector statements it runs on each
         block of elements (its loads, computations and stores as codegen wrote them) and how
-        many elements there are. Empty where upstream's byte estimate cannot be taken (a size
-        without a hint): the cost model then has no figure for the kernel."""
+        many elements there are. Upstream asks ``inductor_meta_per_kernel`` before
+        ``codegen_body`` moves those buffers into the body (the dict it writes) and again after
+        (for TMA fields only), so the first answer is the one kept. Empty where upstream's byte
+        estimate cannot be taken (a size without a hint): the cost model then has no figure."""
         from torch._inductor.utils import sympy_product
 
         try:
