@@ -71,3 +71,50 @@ def test_a_small_fused_kernel_beats_the_eager_ops_it_replaces():
 
 def test_every_family_the_device_facts_know_has_costs():
     assert {B910.family, D950.family} <= set(COSTS)
+
+
+def test_transcendentals_cost_more_than_adds():
+    """Element classes: a vector-bound kernel of composite operations (tanh: several Ascend C
+    instructions) takes longer than one of special ones (exp), which takes longer than adds."""
+    from npu_inductor_core.cost_model import element_classes, work_of
+
+    assert element_classes(
+        ["tmp1 = tmp0 + tmp2", "x0 = xindex // 4", "tmp3 = tmp1 / tmp0", "tmp4 = tl_math.exp(tmp3)"]
+    ) == {"special_ops": 2, "composite_ops": 0}
+    assert element_classes(["tmp5 = libdevice.tanh(tmp4)"]) == {
+        "special_ops": 0,
+        "composite_ops": 1,
+    }
+
+    def seconds(**classes):
+        rec = {"gm_bytes": 1024, "vector_ops": 4, "numel": 1 << 24, **classes}
+        return kernel_seconds(work_of({"npu_work": rec}, 48, B910), B910)
+
+    assert seconds() < seconds(special_ops=1) < seconds(composite_ops=1)
+
+
+def test_the_cube_runs_float32_slower_than_float16():
+    from npu_inductor_core.cost_model import work_of
+
+    rec = {"gm_bytes": MB, "macs": 1e10}
+    half = kernel_seconds(work_of({"npu_work": rec}, 24, B910), B910)
+    single = kernel_seconds(work_of({"npu_work": {**rec, "fp32_macs": True}}, 24, B910), B910)
+    assert single > 2 * half
+    assert aten_op_seconds(MB, 1e12, B910, fp32=True) > 2 * aten_op_seconds(MB, 1e12, B910)
+
+
+@pytest.mark.parametrize("dev", [B910, D950], ids=["910B", "950"])
+def test_a_small_gemm_is_faster_as_a_template_a_large_one_through_aclnn(dev):
+    """Default mode's choice per GEMM: the template saves aclnn's two-phase launch, which a
+    small GEMM's device time cannot make up for; a large one runs at the whole device's rates
+    through aclnn, where the template's tiles re-read their operands."""
+    from npu_inductor_core.cost_model import gemm_seconds
+
+    template, aten = gemm_seconds(1, 64, 64, 64, 2, (64, 64, 64), dev)
+    assert template < aten
+    template, aten = gemm_seconds(1, 4096, 4096, 4096, 2, (64, 64, 64), dev)
+    assert aten < template
+    # float32 halves nothing for aclnn's launch but slows the Cube: the crossover comes earlier
+    t16, a16 = gemm_seconds(1, 512, 512, 512, 2, (64, 64, 64), dev)
+    t32, a32 = gemm_seconds(1, 512, 512, 512, 4, (64, 64, 64), dev)
+    assert t32 / a32 > t16 / a16

@@ -38,13 +38,13 @@ def test_environment_defaults_in_a_fresh_process():
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["dtype_policy"] == "error" and got["small_gemm_templates"] is False
     # small_gemm_max_macs is config-only since issue 35: its old variable does nothing
-    assert got["small_gemm_max_macs"] == 1 << 24 and got["save_kernels"] == "/tmp/kernels"
+    assert got["small_gemm_max_macs"] is None and got["save_kernels"] == "/tmp/kernels"
 
 
 def test_patch_reaches_the_point_of_use():
     assert (small_gemm.enabled(), small_gemm.max_macs(), dtype_policy.policy()) == (
         True,
-        1 << 24,
+        None,
         "fallback",
     )
     with npu_config.patch(small_gemm_templates=False, small_gemm_max_macs=7, dtype_policy="error"):
@@ -55,7 +55,7 @@ def test_patch_reaches_the_point_of_use():
         )
     with (
         npu_config.patch(small_gemm_max_macs="lots"),
-        pytest.raises(ValueError, match="small_gemm_max_macs must be an int"),
+        pytest.raises(ValueError, match="small_gemm_max_macs must be None or an int"),
     ):
         small_gemm.max_macs()
 

@@ -119,3 +119,38 @@ def test_an_epilogue_read_through_a_permute_is_masked_by_every_row():
     with torch.no_grad():
         code = compiled(fn, [t.to("npu") for t in inputs])
     assert "tl.dot(" in code and code.count("@triton.jit") == 1
+
+
+def test_the_cost_model_decides_per_gemm(monkeypatch):
+    """Template or ATen by the Ascend cost model, per GEMM: a GEMM beyond the former fixed
+    threshold (2**24 MACs) the model prices faster as a template gets one; a large one stays
+    ATen and equals eager bit for bit (upstream's extern GEMM); with aclnn's launch priced
+    like a kernel's, even a small GEMM is ATen's (the estimate, not a size rule, decides)."""
+    import dataclasses
+
+    from npu_inductor_core import cost_model
+    from npu_inductor_core.device import device
+
+    def mm(a, b):
+        return a @ b
+
+    torch.manual_seed(0)
+    mid = [torch.randn(320, 320).to("npu") for _ in range(2)]
+    assert 320**3 > 1 << 24 and small_gemm.template_is_faster(
+        mid[0].device, torch.float32, 1, 320, 320, 320
+    )
+    assert "tl.dot(" in compiled(mm, mid)
+
+    large = [torch.randn(1024, 1024).to("npu") for _ in range(2)]
+    assert not small_gemm.template_is_faster(large[0].device, torch.float32, 1, 1024, 1024, 1024)
+    torch._dynamo.reset()
+    out, code = run_and_get_code(torch.compile(mm), *large)
+    assert "tl.dot(" not in "\n".join(code)
+    assert torch.equal(out.cpu(), large[0].cpu() @ large[1].cpu())
+
+    family = device(0).family
+    costs = cost_model.COSTS[family]
+    monkeypatch.setitem(
+        cost_model.COSTS, family, dataclasses.replace(costs, aclnn_launch_s=costs.kernel_launch_s)
+    )
+    assert "tl.dot(" not in compiled(linear_gelu, args())

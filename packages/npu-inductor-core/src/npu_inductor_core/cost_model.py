@@ -23,6 +23,7 @@ import contextlib
 import contextvars
 import dataclasses
 import math
+import re
 
 from .device import Device
 
@@ -36,6 +37,9 @@ class Costs:
     core_gm_bytes_per_cycle: float  # one core's DMA (GM -> UB and back)
     vector_bytes_per_cycle: float  # one vector unit: 8 blocks of 32 bytes per repeat
     cube_macs_per_cycle: float  # one Cube unit, float16/bfloat16 operands
+    cube_fp32_share: float  # the Cube's float32 rate, as a share of its float16 rate
+    special_op_repeats: float  # exp, log, sqrt, rsqrt, division: one instruction, slower
+    composite_op_repeats: float  # tanh, erf, sin, cos, pow...: Ascend C builds them of several
     kernel_launch_s: float  # host launch of a triton-ascend kernel
     aclnn_launch_s: float  # an ATen op through aclnn: workspace query, then launch
     program_s: float  # a program's fixed cost: scalar setup, pipeline fill and drain
@@ -48,6 +52,9 @@ COSTS = {
         core_gm_bytes_per_cycle=64.0,
         vector_bytes_per_cycle=256.0,
         cube_macs_per_cycle=4096.0,
+        cube_fp32_share=0.25,
+        special_op_repeats=2.0,
+        composite_op_repeats=8.0,
         kernel_launch_s=6e-6,
         aclnn_launch_s=15e-6,
         program_s=0.5e-6,
@@ -58,6 +65,9 @@ COSTS = {
         core_gm_bytes_per_cycle=64.0,
         vector_bytes_per_cycle=256.0,
         cube_macs_per_cycle=4096.0,
+        cube_fp32_share=0.25,
+        special_op_repeats=2.0,
+        composite_op_repeats=8.0,
         kernel_launch_s=6e-6,
         aclnn_launch_s=15e-6,
         program_s=0.5e-6,
@@ -68,6 +78,29 @@ COSTS = {
 # a kernel's work in its inductor_meta (npu-lowering's codegen writes it, the estimate reads it)
 WORK_KEY = "npu_work"
 COMPUTE_BYTES = 4  # vector operands are counted as float32: Inductor computes in it
+
+# Element classes of a vector statement, by the functions generated code calls. Ascend C has
+# exp, ln, sqrt, rsqrt and reciprocal as basic vector instructions (slower than an add); tanh,
+# erf, sin, cos, pow and the like are its math library's functions, several instructions each.
+_COMPOSITE = re.compile(
+    r"\b(?:tanh|erf|erfc|erfinv|sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|asinh|acosh|atanh"
+    r"|pow|log1p|expm1|lgamma|digamma|sigmoid|gelu|softplus|cbrt|hypot|nextafter|fmod)\("
+)
+_SPECIAL = re.compile(
+    r"\b(?:exp|exp2|log|log2|log10|sqrt|rsqrt|reciprocal|div_rn|fdiv)\(|[^/]/[^/]"
+)
+
+
+def element_classes(statements) -> dict:
+    """How many of ``statements`` (lines of generated kernel code) are composite or special
+    element operations (``special_ops`` / ``composite_ops``); the rest count as basic ones."""
+    special = composite = 0
+    for line in statements:
+        if _COMPOSITE.search(line):
+            composite += 1
+        elif _SPECIAL.search(line.split("=", 1)[-1]):
+            special += 1
+    return {"special_ops": special, "composite_ops": composite}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,18 +113,28 @@ class KernelWork:
     cube_macs: float = 0.0
 
 
-def work_of(inductor_meta: dict, programs: int) -> KernelWork | None:
+def work_of(inductor_meta: dict, programs: int, dev: Device | None = None) -> KernelWork | None:
     """The work a generated kernel recorded (``WORK_KEY``: its GM bytes, the vector statements
-    it runs per element and its element count, its Cube MACs), launched as ``programs``; None
-    for a kernel without the record."""
+    it runs per element (of them, the special and composite ones: ``element_classes``) and its
+    element count, its Cube MACs and whether they are float32), launched as ``programs``;
+    None for a kernel without the record."""
     rec = (inductor_meta or {}).get(WORK_KEY)
     if not rec:
         return None
+    c = costs_for(dev or Device())
+    special, composite = float(rec.get("special_ops", 0)), float(rec.get("composite_ops", 0))
+    repeats = (
+        float(rec.get("vector_ops", 0))
+        + special * (c.special_op_repeats - 1)
+        + composite * (c.composite_op_repeats - 1)
+    )
+    macs = float(rec.get("macs", 0))
     return KernelWork(
         programs=programs,
         gm_bytes=float(rec.get("gm_bytes", 0)),
-        vector_bytes=float(rec.get("vector_ops", 0)) * float(rec.get("numel", 0)) * COMPUTE_BYTES,
-        cube_macs=float(rec.get("macs", 0)),
+        vector_bytes=repeats * float(rec.get("numel", 0)) * COMPUTE_BYTES,
+        # the Cube's float32 rate is a share of its float16 one: as many more cycles
+        cube_macs=macs / c.cube_fp32_share if rec.get("fp32_macs") else macs,
     )
 
 
@@ -115,15 +158,45 @@ def kernel_seconds(work: KernelWork, dev: Device) -> float:
     return c.kernel_launch_s + waves * (per_program + c.program_s)
 
 
-def aten_op_seconds(gm_bytes: float, macs: float, dev: Device) -> float:
+def aten_op_seconds(gm_bytes: float, macs: float, dev: Device, fp32: bool = False) -> float:
     """Estimated time of one ATen op run by CANN's aclnn kernels (an eager op, or an extern
     kernel of a compiled graph): its launch, and its bytes and MACs at the whole device's
-    rates (CANN's kernels are taken to use every core)."""
+    rates (CANN's kernels are taken to use every core); ``fp32``: float32 MACs."""
     c = costs_for(dev)
+    rate = max(1, dev.cube_cores) * c.cube_macs_per_cycle * c.clock_hz
     return c.aclnn_launch_s + max(
-        gm_bytes / c.hbm_bytes_per_s,
-        macs / (max(1, dev.cube_cores) * c.cube_macs_per_cycle * c.clock_hz),
+        gm_bytes / c.hbm_bytes_per_s, macs / (rate * (c.cube_fp32_share if fp32 else 1.0))
     )
+
+
+def _tiles(size: int, block: int) -> int:
+    return -(-size // block)
+
+
+def gemm_template_work(
+    batch: int, m: int, n: int, k: int, itemsize: int, tile, dev: Device
+) -> KernelWork:
+    """A GEMM template's launch over ``tile`` = (BLOCK_M, BLOCK_N, BLOCK_K): one program per
+    output tile, each reading its rows of A and columns of B whole (A is read once per column
+    of tiles, B once per row) and the Cube working on whole (padded) tiles; float32 operands
+    priced at the Cube's float32 rate."""
+    bm, bn, bk = tile
+    tm, tn, tk = _tiles(m, bm), _tiles(n, bn), _tiles(k, bk)
+    moved = batch * itemsize * (tm * bm * k * tn + tn * bn * k * tm + m * n)
+    macs = batch * tm * bm * tn * bn * tk * bk
+    share = costs_for(dev).cube_fp32_share if itemsize >= 4 else 1.0
+    return KernelWork(programs=batch * tm * tn, gm_bytes=moved, cube_macs=macs / share)
+
+
+def gemm_seconds(batch: int, m: int, n: int, k: int, itemsize: int, tile, dev: Device):
+    """(template, ATen): the estimated time of one GEMM (``batch`` products of m x k by k x n)
+    as a Triton template over ``tile``, and as one aclnn op. ATen's pays aclnn's two-phase
+    launch and runs at the whole device's rates; the template pays a kernel launch and its
+    programs' waves over the Cube cores."""
+    template = kernel_seconds(gemm_template_work(batch, m, n, k, itemsize, tile, dev), dev)
+    moved = batch * itemsize * (m * k + k * n + m * n)
+    aten = aten_op_seconds(moved, batch * m * n * k, dev, fp32=itemsize >= 4)
+    return template, aten
 
 
 class Estimate:
@@ -164,7 +237,7 @@ def add_kernel(inductor_meta: dict, programs: int, dev: Device) -> None:
     est = _current.get()
     if est is None:
         return
-    work = work_of(inductor_meta, programs)
+    work = work_of(inductor_meta, programs, dev)
     if work is None:
         est.unpriced.append(str((inductor_meta or {}).get("kernel_name", "?")))
         work = KernelWork(programs=programs)
@@ -172,11 +245,11 @@ def add_kernel(inductor_meta: dict, programs: int, dev: Device) -> None:
     est.kernels += 1
 
 
-def add_aten_op(gm_bytes: float, macs: float, dev: Device) -> None:
+def add_aten_op(gm_bytes: float, macs: float, dev: Device, fp32: bool = False) -> None:
     est = _current.get()
     if est is None:
         return
-    est.seconds += aten_op_seconds(gm_bytes, macs, dev)
+    est.seconds += aten_op_seconds(gm_bytes, macs, dev, fp32)
     est.aten_ops += 1
 
 

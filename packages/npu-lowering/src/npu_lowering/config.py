@@ -1,7 +1,7 @@
 """npu-lowering's settings: a torch config module (``install_config_module``).
 
     import npu_lowering.config as c
-    with c.patch(small_gemm_max_macs=1 << 20): ...
+    with c.patch(small_gemm_templates=False): ...
 
 Defaults come from the ``NPU_LOWERING_*`` variables, read when this module is first imported
 (``npu_inductor_core.env_config``). ``register()`` passes this module to Inductor as npu's
@@ -31,8 +31,9 @@ small_gemm_templates: bool = _env.flag(
     true=("1", "true", "True"),
 )
 
-# the largest GEMM (M*N*K multiply-adds, per batch entry) that small_gemm_templates takes
-small_gemm_max_macs: int = 1 << 24
+# a cap (M*N*K multiply-adds, batch included) on the GEMMs small_gemm_templates may take; None:
+# the Ascend cost model alone decides, per GEMM (template vs aclnn's GEMM, small_gemm.py)
+small_gemm_max_macs: Optional[int] = None
 
 # a folder: every generated npu kernel's source is also written there (for ascend_check); not in the cache key
 save_kernels: Optional[str] = _env.text("NPU_LOWERING_SAVE_KERNELS", internal=True)

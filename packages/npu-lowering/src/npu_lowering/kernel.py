@@ -461,8 +461,9 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
     def _npu_work(self) -> dict:
         """What this kernel does, for the cost model (npu_inductor_core.cost_model): the GM
         bytes upstream's estimate gives its arguments, the vector statements it runs on each
-        block of elements (its loads, computations and stores as codegen wrote them) and how
-        many elements there are. Upstream asks ``inductor_meta_per_kernel`` before
+        block of elements (its loads, computations and stores as codegen wrote them; how many
+        of its computations are special or composite element operations) and how many
+        elements there are. Upstream asks ``inductor_meta_per_kernel`` before
         ``codegen_body`` moves those buffers into the body (the dict it writes) and again after
         (for TMA fields only), so the first answer is the one kept. Empty where upstream's byte
         estimate cannot be taken (a size without a hint): the cost model then has no figure."""
@@ -474,7 +475,13 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         except Exception:  # an estimate, never a reason to fail a compile
             return {}
         ops = sum(len(buf._lines) for buf in (self.loads, self.compute, self.stores))
-        return {"gm_bytes": gm_bytes, "vector_ops": ops, "numel": numel}
+        compute = [line for line in self.compute._lines if isinstance(line, str)]
+        return {
+            "gm_bytes": gm_bytes,
+            "vector_ops": ops,
+            "numel": numel,
+            **cost_model.element_classes(compute),
+        }
 
     def _hint_size_hints(self) -> dict:
         """``multi_kernel_hints`` (upstream applies them to Triton templates only): this

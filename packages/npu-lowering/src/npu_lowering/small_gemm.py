@@ -5,15 +5,18 @@ aclnn's two-phase launch (workspace query, then launch: tens of microseconds of 
 as a Triton GEMM template it is one launch through npu-launcher (a few microseconds), and the
 template takes its epilogue (bias, activation, residual add) with it, saving more kernels.
 Upstream offers GEMM templates only under max_autotune / max_autotune_gemm, where every
-candidate is compiled and timed. In default mode, a static npu mm / addmm / bmm / baddbmm of
-at most ``max_macs`` multiply-adds lowers to upstream's template with one tile (npu-autotune's
-first candidate, scaled to the problem by upstream), so nothing is benchmarked.
+candidate is compiled and timed. In default mode, a static npu mm / addmm / bmm / baddbmm
+lowers to upstream's template with one tile (npu-autotune's first candidate, scaled to the
+problem by upstream), so nothing is benchmarked, where the Ascend cost model
+(``npu_inductor_core.cost_model.gemm_seconds``) estimates that template faster than one aclnn
+GEMM: aclnn's two-phase launch against one kernel launch, the whole device's rates against
+the tile's programs over the Cube cores. Larger GEMMs stay ATen, whose result is eager's.
 
 Upstream's flags still decide: with max_autotune or max_autotune_gemm on, upstream's own
 tuning runs; with TRITON not in max_autotune_gemm_backends, ATen. Ours, in
 ``npu_lowering.config``: ``small_gemm_templates`` ($NPU_LOWERING_SMALL_GEMM_TEMPLATES, default
-True; False = ATen as upstream) and ``small_gemm_max_macs`` (config only,
-default 2**24, e.g. 256 x 256 x 256). Both enter the FX graph cache key (the config module is
+True; False = ATen as upstream) and ``small_gemm_max_macs`` (config only, default None: a
+cap on the multiply-adds of a GEMM the estimate may give the template). Both enter the FX graph cache key (the config module is
 npu's ``device_custom_config``).
 
 One choice, nothing timed: the components' extra GEMM templates (npu-autotune's swap-A/B) are
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
 
 import torch
@@ -56,8 +60,13 @@ def enabled() -> bool:
     )
 
 
-def max_macs() -> int:
-    return env_config.check(npu_config, "small_gemm_max_macs", env_config.is_int, "an int >= 0")
+def max_macs() -> int | None:
+    return env_config.check(
+        npu_config,
+        "small_gemm_max_macs",
+        lambda v: v is None or env_config.is_int(v),
+        "None or an int >= 0",
+    )
 
 
 def _static_sizes(node) -> list[int] | None:
@@ -76,6 +85,39 @@ def _tiles_for(device_type: str) -> bool:
     ).get_registered_heuristic_class  # moved in 2.14
 
     return get_registered_heuristic_class(mm_template.uid, device_type, "mm") is not None
+
+
+@functools.cache
+def _first_tile(device_type: str) -> tuple[int, int, int]:
+    """(BLOCK_M, BLOCK_N, BLOCK_K) of the first mm tile the device's template heuristic offers:
+    the one the one-tile config lowers with, before upstream scales it to the problem."""
+    from torch._inductor.kernel.mm import mm_template
+    from npu_inductor_core.torch_versions import template_heuristics
+
+    cls = template_heuristics("registry").get_registered_heuristic_class(
+        mm_template.uid, device_type, "mm"
+    )
+    first = cls().mm_configs[0]
+    return int(first.block_m), int(first.block_n), int(first.block_k)
+
+
+def _scaled(block: int, size: int) -> int:
+    # upstream scales a tile edge down to the problem's size (a power of two, at least 16)
+    return max(16, min(block, 1 << max(0, size - 1).bit_length()))
+
+
+def template_is_faster(device, dtype, batch: int, m: int, n: int, k: int) -> bool:
+    """The cost model's choice for one GEMM: True where the one-tile template is estimated
+    faster than ATen's (aclnn's) GEMM on this device."""
+    from npu_inductor_core import cost_model
+    from npu_inductor_core.device import device as npu_device
+
+    tile = _first_tile(device.type)
+    tile = (_scaled(tile[0], m), _scaled(tile[1], n), _scaled(tile[2], k))
+    dev = npu_device(device.index or 0)
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    template, aten = cost_model.gemm_seconds(batch, m, n, k, itemsize, tile, dev)
+    return template < aten
 
 
 def applies(mat1, mat2) -> bool:
@@ -106,7 +148,11 @@ def applies(mat1, mat2) -> bool:
         # (B by ``rn % N``), which folds to 0, a zero-stride pointer triton-ascend's
         # triton-adapter-opt refuses ("strides must not be zero"); ATen, as upstream
         return False
-    return 0 < math.prod(a[:-1]) * b[-1] * a[-1] <= max_macs()
+    macs, cap = math.prod(a[:-1]) * b[-1] * a[-1], max_macs()
+    if macs <= 0 or (cap is not None and macs > cap):
+        return False
+    batch = a[0] if len(a) == 3 else 1
+    return template_is_faster(device, dtypes.pop(), batch, a[-2], b[-1], a[-1])
 
 
 def one_tile() -> bool:

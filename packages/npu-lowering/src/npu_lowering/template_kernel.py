@@ -22,6 +22,8 @@ dtype (the default-mode small-GEMM templates reach this where upstream would cal
 
 from __future__ import annotations
 
+import torch
+
 from npu_inductor_core import cost_model
 from torch._inductor.utils import triton_type
 from torch._inductor.select_algorithm import TritonTemplateKernel
@@ -55,6 +57,8 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
             meta[cost_model.WORK_KEY] = {
                 "gm_bytes": int(self.estimate_kernel_num_bytes()),
                 "macs": int(self.estimate_flops() or 0) // 2,
+                # the Cube's float32 rate is lower than its float16 one
+                "fp32_macs": any(n.get_dtype() == torch.float32 for n in self.input_nodes[:2]),
             }
         except Exception:  # an estimate, never a reason to fail a compile
             pass
