@@ -55,6 +55,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import hivm  # noqa: E402  (stage 2: linalg -> HIVM with bishengir)
 from ub_report import ub_agreement, ub_below, ub_comparison  # noqa: E402  (the UB report)
+import work_ir  # noqa: E402  (GM bytes and vector work read from the IR)
+import work_report  # noqa: E402  (those against the cost model's work record)
 
 SRC = HERE.parent / "src"  # npu-lowering's source in this checkout
 CORE_SRC = HERE.parents[1] / "npu-inductor-core" / "src"  # npu-inductor-core's, which it imports
@@ -102,6 +104,7 @@ class ConfigResult:
     targets: dict = field(default_factory=dict)
     futures: dict = field(default_factory=dict)
     dropped: bool = False  # a UB overflow, dropped from the candidates (--ub-overflow drop)
+    work: dict = field(default_factory=dict)  # work_report: IR's bytes per block vs the record's
 
     @property
     def xfails(self) -> list[str]:
@@ -238,6 +241,7 @@ def _lower(
     arch: str,
     on_stage=lambda stage: None,
     target_options: dict | None = None,
+    on_ttir=lambda text: None,
 ):
     """AST -> TTIR -> linalg for one config; returns the linalg module's text, the compile
     metadata and the NPUOptions (what triton-ascend's linalg -> binary step reads)."""
@@ -294,6 +298,7 @@ def _lower(
             options, backend.get_codegen_implementation(), backend.get_module_map(), context
         )
         mod = ascend.make_ttir(mod, metadata, options)
+        on_ttir(str(mod))
         on_stage("linalg")
         try:
             linalg = ascend.ttir_to_linalg(mod, metadata, options, named_ops=True)
@@ -356,6 +361,7 @@ def _front_end(cap, config, arch, target, printed):
                     arch,
                     on_stage=lambda stage: state.__setitem__("stage", stage),
                     target_options=opts,
+                    on_ttir=lambda text: state.__setitem__("ttir", text),
                 ),
                 state,
             )
@@ -461,9 +467,10 @@ def check_kernel(
                 ):
                     linalg, metadata, options = own
                 else:
-                    linalg, metadata, options, _ = _front_end(cap, config, t_arch, target, printed)
+                    linalg, metadata, options, fe = _front_end(cap, config, t_arch, target, printed)
                 if target is None:
                     own = (linalg, metadata, options)
+                    cr.work = _work(cap, config, path, fe.get("ttir", ""))
                     cr.launch = launch_metadata(linalg, t_arch)
                     if dump is not None:
                         dump.mkdir(parents=True, exist_ok=True)
@@ -564,6 +571,9 @@ def finish_kernel(res: KernelResult, ub_overflow: str = "fail") -> KernelResult:
                 single_attempt=h.single_attempt,
                 command=" ".join(h.command[1:]),
             )
+            if h.dma:
+                t["dma"] = h.dma
+                cr.work.setdefault("hivm_dma_bytes_per_block", {})[key] = h.dma["bytes"]
             if h.ok:
                 t["stage"] = "done"
             else:
@@ -593,6 +603,23 @@ def finish_kernel(res: KernelResult, ub_overflow: str = "fail") -> KernelResult:
             (c.error for c in kept if not c.ok), None
         ) or "every config overflows the UB: " + next(c.error for c in res.configs if not c.ok)
     return res
+
+
+def _work(cap, config, path, ttir: str) -> dict:
+    """The config's work per block from its TTIR beside the codegen record's (work_report)."""
+    try:
+        w = work_ir.ttir_work(ttir)
+        source = Path(path).read_text()
+        return {
+            "ttir_gm_bytes_per_block": w["gm_bytes"],
+            "ttir_vector": w["vector"],
+            "ttir_dynamic_loops": w["dynamic_loops"],
+            **work_report.record_per_block(
+                cap.inductor_meta, dict(config.kwargs), cap.size_hints, source
+            ),
+        }
+    except Exception as e:  # noqa: BLE001 - a report, never a check failure
+        return {"error": _short(e)}
 
 
 def ub_model_of(cap) -> dict:
@@ -918,6 +945,7 @@ def main(argv=None) -> int:
         "launch_modes": dict(modes),
         "ub_comparison": ub_rows,
         "ub_agreement": ub_agreement(results, targets) if targets else {},
+        "work_agreement": work_report.work_agreement(results, targets),
         "seconds": round(elapsed, 1),
         "results": [
             {
@@ -972,6 +1000,9 @@ def main(argv=None) -> int:
         f"{', '.join(f'{k} {v}' for k, v in sorted(modes.items())) or 'none'}",
         flush=True,
     )
+    print(f"ascend_check: {work_report.summary_line(report['work_agreement'])}", flush=True)
+    for line in report["work_agreement"]["outside_sane_range"]:
+        print(f"ascend_check: work figures disagree (reported): {line}", flush=True)
     if not results:
         print("ascend_check: FAILED: no kernels to check", flush=True)
         return 2

@@ -232,6 +232,7 @@ class HivmResult:
     )
     cpu_seconds: float = 0.0  # user + system time of bishengir itself (wall time depends on load)
     single_attempt: bool = False  # the 950's compiler ran once (SINGLE_ATTEMPT), not five times
+    dma: dict | None = None  # GM <-> on-chip DMA bytes of a block (work_ir.hivm_dma)
 
 
 def _run_timed(args: list[str], cwd: Path, timeout: float | None = None) -> tuple[int, str, float]:
@@ -326,6 +327,7 @@ def _attempt(args: list[str], workdir: Path) -> HivmResult:
         text = hivm.read_text(errors="replace")
         res.ub_bytes = ub_layout(text)
         res.ub_available_bytes = res.ub_available_bytes or ub_size(text)
+        res.dma = _dma(text)
     if others or m:
         res.error = "; ".join(dict.fromkeys(others)) or m.group(0)
     elif not hivm.exists():
@@ -375,6 +377,15 @@ def ub_layout(hivm_text: str) -> int:
                 raise ValueError(f"UB buffer at a non-constant offset {off}: {line.strip()}")
             end = max(end, consts[off] + size)
     return end
+
+
+def _dma(hivm_text: str) -> dict | None:
+    try:
+        import work_ir  # beside this file (check.py puts the folder on sys.path)
+
+        return work_ir.hivm_dma(hivm_text)
+    except Exception:  # noqa: BLE001 - a report, never a reason to fail the config
+        return None
 
 
 def ub_size(hivm_text: str) -> int | None:

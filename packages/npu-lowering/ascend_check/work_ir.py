@@ -1,0 +1,283 @@
+"""What Ascend's IR says a kernel block does: GM bytes and vector operations, read from text.
+
+The Ascend check compares these figures with the work record npu-lowering's codegen writes for
+the cost model (``npu_inductor_core.cost_model.WORK_KEY``; ``work_report.py`` does the
+comparison). Two readings, both per *block* (one step of the kernel's sub-block loop over its
+program axes: one BLOCK of each program axis, with its whole reduction):
+
+- ``ttir_work``: Triton IR after triton-ascend's ``make_ttir``. GM bytes are the tensors of its
+  ``tt.load`` / ``tt.store`` / ``tt.atomic_*`` (a masked access counts its whole block: the DMA
+  moves the block); vector work is its ``arith`` / ``math`` operations on tensors, by class.
+- ``hivm_dma``: bishengir's final HIVM module (``module.hivm.opt.mlir``). Its DMAs are calls of
+  library functions (``load_gm_to_ubuf_*``, ``store_ubuf_to_gm_*``; any call or ``hivm.hir`` op
+  with one operand in GM and one in another address space counts), on ``memref<?x...>`` casts;
+  a DMA's size is the static shape its on-chip operand was cast from (the UB buffer's block).
+
+A loop with constant bounds (the reduction loops of a static shape) multiplies what it holds by
+its trip count; a loop with bounds known only at run time (the sub-block loop itself, or a
+reduction over a dynamic size) counts once and is counted in ``dynamic_loops``. The 910B's
+bishengir keeps ``scf.for``; the 950's lowers loops to ``cf`` blocks (a header ``^bbN(%iv)``
+whose ``arith.cmpi slt`` guards the body, a back edge ``cf.br ^bbN(%next)``), read here too.
+"""
+
+from __future__ import annotations
+
+import re
+from math import prod
+
+ELEMENT_BYTES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+ELEMENT_BYTES.update({"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "f8E4M3FN": 1, "f8E5M2": 1})
+
+# element classes of vector work (the cost model's lead wires per-class costs from codegen;
+# these TTIR counts are the cross-check)
+TRANSCENDENTAL = {
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "tanh",
+    "erf",
+    "sin",
+    "cos",
+    "tan",
+    "atan",
+    "atan2",
+    "powf",
+    "cbrt",
+}
+DIVIDE = {"divf", "divsi", "divui", "remf", "remsi", "remui", "ceildivsi", "floordivsi"}
+NOT_WORK = {"constant"}  # materialised once, not per element
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_SSA_DEF = re.compile(r"^\s*(%[\w.$-]+)(?::\d+)?(?:\s*,\s*%[\w.$-]+(?::\d+)?)*\s*=")
+_INT_CONST = re.compile(
+    r"(%[\w.$-]+)\s*=\s*(?:arith\.constant\s+(-?\d+)\s*:\s*(?:i\d+|index)"
+    r"|llvm\.mlir\.constant\((-?\d+)\s*:\s*i\d+\))"
+)
+_FOR = re.compile(r"scf\.for\s+%[\w.$-]+\s*=\s*(%[\w.$-]+)\s+to\s+(%[\w.$-]+)\s+step\s+(%[\w.$-]+)")
+_TENSOR = re.compile(r"tensor<((?:\d+x)*)([^>]*?)>+")
+_PTR_TENSOR = re.compile(
+    r"tensor<((?:\d+x)*)!tt\.ptr<(\w+)>>|!tt\.ptr<(?:tensor<((?:\d+x)*)(\w+)>|(\w+))>"
+)
+_TT_MEM = re.compile(r"\btt\.(load|store|atomic_rmw|atomic_cas)\b")
+_VECTOR_OP = re.compile(r"=\s*(arith|math)\.(\w+)\b")
+_REDUCE = re.compile(r'=\s*"?tt\.(reduce|scan)"?\b')
+_MEMREF = re.compile(r"memref<((?:[\d?]+x)*)(\w+)(?:,[^<>]*(?:<[^<>]*(?:<[^<>]*>)?[^<>]*>)*)*>")
+_CALL = re.compile(r"\bcall\s+@([\w.$-]+)\(([^)]*)\)")
+_BLOCK = re.compile(r"^\s*\^(bb\d+)\(\s*(%[\w.$-]+)")
+_BRANCH = re.compile(r"cf\.br\s+\^(bb\d+)\(\s*(%[\w.$-]+)")
+_CMP = re.compile(r"arith\.cmpi\s+slt,\s*(%[\w.$-]+),\s*(%[\w.$-]+)")
+_ADD = re.compile(r"(%[\w.$-]+)\s*=\s*(?:arith\.addi|llvm\.add)\s+(%[\w.$-]+),\s*(%[\w.$-]+)")
+
+
+def element_bytes(ty: str) -> int:
+    if ty in ELEMENT_BYTES:
+        return ELEMENT_BYTES[ty]
+    m = re.match(r"[a-z]+(\d+)$", ty)
+    return max(1, int(m.group(1)) // 8) if m else 4
+
+
+def _numel(dims: str) -> int:
+    """``4x256x`` -> 1024 (a 0-d type -> 1)."""
+    return prod(int(d) for d in dims.split("x") if d)
+
+
+def _lines(text: str) -> list[str]:
+    """The module's operations without string literals (locations, symbol names in quotes),
+    whose braces and commas would be read as structure."""
+    return [_STRING.sub('""', line) for line in text.splitlines()]
+
+
+def _constants(lines: list[str]) -> dict[str, int]:
+    out = {}
+    for line in lines:
+        for m in _INT_CONST.finditer(line):
+            out[m.group(1)] = int(m.group(2) if m.group(2) is not None else m.group(3))
+    return out
+
+
+def _trips(lb: str, ub: str, step: str, consts: dict[str, int]) -> int | None:
+    if lb in consts and ub in consts and step in consts and consts[step] > 0:
+        return max(0, -(-(consts[ub] - consts[lb]) // consts[step]))
+    return None
+
+
+class _Loops:
+    """The trip multiplier of each line: the product of the constant trip counts of the loops
+    around it (``scf.for`` regions by their braces; ``cf`` loops from header to back edge)."""
+
+    def __init__(self, lines: list[str]):
+        consts = _constants(lines)
+        self.dynamic = 0
+        self.factor = [1] * len(lines)
+        # cf loops: header line -> (back-edge line, trips)
+        cf_spans = []
+        func = 0  # first line of the function being read: block labels are per function
+        ends = [j for j, line in enumerate(lines) if "func.func" in line] + [len(lines)]
+        for i, line in enumerate(lines):
+            if "func.func" in line:
+                func = i
+            m = _BLOCK.match(line)
+            if not m:
+                continue
+            label, iv = m.groups()
+            end = next(j for j in ends if j > i)
+            edge = re.compile(rf"cf\.br\s+\^{label}\(")
+            back = [j for j in range(i + 1, end) if edge.search(lines[j])]
+            if not back:
+                continue
+            trips = self._cf_trips(lines[func:], i - func, back[-1] - func, label, iv, consts)
+            cf_spans.append((i, back[-1], trips))
+        stack: list[int] = []  # multipliers of the open brace regions
+        for i, line in enumerate(lines):
+            f = _FOR.search(line)
+            for_trips = None
+            if f:
+                for_trips = _trips(*f.groups(), consts)
+                if for_trips is None:
+                    self.dynamic += 1
+            here = prod(stack) if stack else 1
+            opens_for = bool(f) and line.rstrip().endswith("{")
+            last_open = line.rfind("{")
+            for k, ch in enumerate(line):
+                if ch == "{":
+                    stack.append((for_trips or 1) if opens_for and k == last_open else 1)
+                elif ch == "}" and stack:
+                    stack.pop()
+            self.factor[i] = here
+        for start, end, trips in cf_spans:
+            if trips is None:
+                self.dynamic += 1
+                continue
+            for j in range(start, end + 1):
+                self.factor[j] *= trips
+
+    @staticmethod
+    def _cf_trips(lines, head, back, label, iv, consts) -> int | None:
+        """Trip count of a ``cf`` loop: init from the entry branch, bound from the header's
+        ``cmpi slt``, step from the back edge's ``addi``; None when one is not a constant."""
+        init = next(
+            (
+                m.group(2)
+                for line in reversed(lines[:head])
+                for m in [_BRANCH.search(line)]
+                if m and m.group(1) == label
+            ),
+            None,
+        )
+        cmp = next((m for line in lines[head : head + 4] for m in [_CMP.search(line)] if m), None)
+        nxt = _BRANCH.search(lines[back])
+        if not (init and cmp and nxt and cmp.group(1) == iv):
+            return None
+        step = None
+        for line in lines[head:back]:
+            a = _ADD.search(line)
+            if a and a.group(1) == nxt.group(2) and iv in a.group(2, 3):
+                step = a.group(3) if a.group(2) == iv else a.group(2)
+        return _trips(init, cmp.group(2), step, consts) if step else None
+
+
+def ttir_work(ttir: str) -> dict:
+    """GM bytes and vector work of one block, from Triton IR text."""
+    lines = _lines(ttir)
+    loops = _Loops(lines)
+    gm = 0
+    vector: dict[str, dict] = {}
+    for line, k in zip(lines, loops.factor):
+        if _TT_MEM.search(line):
+            m = _PTR_TENSOR.search(line.split(" : ", 1)[-1])
+            if m:
+                dims = m.group(1) or m.group(3) or ""
+                ty = m.group(2) or m.group(4) or m.group(5)
+                gm += k * _numel(dims) * element_bytes(ty)
+            continue
+        op = _VECTOR_OP.search(line)
+        red = _REDUCE.search(line)
+        if not (op or red) or (op and op.group(2) in NOT_WORK):
+            continue
+        t = _TENSOR.search(line.split(" : ", 1)[-1] if " : " in line else line)
+        if not t:  # a scalar (an index, a loop bound): the scalar unit's, not vector work
+            continue
+        if red:
+            cls = "reduce"
+        elif op.group(1) == "math" and op.group(2) in TRANSCENDENTAL:
+            cls = "transcendental"
+        elif op.group(2) in DIVIDE:
+            cls = "divide"
+        else:
+            cls = "basic"
+        row = vector.setdefault(cls, {"ops": 0, "elements": {}})
+        row["ops"] += k
+        ty = t.group(2)
+        row["elements"][ty] = row["elements"].get(ty, 0) + k * _numel(t.group(1))
+    return {"gm_bytes": gm, "vector": vector, "dynamic_loops": loops.dynamic}
+
+
+def _defs(lines: list[str]) -> dict[str, list[int]]:
+    """Each value's defining lines: MLIR's printer reuses names in sibling regions, so a use
+    reads the nearest definition above it."""
+    out: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        if _SSA_DEF.match(line):
+            for name in re.findall(r"%[\w.$-]+", line.split("=", 1)[0]):
+                out.setdefault(name, []).append(i)
+    return out
+
+
+def _static_bytes(name: str, at: int, lines: list[str], defs: dict, depth: int = 0) -> int | None:
+    """Bytes of the static memref a value used on line ``at`` was cast, collapsed or sliced
+    from."""
+    where = [i for i in defs.get(name, ()) if i < at]
+    if not where or depth > 16:
+        return None
+    i = where[-1]
+    rhs = lines[i].split("=", 1)[1]
+    types = list(_MEMREF.finditer(rhs))
+    if types:
+        last = types[-1]  # the result type of a cast / collapse / subview / pointer_cast
+        dims = last.group(1)
+        if "?" not in dims and dims and "extract_strided_metadata" not in rhs:
+            return _numel(dims) * element_bytes(last.group(2))
+    src = re.search(r"[\w.]+\s+(%[\w.$-]+)", rhs)
+    return _static_bytes(src.group(1), i, lines, defs, depth + 1) if src else None
+
+
+def hivm_dma(hivm: str) -> dict:
+    """GM <-> on-chip DMA bytes of one block, from bishengir's final HIVM text."""
+    lines = _lines(hivm)
+    loops = _Loops(lines)
+    defs = _defs(lines)
+    load = store = 0
+    unsized = 0
+    for at, (line, k) in enumerate(zip(lines, loops.factor)):
+        call = _CALL.search(line)
+        if not call or " : (" not in line:
+            continue
+        kinds = [
+            "gm" if "address_space<gm>" in t.group(0) else "chip"
+            for t in _MEMREF.finditer(line.split(" : (", 1)[1])
+        ]
+        args = [a.strip() for a in call.group(2).split(",")]
+        if "gm" not in kinds or "chip" not in kinds:
+            continue
+        chip = args[kinds.index("chip")] if len(args) >= len(kinds) else None
+        size = _static_bytes(chip, at, lines, defs) if chip else None
+        if size is None:
+            unsized += 1
+            continue
+        if kinds.index("gm") < kinds.index("chip"):
+            load += k * size
+        else:
+            store += k * size
+    return {
+        "bytes": load + store,
+        "load_bytes": load,
+        "store_bytes": store,
+        "unsized": unsized,
+        "dynamic_loops": loops.dynamic,
+    }

@@ -1,0 +1,112 @@
+"""The Ascend check's work report: the cost model's work record next to what Ascend's IR moves.
+
+Per config: GM bytes of one block from the Triton IR, from bishengir's HIVM DMAs (per target)
+and from the codegen record (``npu_work``: the kernel's GM bytes over its blocks), and the TTIR's
+vector work by element class (``work_ir``). Per run: the distribution of the ratios. A report,
+not a check: the record counts each buffer once per launch (upstream's
+``estimate_kernel_num_bytes``) where the IR counts every block's loads, so a multi-pass reduction
+or an operand re-read by every block (a norm's weight) is above 1 by design. Ratios outside
+``SANE`` are named on their own line: a block count or a parse gone wrong, not a kernel.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+
+WORK_KEY = "npu_work"  # npu_inductor_core.cost_model.WORK_KEY (not imported: read by name only)
+# TTIR / record outside this range means a figure is wrong: a kernel cannot move less than the
+# bytes it must touch once (below 1, with slack for masks padding the record's exact sizes the
+# other way), and reads beyond 64x its operands would be a block count off by a factor
+SANE = (0.5, 64.0)
+# HIVM / TTIR: bishengir moves the blocks Triton asked for (equal on every kernel seen)
+SANE_HIVM = (0.5, 4.0)
+_NUMEL = re.compile(r"^\s+([xyz])numel = (\d+)\s*$", re.MULTILINE)
+
+
+def blocks(kwargs: dict, size_hints: dict, source: str = "") -> int | None:
+    """How many blocks a launch covers: per program axis (x, y, z), its size over its BLOCK.
+    Sizes are the kernel's own constants where its body states them (a static shape), else its
+    size hints (powers of 2); None without program axes (a template)."""
+    stated = {a: int(n) for a, n in _NUMEL.findall(source)}
+    axes = [a for a in size_hints if not a.startswith("r")]
+    if not axes:
+        return None
+    out = 1
+    for a in axes:
+        numel = stated.get(a, size_hints[a])
+        out *= max(1, math.ceil(int(numel) / int(kwargs.get(f"{a.upper()}BLOCK", 1) or 1)))
+    return out
+
+
+def record_per_block(inductor_meta: dict, kwargs: dict, size_hints: dict, source: str) -> dict:
+    rec = (inductor_meta or {}).get(WORK_KEY)
+    if not rec:
+        return {"record": None}
+    n = blocks(kwargs, size_hints, source)
+    return {
+        "blocks": n,
+        "record_gm_bytes_per_block": rec.get("gm_bytes", 0) / n if n else None,
+        "record": dict(rec),
+    }
+
+
+def _ratio(a, b) -> float | None:
+    return a / b if a and b else None
+
+
+def _dist(ratios: list[float]) -> dict:
+    if not ratios:
+        return {"configs": 0}
+    return {
+        "configs": len(ratios),
+        "median": round(statistics.median(ratios), 3),
+        "min": round(min(ratios), 3),
+        "max": round(max(ratios), 3),
+    }
+
+
+def work_agreement(results, targets) -> dict:
+    """Ratio distributions over the run's configs: TTIR / record and HIVM / TTIR per target;
+    kernels without a record; configs whose ratio is outside the sane range."""
+    ttir_rec, per_target, odd = [], {t.name: [] for t in targets}, []
+    no_record = set()
+    for r in results:
+        for c in r.configs:
+            w = getattr(c, "work", None) or {}
+            if not w:
+                continue
+            if w.get("record") is None:
+                no_record.add(r.name)
+            ttir = w.get("ttir_gm_bytes_per_block")
+            q = _ratio(ttir, w.get("record_gm_bytes_per_block"))
+            if q is not None:
+                ttir_rec.append(q)
+                if not SANE[0] <= q <= SANE[1]:
+                    odd.append(f"{r.name} cfg{c.index} {c.kwargs}: TTIR / record {q:.3g}")
+            for t, hivm in (w.get("hivm_dma_bytes_per_block") or {}).items():
+                q = _ratio(hivm, ttir)
+                if q is not None and t in per_target:
+                    per_target[t].append(q)
+                    if not SANE_HIVM[0] <= q <= SANE_HIVM[1]:
+                        odd.append(f"{r.name} cfg{c.index} {c.kwargs} [{t}]: HIVM / TTIR {q:.3g}")
+    return {
+        "ttir_over_record": _dist(ttir_rec),
+        "hivm_over_ttir": {t: _dist(v) for t, v in per_target.items()},
+        "kernels_without_record": sorted(no_record),
+        "outside_sane_range": odd,
+    }
+
+
+def summary_line(agreement: dict) -> str:
+    d = agreement["ttir_over_record"]
+    parts = [
+        f"work: TTIR / record GM bytes per block over {d['configs']} configs"
+        + (f" median {d['median']}x (min {d['min']}, max {d['max']})" if d["configs"] else "")
+    ]
+    for t, h in agreement["hivm_over_ttir"].items():
+        if h["configs"]:
+            parts.append(f"HIVM DMA / TTIR ({t}) median {h['median']}x ({h['min']}-{h['max']})")
+    parts.append(f"{len(agreement['kernels_without_record'])} kernels without a record")
+    return "; ".join(parts)
