@@ -1,8 +1,11 @@
 """``npu-inductor demo``: compile a small transformer block on npu, check it against eager,
-and report compile time, per-call time and the number of generated kernels.
+and report compile time, per-call time, the number of generated kernels, and the estimated
+NPU time of the compiled block against an eager estimate.
 
 On a machine without an NPU this runs on npu-sim (kernels in Triton's interpreter, so
-per-call times are the interpreter's, not a device's).
+per-call times are the interpreter's, not a device's). The estimates are the Ascend cost
+model's (npu_inductor_core.cost_model, README "Cost model"): the compiled call with its
+kernels priced, not run; eager as one aclnn op per ATen op (its launch and GM traffic).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ def _run(args: argparse.Namespace):
             compiled(xn)
             times.append(time.perf_counter() - start)
         ref = eager(x)
+        estimate = _estimate(model, compiled, xn)
     err = (out.cpu() - ref).abs().max().item()
     ok = bool(torch.allclose(out.cpu(), ref, atol=1e-4, rtol=1e-4))
     data = {
@@ -70,6 +74,7 @@ def _run(args: argparse.Namespace):
         "generated_kernels": metrics.generated_kernel_count,
         "max_abs_error": err,
         "matches_eager": ok,
+        "estimate": estimate,
     }
     text = "\n".join(
         [
@@ -78,9 +83,41 @@ def _run(args: argparse.Namespace):
             f"per call (median of {args.calls})  {data['per_call_ms']} ms",
             f"generated kernels     {data['generated_kernels']}",
             f"max |compiled - eager|  {err:.2e}  -> {'matches eager' if ok else 'MISMATCH'}",
+            f"estimated NPU time ({estimate['family']}) compiled {estimate['compiled_us']} us"
+            f" vs eager {estimate['eager_us']} us (compiled: {estimate['kernels']} kernels,"
+            f" {estimate['compiled_aclnn_ops']} aclnn ops; eager: {estimate['eager_aclnn_ops']}"
+            " aclnn ops)",
+            f"  ({CAVEAT})",
         ]
     )
     return (0 if ok else 1), data, text
+
+
+CAVEAT = (
+    "a cost-model estimate, not a measurement: assumed launch costs, no L2 cache,"
+    " pipes taken as overlapped"
+)
+
+
+def _estimate(model, compiled, xn) -> dict:
+    """The estimated NPU time of one call, compiled (after its compiling call: kernels priced,
+    not run) and eager (each ATen op priced as one aclnn op)."""
+    from npu_inductor_core.device import device
+    from npu_inductor_core.estimated_run import estimate_call
+
+    comp = estimate_call(lambda: compiled(xn))
+    eager = estimate_call(lambda: model(xn))
+    return {
+        "soc": device(xn.device.index or 0).soc,
+        "family": device(xn.device.index or 0).family,
+        "compiled_us": round(comp.seconds * 1e6, 1),
+        "eager_us": round(eager.seconds * 1e6, 1),
+        "kernels": comp.kernels,
+        "compiled_aclnn_ops": comp.aten_ops,
+        "eager_aclnn_ops": eager.aten_ops,
+        "unpriced_kernels": comp.unpriced,
+        "caveat": CAVEAT,
+    }
 
 
 class _Demo:

@@ -18,11 +18,13 @@ them, npu-launcher's ``descriptor.specialized``). The slot is promoted only when
 the site's arguments (same objects, same order), or their prefix when the rest are the grid
 a template (FixedGrid) passes as trailing literals. While the autograd profiler or a
 DebugMode is active, ``table()`` hands out the ``run`` path, so kernels are recorded as
-upstream records them.
+upstream records them; so it does inside ``cost_model.estimating()``, where ``run`` prices a
+launch instead of making it.
 """
 
 from __future__ import annotations
 
+from npu_inductor_core import cost_model
 from torch.autograd import profiler as _profiler
 
 try:
@@ -75,7 +77,11 @@ class DirectLaunchSites:
         return self._globals[name]
 
     def table(self) -> list:
-        if _profiler._is_profiler_enabled or get_active_debug_mode() is not None:
+        if (
+            _profiler._is_profiler_enabled
+            or get_active_debug_mode() is not None
+            or cost_model.current() is not None  # an estimate: launches are priced in run
+        ):
             return self.slow
         return self.fast
 
