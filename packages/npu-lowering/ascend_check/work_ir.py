@@ -54,6 +54,7 @@ DIVIDE = {"divf", "divsi", "divui", "remf", "remsi", "remui", "ceildivsi", "floo
 NOT_WORK = {"constant"}  # materialised once, not per element
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_OP_NAME = re.compile(r'"[a-z_]+\.[a-z_.]+"')
 _SSA_DEF = re.compile(r"^\s*(%[\w.$-]+)(?::\d+)?(?:\s*,\s*%[\w.$-]+(?::\d+)?)*\s*=")
 _INT_CONST = re.compile(
     r"(%[\w.$-]+)\s*=\s*(?:arith\.constant\s+(-?\d+)\s*:\s*(?:i\d+|index)"
@@ -66,7 +67,8 @@ _PTR_TENSOR = re.compile(
 )
 _TT_MEM = re.compile(r"\btt\.(load|store|atomic_rmw|atomic_cas)\b")
 _VECTOR_OP = re.compile(r"=\s*(arith|math)\.(\w+)\b")
-_REDUCE = re.compile(r'=\s*"?tt\.(reduce|scan)"?\b')
+_REDUCE = re.compile(r'=\s*"?tt\.(reduce|scan)"?[("\s]')
+_REGION_END = re.compile(r"^\s*\}\)\s*:\s*\(")
 _MEMREF = re.compile(r"memref<((?:[\d?]+x)*)(\w+)(?:,[^<>]*(?:<[^<>]*(?:<[^<>]*>)?[^<>]*>)*)*>")
 _CALL = re.compile(r"\bcall\s+@([\w.$-]+)\(([^)]*)\)")
 _BLOCK = re.compile(r"^\s*\^(bb\d+)\(\s*(%[\w.$-]+)")
@@ -88,9 +90,14 @@ def _numel(dims: str) -> int:
 
 
 def _lines(text: str) -> list[str]:
-    """The module's operations without string literals (locations, symbol names in quotes),
-    whose braces and commas would be read as structure."""
-    return [_STRING.sub('""', line) for line in text.splitlines()]
+    """The module's operations without string literals (locations' file names), whose braces
+    and commas would be read as structure."""
+    return [_STRING.sub(_keep_op_name, line) for line in text.splitlines()]
+
+
+def _keep_op_name(m: re.Match) -> str:
+    """A quoted operation name (``"tt.reduce"``, generic form) stays; other strings go."""
+    return m.group(0) if _OP_NAME.fullmatch(m.group(0)) else '""'
 
 
 def _constants(lines: list[str]) -> dict[str, int]:
@@ -188,7 +195,14 @@ def ttir_work(ttir: str) -> dict:
     loops = _Loops(lines)
     gm = 0
     vector: dict[str, dict] = {}
+    reduce_at = None  # a tt.reduce / tt.scan whose operand type is on its region's closing line
     for line, k in zip(lines, loops.factor):
+        if reduce_at is not None and _REGION_END.match(line):
+            t = _TENSOR.search(line)
+            if t:
+                _add(vector, "reduce", reduce_at, t)
+            reduce_at = None
+            continue
         if _TT_MEM.search(line):
             m = _PTR_TENSOR.search(line.split(" : ", 1)[-1])
             if m:
@@ -196,26 +210,31 @@ def ttir_work(ttir: str) -> dict:
                 ty = m.group(2) or m.group(4) or m.group(5)
                 gm += k * _numel(dims) * element_bytes(ty)
             continue
+        if _REDUCE.search(line):
+            reduce_at = k
+            continue
         op = _VECTOR_OP.search(line)
-        red = _REDUCE.search(line)
-        if not (op or red) or (op and op.group(2) in NOT_WORK):
+        if not op or op.group(2) in NOT_WORK:
             continue
         t = _TENSOR.search(line.split(" : ", 1)[-1] if " : " in line else line)
         if not t:  # a scalar (an index, a loop bound): the scalar unit's, not vector work
             continue
-        if red:
-            cls = "reduce"
-        elif op.group(1) == "math" and op.group(2) in TRANSCENDENTAL:
+        if op.group(1) == "math" and op.group(2) in TRANSCENDENTAL:
             cls = "transcendental"
         elif op.group(2) in DIVIDE:
             cls = "divide"
         else:
             cls = "basic"
-        row = vector.setdefault(cls, {"ops": 0, "elements": {}})
-        row["ops"] += k
-        ty = t.group(2)
-        row["elements"][ty] = row["elements"].get(ty, 0) + k * _numel(t.group(1))
+        _add(vector, cls, k, t)
     return {"gm_bytes": gm, "vector": vector, "dynamic_loops": loops.dynamic}
+
+
+def _add(vector: dict, cls: str, times: int, tensor: re.Match) -> None:
+    """Count an operation ``times`` over the elements of its tensor type, by element type."""
+    row = vector.setdefault(cls, {"ops": 0, "elements": {}})
+    row["ops"] += times
+    ty = tensor.group(2)
+    row["elements"][ty] = row["elements"].get(ty, 0) + times * _numel(tensor.group(1))
 
 
 def _defs(lines: list[str]) -> dict[str, list[int]]:
