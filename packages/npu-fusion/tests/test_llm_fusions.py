@@ -116,3 +116,54 @@ def test_swiglu_quant_is_one_kernel_at_llm_shapes(bench, tokens):
 def test_swiglu_quant_matches_eager(bench, dtype):
     for tokens in (1, 5):
         _assert_matches_eager(bench, "swiglu_quant", tokens, dtype)
+
+
+# QK-norm + RoPE: Q's and K's normalisations are reductions over 32 and 8 heads, which
+# upstream's scheduler does not fuse (pytorch#171572); npu-fusion's combo kernels
+# (``config.combo_kernels``, combo_gate.py) put both in one launch. Inductor's byte count of a
+# combo kernel adds its sub-kernels' intermediates and the whole cos/sin cache, so GM traffic
+# is checked on the code instead: one kernel storing only the two outputs.
+QK_ROWS = {"X12": "qk_norm_rope", "X13": "split_qkv_norm_rope"}
+
+
+def _qk_one_kernel(bench, name, tokens):
+    counts, _ = _counts(bench, name, tokens)
+    assert counts["kernels"] == 1, counts
+
+
+def _qk_matches_eager_in_one_kernel(bench, name, dtype):
+    from torch._inductor.utils import fresh_cache, run_and_get_code
+
+    _, W = bench
+    w = _workload(W, name)
+    for tokens in (1, 5):
+        _assert_matches_eager(bench, name, tokens, dtype)
+    torch._dynamo.reset()
+    with torch.no_grad(), fresh_cache():
+        _, codes = run_and_get_code(torch.compile(w.fn), *w.inputs(5, dtype, "npu", W.TINY))
+    code = "\n".join(codes)
+    assert code.count("@triton.jit") == 1 and code.count("tl.store(") == 2, code
+
+
+@pytest.mark.feature("X12")
+@pytest.mark.parametrize("tokens", [1, 256])
+def test_qk_norm_rope_is_one_kernel_at_llm_shapes(bench, tokens):
+    _qk_one_kernel(bench, QK_ROWS["X12"], tokens)
+
+
+@pytest.mark.feature("X12")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_qk_norm_rope_matches_eager_in_one_kernel(bench, dtype):
+    _qk_matches_eager_in_one_kernel(bench, QK_ROWS["X12"], dtype)
+
+
+@pytest.mark.feature("X13")
+@pytest.mark.parametrize("tokens", [1, 256])
+def test_split_qkv_norm_rope_is_one_kernel_at_llm_shapes(bench, tokens):
+    _qk_one_kernel(bench, QK_ROWS["X13"], tokens)
+
+
+@pytest.mark.feature("X13")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_split_qkv_norm_rope_matches_eager_in_one_kernel(bench, dtype):
+    _qk_matches_eager_in_one_kernel(bench, QK_ROWS["X13"], dtype)

@@ -21,7 +21,10 @@ def register() -> None:
     with _lock:
         if _registered:
             return
-        from . import log
+        from npu_inductor_core.compile_hooks import around_compile_graph
+
+        from . import combo, log
 
         log.register()
+        around_compile_graph("npu-fusion-combo", combo.graph_context)
         _registered = True

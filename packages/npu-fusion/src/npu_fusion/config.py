@@ -22,9 +22,13 @@ ub_bytes: "int | None" = None
 # Order candidate npu fusions by GM bytes saved, a removed round trip counted twice (README).
 prefer_round_trips: bool = True
 
+# Upstream's combo kernels on npu graphs where the user left Inductor's flag alone (README).
+combo_kernels: bool = _env.flag("NPU_FUSION_COMBO_KERNELS", True)
+
 _env.install(
     __name__,
     {
         "ub_rule": (_env.is_bool, "True or False", "NPU_FUSION_UB_RULE"),
+        "combo_kernels": (_env.is_bool, "True or False", "NPU_FUSION_COMBO_KERNELS"),
     },
 )

@@ -63,6 +63,13 @@ def _source_hash() -> str:
 def cache_key() -> str:
     settings = ",".join(
         f"{k}={getattr(config, k)}"
-        for k in ("ub_rule", "min_tile_elems", "multibuffer", "ub_bytes", "prefer_round_trips")
+        for k in (
+            "ub_rule",
+            "min_tile_elems",
+            "multibuffer",
+            "ub_bytes",
+            "prefer_round_trips",
+            "combo_kernels",
+        )
     )
     return f"npu-fusion-{_source_hash()}-{settings}-ub{ub_rule.ub_bytes()}"

@@ -1,0 +1,52 @@
+"""Combo kernels for npu graphs (``config.combo_kernels``): upstream's combo kernels (several
+independent kernels in one launch), turned on per npu graph where the user left Inductor's
+``combo_kernels`` at its default, for the groups ``combo_gate`` admits.
+
+Why: Q's and K's RMSNorm + RoPE (Qwen3-style QK norm) are reductions over 32 and 8 heads;
+upstream's scheduler fuses only nodes of one iteration size (pytorch#171572), so they stay two
+launches; a combo kernel runs both in one, each sub-kernel in programs of its own. Upstream's
+peak-memory gate for combo kernels (5% of the graph's estimated peak) refuses that pair (+25%
+estimated) and would ignore a grouping algorithm; it is off for these graphs where the user
+left it at its default: ``combo_gate`` admits only reductions that read a common buffer.
+
+Registered per graph with npu-inductor-core's ``compile_hooks.around_compile_graph``: a cpu or
+cuda graph gets None (upstream's config and grouping untouched).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from . import combo_gate, config
+
+# Upstream's memory gate for combo kernels (both None: the grouping algorithm decides).
+_MEMORY_GATES = ("combo_kernel_peak_memory_pct_threshold", "combo_kernel_peak_memory_increase_gb")
+
+
+def graph_context(gm, example_inputs):
+    """Inductor's combo kernels with npu's grouping for an npu graph; None otherwise."""
+    from torch._inductor import config as inductor
+
+    if not config.combo_kernels or not inductor._is_default("combo_kernels"):
+        return None
+    if not all(hasattr(inductor, g) and inductor._is_default(g) for g in _MEMORY_GATES):
+        return None  # the user chose a memory gate: leave combo kernels off, as they are
+    if not _on_npu(gm, example_inputs):
+        return None
+    stack = contextlib.ExitStack()
+    stack.enter_context(inductor.patch({"combo_kernels": True, **dict.fromkeys(_MEMORY_GATES)}))
+    stack.enter_context(combo_gate.narrowed())
+    return stack
+
+
+def _on_npu(gm, example_inputs) -> bool:
+    from torch._inductor.utils import get_all_devices
+
+    if any(
+        getattr(getattr(t, "device", None), "type", None) == "npu" for t in example_inputs or ()
+    ):
+        return True
+    try:
+        return any(d.type == "npu" for d in get_all_devices(gm))
+    except Exception:  # an unusual graph: not ours
+        return False
