@@ -1,0 +1,65 @@
+"""npu-fusion's combo kernels (``config.combo_kernels``, combo.py / combo_gate.py): on npu
+graphs only, only where the user left Inductor's flag alone, only for reductions over rows of
+one length that read a common buffer (the QK-norm case: tests/test_llm_fusions.py, X12/X13)."""
+
+import pytest
+import torch
+
+from npu_fusion import combo, combo_gate
+from npu_fusion import config as fusion_config
+
+
+def _shared_weight(a, b, w):  # rows of 16 over 4 and 2 rows, both reading w
+    return (a * w).sum(-1), (b * w).sum(-1)
+
+
+def _args(npu):
+    return (
+        torch.randn(4, 16, device=npu),
+        torch.randn(2, 16, device=npu),
+        torch.randn(16, device=npu),
+    )
+
+
+def test_reductions_sharing_a_read_share_one_kernel(compiled, npu):
+    assert compiled(_shared_weight, *_args(npu)).kernels == 1
+    with fusion_config.patch(combo_kernels=False):
+        assert compiled(_shared_weight, *_args(npu)).kernels == 2
+
+
+def test_the_user_flag_wins(compiled, npu):
+    assert compiled(_shared_weight, *_args(npu), combo_kernels=False).kernels == 2
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (lambda a, b: (a.sum(-1), b.sum(-1)), ((4, 16), (2, 16))),  # no common read
+        (lambda a, b: (a * 2, b + 1), ((4, 16), (2, 16))),  # pointwise
+        (
+            lambda a, b, s: ((a * s).sum(-1), (b * s).sum(-1)),
+            ((4, 16), (2, 8), (1,)),
+        ),  # rows of 16 and of 8
+    ],
+)
+def test_other_independent_kernels_keep_their_own(compiled, npu, fn, args):
+    """Upstream's grouping would put each pair in one launch (the user's flag shows it)."""
+    make = [torch.randn(*s, device=npu) for s in args]
+    assert compiled(fn, *make).kernels == 2
+    upstream = {"combo_kernels": True, "combo_kernel_peak_memory_pct_threshold": None}
+    assert compiled(fn, *make, **upstream).kernels == 1
+
+
+def test_cpu_graphs_and_upstream_grouping_untouched(compiled, npu):
+    from torch._inductor.scheduler import ForeachKernelSchedulerNode as Foreach
+
+    gm = torch.fx.symbolic_trace(lambda a, b, w: _shared_weight(a, b, w))
+    assert (
+        combo.graph_context(gm, [torch.randn(4, 16), torch.randn(2, 16), torch.randn(16)]) is None
+    )
+    assert combo.graph_context(gm, list(_args(npu))) is not None
+    compiled(_shared_weight, *_args(npu))
+    assert (
+        Foreach.group_algorithm_for_combo_kernels is Foreach._default_group_nodes_for_combo_kernels
+    )
+    assert combo_gate._depth == 0
