@@ -58,7 +58,11 @@ _OP_NAME = re.compile(r'"[a-z_]+\.[a-z_.]+"')
 _SSA_DEF = re.compile(r"^\s*(%[\w.$-]+)(?::\d+)?(?:\s*,\s*%[\w.$-]+(?::\d+)?)*\s*=")
 _INT_CONST = re.compile(
     r"(%[\w.$-]+)\s*=\s*(?:arith\.constant\s+(-?\d+)\s*:\s*(?:i\d+|index)"
-    r"|llvm\.mlir\.constant\((-?\d+)\s*:\s*i\d+\))"
+    r"|llvm\.mlir\.constant\((-?\d+)\s*:\s*(?:i\d+|index)\))"
+)
+# the 950's loop bounds are such constants seen through a cast to index
+_ALIAS = re.compile(
+    r"(%[\w.$-]+)\s*=\s*(?:builtin\.unrealized_conversion_cast|arith\.index_cast|llvm\.sext)\s+(%[\w.$-]+)"
 )
 _FOR = re.compile(r"scf\.for\s+%[\w.$-]+\s*=\s*(%[\w.$-]+)\s+to\s+(%[\w.$-]+)\s+step\s+(%[\w.$-]+)")
 _TENSOR = re.compile(r"tensor<((?:\d+x)*)([^>]*?)>+")
@@ -70,7 +74,12 @@ _VECTOR_OP = re.compile(r"=\s*(arith|math)\.(\w+)\b")
 _REDUCE = re.compile(r'=\s*"?tt\.(reduce|scan)"?[("\s]')
 _REGION_END = re.compile(r"^\s*\}\)\s*:\s*\(")
 _MEMREF = re.compile(r"memref<((?:[\d?]+x)*)(\w+)(?:,[^<>]*(?:<[^<>]*(?:<[^<>]*>)?[^<>]*>)*)*>")
+# a scalar load/store of GM: `memref.load %m[%i] : memref<1xf32, ..., #hivm.address_space<gm>>`
+_SCALAR_GM = re.compile(
+    r"\bmemref\.(load|store)\b.*\s:\s*memref<(?:[\d?]+x)*(\w+),.*address_space<gm>>\s*$"
+)
 _CALL = re.compile(r"\bcall\s+@([\w.$-]+)\(([^)]*)\)")
+_FUNC = re.compile(r"^\s*(?:func\.func|tt\.func)\b")
 _BLOCK = re.compile(r"^\s*\^(bb\d+)\(\s*(%[\w.$-]+)")
 _BRANCH = re.compile(r"cf\.br\s+\^(bb\d+)\(\s*(%[\w.$-]+)")
 _CMP = re.compile(r"arith\.cmpi\s+slt,\s*(%[\w.$-]+),\s*(%[\w.$-]+)")
@@ -105,6 +114,9 @@ def _constants(lines: list[str]) -> dict[str, int]:
     for line in lines:
         for m in _INT_CONST.finditer(line):
             out[m.group(1)] = int(m.group(2) if m.group(2) is not None else m.group(3))
+        a = _ALIAS.search(line)
+        if a and a.group(2) in out:
+            out[a.group(1)] = out[a.group(2)]
     return out
 
 
@@ -119,33 +131,37 @@ class _Loops:
     around it (``scf.for`` regions by their braces; ``cf`` loops from header to back edge)."""
 
     def __init__(self, lines: list[str]):
-        consts = _constants(lines)
         self.dynamic = 0
         self.factor = [1] * len(lines)
-        # cf loops: header line -> (back-edge line, trips)
-        cf_spans = []
-        func = 0  # first line of the function being read: block labels are per function
-        ends = [j for j, line in enumerate(lines) if "func.func" in line] + [len(lines)]
+        # value names and block labels are per function: constants and loops are read in each
+        starts = [j for j, line in enumerate(lines) if _FUNC.search(line)] or [0]
+        bounds = list(zip(starts, starts[1:] + [len(lines)]))
+        if bounds[0][0]:
+            bounds.insert(0, (0, bounds[0][0]))
+        func_of = [0] * len(lines)
+        consts = []
+        for n, (a, b) in enumerate(bounds):
+            func_of[a:b] = [n] * (b - a)
+            consts.append(_constants(lines[a:b]))
+        cf_spans = []  # (header line, back-edge line, trips)
         for i, line in enumerate(lines):
-            if "func.func" in line:
-                func = i
             m = _BLOCK.match(line)
             if not m:
                 continue
             label, iv = m.groups()
-            end = next(j for j in ends if j > i)
+            a, end = bounds[func_of[i]]
             edge = re.compile(rf"cf\.br\s+\^{label}\(")
             back = [j for j in range(i + 1, end) if edge.search(lines[j])]
             if not back:
                 continue
-            trips = self._cf_trips(lines[func:], i - func, back[-1] - func, label, iv, consts)
+            trips = self._cf_trips(lines[a:end], i - a, back[-1] - a, label, iv, consts[func_of[i]])
             cf_spans.append((i, back[-1], trips))
         stack: list[int] = []  # multipliers of the open brace regions
         for i, line in enumerate(lines):
             f = _FOR.search(line)
             for_trips = None
             if f:
-                for_trips = _trips(*f.groups(), consts)
+                for_trips = _trips(*f.groups(), consts[func_of[i]])
                 if for_trips is None:
                     self.dynamic += 1
             here = prod(stack) if stack else 1
@@ -271,9 +287,13 @@ def hivm_dma(hivm: str) -> dict:
     lines = _lines(hivm)
     loops = _Loops(lines)
     defs = _defs(lines)
-    load = store = 0
+    load = store = scalar = 0
     unsized = 0
     for at, (line, k) in enumerate(zip(lines, loops.factor)):
+        s = _SCALAR_GM.search(line)
+        if s:
+            scalar += k * element_bytes(s.group(2))
+            continue
         call = _CALL.search(line)
         if not call or " : (" not in line:
             continue
@@ -294,9 +314,10 @@ def hivm_dma(hivm: str) -> dict:
         else:
             store += k * size
     return {
-        "bytes": load + store,
+        "bytes": load + store + scalar,
         "load_bytes": load,
         "store_bytes": store,
+        "scalar_bytes": scalar,
         "unsized": unsized,
         "dynamic_loops": loops.dynamic,
     }

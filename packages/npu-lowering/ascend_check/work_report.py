@@ -20,11 +20,10 @@ WORK_KEY = "npu_work"  # npu_inductor_core.cost_model.WORK_KEY (not imported: re
 # bytes it must touch once (below 1, with slack for masks padding the record's exact sizes the
 # other way), and reads beyond 64x its operands would be a block count off by a factor
 SANE = (0.5, 64.0)
-# HIVM / TTIR of a vector-only kernel: bishengir moves the blocks Triton asked for (equal on
-# most kernels seen; 0.75 where it drops a load, 1.3 on one 950 kernel). Mix (Cube) kernels are
-# reported apart and not held to it: on the 910B the Cube hands its tile to the vector core
-# through GM (2-2.6x), on the 950 through the UB, and their cube-side DMAs run in loops read
-# here as counted once (0.1-0.3x)
+# HIVM / TTIR of a vector-only kernel: bishengir moves the blocks Triton asked for (1.0 on most
+# kernels of the suite; 0.75 where it drops a load, 1.3 on one 950 kernel). Mix (Cube) kernels
+# are reported apart, not held to it: on the 910B the Cube's operands and result pass through a
+# GM workspace between the vector and Cube cores (about 3x)
 SANE_HIVM = (0.5, 4.0)
 _NUMEL = re.compile(r"^\s+([xyz])numel = (\d+)\s*$", re.MULTILINE)
 
