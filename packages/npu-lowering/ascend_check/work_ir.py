@@ -6,12 +6,14 @@ comparison). Two readings, both per *block* (one step of the kernel's sub-block 
 program axes: one BLOCK of each program axis, with its whole reduction):
 
 - ``ttir_work``: Triton IR after triton-ascend's ``make_ttir``. GM bytes are the tensors of its
-  ``tt.load`` / ``tt.store`` / ``tt.atomic_*`` (a masked access counts its whole block: the DMA
-  moves the block); vector work is its ``arith`` / ``math`` operations on tensors, by class.
+  ``tt.load`` / ``tt.store`` / ``tt.atomic_*`` (a masked access counts its whole block);
+  vector work is its ``arith`` / ``math`` operations on tensors, by class
+  (``basic``, ``divide`` (float), ``int_divide``, ``transcendental``, ``reduce``).
 - ``hivm_dma``: bishengir's final HIVM module (``module.hivm.opt.mlir``). Its DMAs are calls of
-  library functions (``load_gm_to_ubuf_*``, ``store_ubuf_to_gm_*``; any call or ``hivm.hir`` op
-  with one operand in GM and one in another address space counts), on ``memref<?x...>`` casts;
-  a DMA's size is the static shape its on-chip operand was cast from (the UB buffer's block).
+  library functions (``load_gm_to_ubuf_*``, ``store_ubuf_to_gm_*``, ``nd2nz_*``, ``fixpipe_*``:
+  any call with one memref operand in GM and one on chip), on ``memref<?x...>`` casts; a DMA's
+  size is the static shape its on-chip operand was cast or sliced from (the buffer's block).
+  Scalar ``memref.load`` / ``memref.store`` of GM count too (a gather bishengir cannot DMA).
 
 A loop with constant bounds (the reduction loops of a static shape) multiplies what it holds by
 its trip count; a loop with bounds known only at run time (the sub-block loop itself, or a
@@ -50,7 +52,9 @@ TRANSCENDENTAL = {
     "powf",
     "cbrt",
 }
-DIVIDE = {"divf", "divsi", "divui", "remf", "remsi", "remui", "ceildivsi", "floordivsi"}
+DIVIDE = {"divf", "remf"}
+# integer division: index arithmetic (modulo indexing), not codegen's "division" class
+INT_DIVIDE = {"divsi", "divui", "remsi", "remui", "ceildivsi", "floordivsi"}
 NOT_WORK = {"constant"}  # materialised once, not per element
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -239,6 +243,8 @@ def ttir_work(ttir: str) -> dict:
             cls = "transcendental"
         elif op.group(2) in DIVIDE:
             cls = "divide"
+        elif op.group(2) in INT_DIVIDE:
+            cls = "int_divide"
         else:
             cls = "basic"
         _add(vector, cls, k, t)

@@ -70,6 +70,18 @@ def _dist(ratios: list[float]) -> dict:
     }
 
 
+def classes_agree(work: dict) -> bool | None:
+    """Whether the TTIR and codegen's record agree that the kernel has special or composite
+    element operations (transcendental functions, float division); None for a record without
+    element classes."""
+    rec = work.get("record") or {}
+    if "special_ops" not in rec:
+        return None
+    v = work.get("ttir_vector") or {}
+    ttir = any(v.get(c, {}).get("ops") for c in ("transcendental", "divide"))
+    return ttir == bool(rec.get("special_ops") or rec.get("composite_ops"))
+
+
 def work_agreement(results, targets) -> dict:
     """Ratio distributions over the run's configs: TTIR / record and HIVM / TTIR per target;
     kernels without a record; configs whose ratio is outside the sane range."""
@@ -77,6 +89,7 @@ def work_agreement(results, targets) -> dict:
     per_target = {t.name: [] for t in targets}
     mix = {t.name: [] for t in targets}
     no_record = set()
+    classes = {}  # kernel -> classes_agree of its first config with a figure
     for r in results:
         for c in r.configs:
             w = getattr(c, "work", None) or {}
@@ -84,6 +97,9 @@ def work_agreement(results, targets) -> dict:
                 continue
             if w.get("record") is None:
                 no_record.add(r.name)
+            agree = classes_agree(w)
+            if agree is not None:
+                classes.setdefault(r.name, agree)
             ttir = w.get("ttir_gm_bytes_per_block")
             q = _ratio(ttir, w.get("record_gm_bytes_per_block"))
             if q is not None:
@@ -102,6 +118,11 @@ def work_agreement(results, targets) -> dict:
         "hivm_over_ttir": {t: _dist(v) for t, v in per_target.items()},
         "hivm_over_ttir_mix_kernels": {t: _dist(v) for t, v in mix.items()},
         "kernels_without_record": sorted(no_record),
+        "element_classes": {
+            "kernels": len(classes),
+            "agree": sum(classes.values()),
+            "disagree": sorted(k for k, v in classes.items() if not v),
+        },
         "outside_sane_range": odd,
     }
 
@@ -118,5 +139,10 @@ def summary_line(agreement: dict) -> str:
     for t, h in agreement.get("hivm_over_ttir_mix_kernels", {}).items():
         if h["configs"]:
             parts.append(f"mix kernels ({t}) {h['min']}-{h['max']}x over {h['configs']}")
+    e = agreement.get("element_classes") or {}
+    if e.get("kernels"):
+        parts.append(
+            f"special/composite element ops in TTIR and record alike on {e['agree']}/{e['kernels']} kernels"
+        )
     parts.append(f"{len(agreement['kernels_without_record'])} kernels without a record")
     return "; ".join(parts)

@@ -35,6 +35,7 @@ TTIR = """module {
       %2 = scf.for %arg4 = %c0_i32 to %c1024_i32 step %c256_i32 iter_args(%arg5 = %cst) -> (tensor<1x256xf32>)  : i32 {
         %p = tt.splat %arg0 : !tt.ptr<bf16> -> tensor<1x256x!tt.ptr<bf16>>
         %m = arith.cmpi slt, %r, %n : tensor<1x256xi32>
+        %i = arith.remsi %r, %k : tensor<1x256xi32>
         %v = tt.load %p, %m : tensor<1x256x!tt.ptr<bf16>> loc("k.py":3:4)
         %e = arith.extf %v : tensor<1x256xbf16> to tensor<1x256xf32>
         %x = math.exp %e : tensor<1x256xf32>
@@ -146,6 +147,7 @@ def test_ttir_bytes_count_each_block_times_its_constant_loop(work_ir):
     assert v["basic"] == {"ops": 12, "elements": {"i32": 1024, "bf16": 1024, "f32": 1024}}
     assert v["transcendental"] == {"ops": 4, "elements": {"f32": 1024}}
     assert v["divide"] == {"ops": 1, "elements": {"f32": 1}}
+    assert v["int_divide"] == {"ops": 4, "elements": {"i32": 1024}}  # modulo indexing
     assert v["reduce"] == {"ops": 1, "elements": {"f32": 256}}  # its scalar combiner is not
 
 
@@ -173,19 +175,22 @@ def test_blocks_and_the_records_bytes_per_block(work_report):
 
 
 def test_the_agreement_summary_names_absurd_ratios(work_report):
-    def cfg(ttir, rec, hivm, mix=False):
+    def cfg(ttir, rec, hivm, mix=False, special=0):
         work = {
             "ttir_gm_bytes_per_block": ttir,
             "record_gm_bytes_per_block": rec,
-            "record": None if rec is None else {"gm_bytes": rec},
+            "record": None if rec is None else {"gm_bytes": rec, "special_ops": special},
             "hivm_dma_bytes_per_block": {"910B2": hivm},
+            "ttir_vector": {"transcendental": {"ops": 1, "elements": {"f32": 8}}},
         }
         return SimpleNamespace(
             index=0, kwargs={}, work=work, launch={"mix_mode": "mix" if mix else "aiv"}
         )
 
     results = [
-        SimpleNamespace(name="a", configs=[cfg(1000, 800, 1000), cfg(2000, 1000, 2000)]),
+        SimpleNamespace(
+            name="a", configs=[cfg(1000, 800, 1000, special=1), cfg(2000, 1000, 2000, special=1)]
+        ),
         SimpleNamespace(name="b", configs=[cfg(1000, 10, 1000)]),  # 100x: a wrong block count
         SimpleNamespace(name="c", configs=[cfg(1000, None, 2500, mix=True)]),
     ]
@@ -196,6 +201,8 @@ def test_the_agreement_summary_names_absurd_ratios(work_report):
     assert row["kernels_without_record"] == ["c"]
     assert [line.split(":")[0] for line in row["outside_sane_range"]] == ["b cfg0 {}"]
     assert "3 configs median 2.0x" in work_report.summary_line(row)
+    # the TTIR's exp against the record's element classes: "b" recorded none
+    assert row["element_classes"] == {"kernels": 2, "agree": 1, "disagree": ["b"]}
 
 
 ASCEND_PY = Path(__file__).resolve().parents[3] / ".venv-ascend" / "bin" / "python"
