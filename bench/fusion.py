@@ -1,8 +1,9 @@
 """npu's fusion policy against upstream's on the same npu graphs (issue 20 item 4).
 
 Each workload is compiled for npu (npu-sim) twice in this process, with a fresh Inductor
-cache each time: ``policy`` (npu-fusion's defaults: the UB rule and the round-trip
-preference) and ``upstream`` (both off: upstream's scheduler, choices and flags alone).
+cache each time: ``policy`` (npu-fusion's defaults: the UB rule, the round-trip
+preference and combo kernels of npu reductions) and ``upstream`` (all three off: upstream's
+scheduler, choices and flags alone).
 Reported per workload and variant: kernels generated per call (Inductor's
 ``generated_kernel_count``, forward and backward together where the workload trains) and
 bytes moved through GM by those kernels (Inductor's ``num_bytes_accessed``: each kernel's
@@ -23,12 +24,17 @@ output written once). They are compiled without running a kernel (Inductor compi
 fake inputs; the graph then runs eagerly), so 4096 tokens cost no interpreter time:
 
     .venv/bin/python bench/fusion.py --llm [--tokens 1,16,256,4096] [--dtypes bfloat16,float16]
-        [--json bench/fusion_llm.json]
+        [--json bench/fusion_llm.json] [--ascend-check [--check-variants policy]]
+
+With ``--ascend-check`` the LLM rows' kernels are saved and checked by one ascend_check run at
+the end (each row's variant gets ``ascend_check``: its kernels and the failing ones); the rows
+then go to bench/fusion_llm_ascend_check.json unless ``--json`` names another file.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import platform
@@ -42,7 +48,11 @@ import torch.nn.functional as F
 from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
-VARIANTS = {"policy": {}, "upstream": {"ub_rule": False, "prefer_round_trips": False}}
+# upstream: npu-fusion's rules, preference and combo kernels off (upstream's scheduler alone)
+VARIANTS = {
+    "policy": {},
+    "upstream": {"ub_rule": False, "prefer_round_trips": False, "combo_kernels": False},
+}
 
 
 class Block(nn.Module):
@@ -177,7 +187,11 @@ def measure_compile_only(fn, args: tuple, variant: dict) -> tuple[dict, object]:
     return _counted(call, variant)
 
 
-def llm_rows(tokens: list[int], dtypes: list[str], only: str | None) -> list[dict]:
+def llm_rows(
+    tokens: list[int], dtypes: list[str], only: str | None, save_root: Path | None = None
+) -> list[dict]:
+    """One row per workload, dtype and token count; with ``save_root``, each row's kernels
+    under ``save_root/<row>-<variant>`` (for one ascend_check run over all of them)."""
     import llm_workloads as W
 
     rows = []
@@ -189,11 +203,49 @@ def llm_rows(tokens: list[int], dtypes: list[str], only: str | None) -> list[dic
                 args = w.inputs(t, getattr(torch, dtype), "npu", W.Shapes())
                 row = {"workload": w.name, "tokens": t, "dtype": dtype}
                 for vname, variant in VARIANTS.items():
-                    row[vname], out = measure_compile_only(w.fn, args, variant)
+                    save = save_root / f"{w.name}-{t}-{dtype}-{vname}" if save_root else None
+                    with _saving(save):
+                        row[vname], out = measure_compile_only(w.fn, args, variant)
                 row["minimum_gm_bytes"] = W.minimum_gm_bytes(args, out, w.gather)
                 rows.append(row)
                 print_llm_row(row)
     return rows
+
+
+def llm_ascend_check(rows: list[dict], root: Path, python: str, configs: str, variants) -> dict:
+    """One ascend_check over every saved LLM kernel of ``variants``; each row's variant gets
+    its kernels' count and failures."""
+    folders = [
+        f
+        for r in rows
+        for v in variants
+        if (f := root / f"{r['workload']}-{r['tokens']}-{r['dtype']}-{v}").is_dir()
+    ]
+    summary = ascend_check(folders, python, configs)
+    for r in rows:
+        for v in variants:
+            folder = root / f"{r['workload']}-{r['tokens']}-{r['dtype']}-{v}"
+            names = {p.stem for p in folder.glob("npu_kernel_*.py")}
+            r[v]["ascend_check"] = {
+                "kernels_checked": len(names),
+                "failed": sorted(names & set(summary.get("failed", []))),
+            }
+    return summary
+
+
+@contextlib.contextmanager
+def _saving(folder: Path | None):
+    """npu-lowering saves every kernel compiled meanwhile into ``folder`` (None: none)."""
+    import npu_lowering.config as lowering_config
+
+    old = lowering_config.save_kernels
+    if folder:
+        folder.mkdir(parents=True, exist_ok=True)
+    lowering_config.save_kernels = str(folder) if folder else None
+    try:
+        yield
+    finally:
+        lowering_config.save_kernels = old
 
 
 def print_llm_row(row: dict) -> None:
@@ -205,12 +257,15 @@ def print_llm_row(row: dict) -> None:
     )
 
 
-def ascend_check(folder: Path, python: str, configs: str = "all") -> dict:
-    report = folder / "report.json"
+def ascend_check(folder: Path | list[Path], python: str, configs: str = "all") -> dict:
+    folders = folder if isinstance(folder, list) else [folder]
+    report = (
+        folders[0].parent / "report.json" if isinstance(folder, list) else folder / "report.json"
+    )
     cmd = [
         python,
         str(ROOT / "packages/npu-lowering/ascend_check/check.py"),
-        str(folder),
+        *map(str, folders),
         "--jobs",
         "1",
         "--configs",
@@ -273,13 +328,21 @@ def main(argv=None) -> int:
         )
         print("|---|---|---|---|---|---|")
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-        rows = llm_rows([int(t) for t in args.tokens.split(",")], args.dtypes.split(","), args.only)
-        return _write(
-            args.json
-            if args.json != ROOT / "bench/fusion.json"
-            else ROOT / "bench/fusion_llm.json",
-            rows,
+        tokens, dtypes = [int(t) for t in args.tokens.split(",")], args.dtypes.split(",")
+        default = ROOT / (
+            "bench/fusion_llm_ascend_check.json" if args.ascend_check else "bench/fusion_llm.json"
         )
+        out = default if args.json == ROOT / "bench/fusion.json" else args.json
+        if not args.ascend_check:
+            return _write(out, llm_rows(tokens, dtypes, args.only))
+        with tempfile.TemporaryDirectory(prefix="npu-fusion-llm-") as tmp:
+            rows = llm_rows(tokens, dtypes, args.only, Path(tmp))
+            variants = args.check_variants.split(",")
+            summary = llm_ascend_check(
+                rows, Path(tmp), args.check_python, args.check_configs, variants
+            )
+        print({k: v for k, v in summary.items() if k != "failed"}, "failed:", summary.get("failed"))
+        return _write(out, rows)
 
     chosen = workloads()
     if args.only:
