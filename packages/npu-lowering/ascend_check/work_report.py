@@ -15,7 +15,6 @@ import math
 import re
 import statistics
 
-WORK_KEY = "npu_work"  # npu_inductor_core.cost_model.WORK_KEY (not imported: read by name only)
 # TTIR / record outside this range means a figure is wrong: a kernel cannot move less than the
 # bytes it must touch once (below 1, with slack for masks padding the record's exact sizes the
 # other way), and reads beyond 64x its operands would be a block count off by a factor
@@ -44,6 +43,8 @@ def blocks(kwargs: dict, size_hints: dict, source: str = "") -> int | None:
 
 
 def record_per_block(inductor_meta: dict, kwargs: dict, size_hints: dict, source: str) -> dict:
+    from npu_inductor_core.cost_model import WORK_KEY  # (check.py puts its source on sys.path)
+
     rec = (inductor_meta or {}).get(WORK_KEY)
     if not rec:
         return {"record": None}
