@@ -21,8 +21,16 @@ from .device import device
 
 aten = torch.ops.aten
 
-# ops that allocate, alias or re-describe memory: no kernel runs on the device
+# ops that allocate, alias or re-describe memory: no kernel runs on the device (views are
+# told by their schema; _unsafe_view and the in-place metadata ops are not marked as views)
 _NO_KERNEL = {
+    aten._unsafe_view,
+    aten.as_strided_,
+    aten.squeeze_,
+    aten.unsqueeze_,
+    aten.transpose_,
+    aten.t_,
+    aten.detach_,
     aten.empty,
     aten.empty_strided,
     aten.empty_like,
