@@ -63,3 +63,14 @@ def test_cpu_graphs_and_upstream_grouping_untouched(compiled, npu):
         Foreach.group_algorithm_for_combo_kernels is Foreach._default_group_nodes_for_combo_kernels
     )
     assert combo_gate._depth == 0
+
+
+def test_combo_kernel_is_saved_for_the_ascend_check(compiled, npu, tmp_path):
+    """npu-lowering's ``save_kernels`` keeps the combo kernel (upstream's ComboKernel class),
+    so the Ascend check sees it."""
+    import npu_lowering.config as lowering_config
+
+    with lowering_config.patch(save_kernels=str(tmp_path)):
+        compiled(_shared_weight, *_args(npu))
+    (saved,) = tmp_path.glob("npu_kernel_*.py")
+    assert "SequentialComboKernelGrid" in saved.read_text()

@@ -4,6 +4,7 @@ installed fusion policy's veto on npu fusions."""
 from __future__ import annotations
 
 from torch._inductor.codegen.triton import TritonScheduling
+from torch._inductor.codegen.triton_combo_kernel import ComboKernel
 from torch._inductor.select_algorithm import TritonTemplateKernel
 
 from torch._inductor.virtualized import V
@@ -18,11 +19,12 @@ class NpuScheduling(TritonScheduling):
 
     def define_kernel(self, src_code, node_schedule, kernel):
         # NpuTritonKernel saves its own source; a GEMM template kernel (upstream's class,
-        # with npu imports) is saved here, with its fused epilogue, for the Ascend check
+        # with npu imports) is saved here, with its fused epilogue, for the Ascend check, and
+        # so is a combo kernel (upstream's ComboKernel: npu-fusion's combo kernels)
         src_code = fp64_compute.mark_kernel(
             src_code, node_schedule
         )  # opt-in float64-in-float32: said in the code
-        if isinstance(kernel, TritonTemplateKernel):
+        if isinstance(kernel, (TritonTemplateKernel, ComboKernel)):
             save_kernel(src_code)
         name = super().define_kernel(src_code, node_schedule, kernel)
         fp64_compute.warn_once(name, src_code)
