@@ -167,7 +167,7 @@ def test_kernels_carry_the_device_facts_a_compile_worker_tiles_for(fresh, kernel
     assert ran
     monkeypatch.setattr(tiles, "device", lambda index=0: tiles.Device())  # as in a worker
     for k in ran:
-        assert k.inductor_meta[tiles.FACTS_KEY] == {"ub_bytes": 8 * 1024, "vector_cores": 4}
+        assert k.inductor_meta[tiles.FACTS_KEY] == tiles.Device(8 * 1024, 4).record()
         assert kernel_facts.device_of(k) == tiles.Device(8 * 1024, 4)
         assert all(
             tiles.fits_ub(c, k.triton_meta, tiles.Device(8 * 1024, 4), None) for c in k.configs

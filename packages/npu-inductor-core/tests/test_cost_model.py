@@ -118,3 +118,21 @@ def test_a_small_gemm_is_faster_as_a_template_a_large_one_through_aclnn(dev):
     t16, a16 = gemm_seconds(1, 512, 512, 512, 2, (64, 64, 64), dev)
     t32, a32 = gemm_seconds(1, 512, 512, 512, 4, (64, 64, 64), dev)
     assert t32 / a32 > t16 / a16
+
+
+def test_an_eager_float32_gemm_is_priced_at_the_cubes_float32_rate():
+    """ATen ops priced by ``estimated_run``: a float32 GEMM big enough to be Cube-bound takes
+    longer on the device than the same GEMM in bfloat16."""
+    import torch
+
+    pytest.importorskip("npu_sim")
+    from npu_inductor.components import enable
+
+    from npu_inductor_core.estimated_run import estimate_call
+
+    enable()
+    a = torch.randn(1024, 1024, device="npu")
+    launch = COSTS[B910.family].aclnn_launch_s
+    single = estimate_call(lambda: a @ a).seconds - launch
+    half = a.to(torch.bfloat16)
+    assert single > 2 * (estimate_call(lambda: half @ half).seconds - launch)

@@ -28,6 +28,12 @@ def test_a_kernel_is_tiled_for_the_facts_it_recorded():
     meta = {D.FACTS_KEY: facts.record()}
     assert D.device_for(meta) == facts
     assert D.device_for({}) == D.device(0)  # nothing recorded: this process's device
+    # a 950's kernel keeps its family (UB calibration, L0C, cost row) wherever it is tuned
+    a5 = D.Device(ub_bytes=D.UB_950, cube_cores=32, soc="Ascend950PR_9599", soc_version=D.SOC_950)
+    got = D.device_for({D.FACTS_KEY: a5.record()})
+    assert (
+        got == D.Device(**{**a5.__dict__, "l0c_bytes": D.L0C_BYTES["950"]}) and got.family == "950"
+    )
 
 
 def _child(code: str, **env) -> str:

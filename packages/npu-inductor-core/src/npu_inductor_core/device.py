@@ -54,8 +54,15 @@ class Device:
         return family(self.soc_version)
 
     def record(self) -> dict:
-        """What a kernel's inductor_meta keeps under ``FACTS_KEY``."""
-        return {"ub_bytes": self.ub_bytes, "vector_cores": self.vector_cores}
+        """What a kernel's inductor_meta keeps under ``FACTS_KEY``: what its tiles, its UB
+        calibration (by SoC) and its cost estimate (Cube cores, SoC family) depend on."""
+        return {
+            "ub_bytes": self.ub_bytes,
+            "vector_cores": self.vector_cores,
+            "cube_cores": self.cube_cores,
+            "soc": self.soc,
+            "soc_version": self.soc_version,
+        }
 
 
 def family(soc_version: int | None) -> str:
@@ -81,7 +88,15 @@ def device_for(inductor_meta: dict | None, index: int = 0) -> Device:
     """The facts the kernel was generated for, else those of device ``index`` here."""
     facts = (inductor_meta or {}).get(FACTS_KEY)
     if facts:
-        return Device(int(facts["ub_bytes"]), int(facts["vector_cores"]))
+        soc_version = facts.get("soc_version")  # absent from kernels generated before it was kept
+        return Device(
+            int(facts["ub_bytes"]),
+            int(facts["vector_cores"]),
+            cube_cores=int(facts.get("cube_cores", DEFAULT_CUBE_CORES)),
+            soc=str(facts.get("soc", Device.soc)),
+            soc_version=None if soc_version is None else int(soc_version),
+            l0c_bytes=L0C_BYTES[family(soc_version)],
+        )
     return device(index)
 
 

@@ -83,7 +83,10 @@ class PriceAtenOps(TorchDispatchMode):
         if inputs or outputs:
             moved = sum(t.numel() * t.element_size() for t in (*inputs, *outputs))
             dev = (inputs or outputs)[0].device.index or 0
-            cost_model.add_aten_op(moved, _macs(func, args, kwargs, out), device(dev))
+            macs = _macs(func, args, kwargs, out)
+            # float32 operands run at the Cube's float32 rate
+            fp32 = bool(macs) and bool(inputs) and inputs[0].dtype == torch.float32
+            cost_model.add_aten_op(moved, macs, device(dev), fp32=fp32)
         return out
 
 
