@@ -1,5 +1,6 @@
 """Compiles on npu-sim are deterministic: every decision upstream takes by timing (here:
-max-autotune's choices and every kernel's config, with autotuning on for all kernels) uses
+max-autotune's choices, every kernel's config with autotuning on for all kernels, coordinate
+descent, benchmark fusion and epilogue fusion) uses
 the Ascend cost model's estimate, so the same model compiles to the same code in two
 processes, one of them beside a CPU hog, and nothing times Triton's interpreter."""
 
@@ -19,6 +20,7 @@ CHILD = textwrap.dedent(
     npu_sim.start(); npu_lowering.register(); npu_autotune.register()
     import npu_autotune.config as ac
     from torch._dynamo.utils import counters
+    from torch._inductor import config as inductor
     from torch._inductor.utils import run_and_get_code
 
     torch.manual_seed(0)
@@ -26,14 +28,18 @@ CHILD = textwrap.dedent(
         torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16), torch.nn.Softmax(-1)
     ).to("npu")
     x = torch.randn(8, 32, device="npu")
-    with ac.patch(autotune_on_sim=True), torch.no_grad():
+    timed = dict(  # upstream's other decisions by timing, on beside max-autotune's
+        coordinate_descent_tuning=True, benchmark_fusion=True, benchmark_epilogue_fusion=True
+    )
+    with ac.patch(autotune_on_sim=True), inductor.patch(timed), torch.no_grad():
         out, codes = run_and_get_code(
             torch.compile(model, mode="max-autotune-no-cudagraphs"), x
         )
         torch.testing.assert_close(out.cpu(), model(x).cpu(), rtol=1e-3, atol=1e-4)
     # kernel names carry a hash of the source: the sources are compared, not their names
     code = re.sub(r"npu_kernel_[0-9a-f]+|/tmp\\S+", "_", "\\n".join(codes))
-    json.dump({"code": code, "counters": dict(counters["npu_autotune"])}, sys.stdout)
+    decided = {**counters["npu_autotune"], "coordesc": counters["inductor"]["coordesc_tuning_bench"]}
+    json.dump({"code": code, "counters": decided}, sys.stdout)
     """
 )
 
@@ -65,4 +71,5 @@ def test_the_same_model_compiles_to_the_same_code_under_different_load(tmp_path)
         # decisions were made (candidates compared), by estimates, and nothing was timed
         assert run["counters"].get("bench.estimates", 0) > 0, run["counters"]
         assert run["counters"].get("bench.timed_runs", 0) == 0, run["counters"]
+        assert run["counters"]["coordesc"] > 0, run["counters"]  # coordinate descent ran
     assert quiet["code"] == loaded["code"]
