@@ -1,4 +1,4 @@
-"""Differences between the torch versions npu-fusion supports (2.11, 2.13). No patches."""
+"""Differences between the torch versions npu-fusion supports (2.11, 2.13-2.15). No patches."""
 
 from __future__ import annotations
 
@@ -14,3 +14,15 @@ def size_hint(expr, fallback: int) -> int:
         return int(read(expr, fallback=fallback))
     except Exception:  # unbacked or otherwise unhinted
         return fallback
+
+
+def left_default(module, name: str) -> bool:
+    """Did the user leave config ``name`` of ``module`` (Inductor's) alone? torch 2.15's
+    ``_is_default``. On 2.13 / 2.14 leaving a ``config.patch`` marks the restored value as set
+    (``_is_default`` stays False for the rest of the process), so there a flag holding its
+    default value counts as left alone (a user's explicit default is not told apart)."""
+    from npu_inductor_core.torch_versions import at_least
+
+    if module._is_default(name):
+        return True
+    return not at_least("2.15") and getattr(module, name) == module._config[name].default

@@ -7,7 +7,8 @@ upstream's scheduler fuses only nodes of one iteration size (pytorch#171572), so
 launches; a combo kernel runs both in one, each sub-kernel in programs of its own. Upstream's
 peak-memory gate for combo kernels (5% of the graph's estimated peak) refuses that pair (+25%
 estimated) and would ignore a grouping algorithm; it is off for these graphs where the user
-left it at its default: ``combo_gate`` admits only reductions that read a common buffer.
+left it at its default (``_compat.left_default``: torch 2.13 / 2.14 need a second look):
+``combo_gate`` admits only reductions that read a common buffer.
 
 Registered per graph with npu-inductor-core's ``compile_hooks.around_compile_graph``: a cpu or
 cuda graph gets None (upstream's config and grouping untouched).
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 
-from . import combo_gate, config
+from . import _compat, combo_gate, config
 
 # Upstream's memory gate for combo kernels (both None: the grouping algorithm decides).
 _MEMORY_GATES = ("combo_kernel_peak_memory_pct_threshold", "combo_kernel_peak_memory_increase_gb")
@@ -27,14 +28,15 @@ def graph_context(gm, example_inputs):
     """Inductor's combo kernels with npu's grouping for an npu graph; None otherwise."""
     from torch._inductor import config as inductor
 
-    if not config.combo_kernels or not inductor._is_default("combo_kernels"):
+    if not config.combo_kernels or not _compat.left_default(inductor, "combo_kernels"):
         return None
-    if not all(hasattr(inductor, g) and inductor._is_default(g) for g in _MEMORY_GATES):
+    gates = [g for g in _MEMORY_GATES if hasattr(inductor, g)]  # an older torch may lack one
+    if not all(_compat.left_default(inductor, g) for g in gates):
         return None  # the user chose a memory gate: leave combo kernels off, as they are
     if not _on_npu(gm, example_inputs):
         return None
     stack = contextlib.ExitStack()
-    stack.enter_context(inductor.patch({"combo_kernels": True, **dict.fromkeys(_MEMORY_GATES)}))
+    stack.enter_context(inductor.patch({"combo_kernels": True, **dict.fromkeys(gates)}))
     stack.enter_context(combo_gate.narrowed())
     return stack
 
