@@ -65,7 +65,8 @@ def test_cpu_graphs_and_upstream_grouping_untouched(compiled, npu):
     assert (
         combo.graph_context(gm, [torch.randn(4, 16), torch.randn(2, 16), torch.randn(16)]) is None
     )
-    assert combo.graph_context(gm, list(_args(npu))) is not None
+    assert combo.graph_context(gm, list(_args(npu))) is not None  # entered only by the hook
+    assert not torch._inductor.config.combo_kernels and combo_gate._depth == 0
     compiled(_shared_weight, *_args(npu))
     assert (
         Foreach.group_algorithm_for_combo_kernels is Foreach._default_group_nodes_for_combo_kernels

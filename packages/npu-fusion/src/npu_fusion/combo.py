@@ -35,10 +35,15 @@ def graph_context(gm, example_inputs):
         return None  # the user chose a memory gate: leave combo kernels off, as they are
     if not _on_npu(gm, example_inputs):
         return None
-    stack = contextlib.ExitStack()
-    stack.enter_context(inductor.patch({"combo_kernels": True, **dict.fromkeys(gates)}))
-    stack.enter_context(combo_gate.narrowed())
-    return stack
+    return _combo_kernels(gates)
+
+
+@contextlib.contextmanager
+def _combo_kernels(gates: list[str]):
+    from torch._inductor import config as inductor
+
+    with inductor.patch({"combo_kernels": True, **dict.fromkeys(gates)}), combo_gate.narrowed():
+        yield
 
 
 def _on_npu(gm, example_inputs) -> bool:
