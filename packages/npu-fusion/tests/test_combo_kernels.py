@@ -39,6 +39,17 @@ def test_the_user_flag_wins(compiled, npu):
     assert compiled(_shared_weight, *_args(npu), combo_kernels=False).kernels == 2
 
 
+def test_a_graph_with_one_reduction_gets_no_combo_pass():
+    """Upstream's combo pass re-sorts the schedule even where it combines nothing (and fails on
+    a user kernel's fused epilogue): a graph with fewer than two reductions is left alone."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    one = make_fx(lambda a, b: (a.sum(-1), b * 2))(torch.randn(4, 16), torch.randn(2, 16))
+    assert not combo._may_combine(one)
+    two = make_fx(_shared_weight)(torch.randn(4, 16), torch.randn(2, 16), torch.randn(16))
+    assert combo._may_combine(two)
+
+
 @pytest.mark.parametrize(
     "fn, args",
     [
@@ -61,7 +72,9 @@ def test_other_independent_kernels_keep_their_own(compiled, npu, fn, args):
 def test_cpu_graphs_and_upstream_grouping_untouched(compiled, npu):
     from torch._inductor.scheduler import ForeachKernelSchedulerNode as Foreach
 
-    gm = torch.fx.symbolic_trace(lambda a, b, w: _shared_weight(a, b, w))
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    gm = make_fx(_shared_weight)(*(t.cpu() for t in _args(npu)))  # an ATen graph, as Inductor's
     assert (
         combo.graph_context(gm, [torch.randn(4, 16), torch.randn(2, 16), torch.randn(16)]) is None
     )

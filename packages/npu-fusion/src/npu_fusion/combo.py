@@ -33,7 +33,7 @@ def graph_context(gm, example_inputs):
     gates = [g for g in _MEMORY_GATES if hasattr(inductor, g)]  # an older torch may lack one
     if not all(_compat.left_default(inductor, g) for g in gates):
         return None  # the user chose a memory gate: leave combo kernels off, as they are
-    if not _on_npu(gm, example_inputs):
+    if not _on_npu(gm, example_inputs) or not _may_combine(gm):
         return None
     return _combo_kernels(gates)
 
@@ -44,6 +44,23 @@ def _combo_kernels(gates: list[str]):
 
     with inductor.patch({"combo_kernels": True, **dict.fromkeys(gates)}), combo_gate.narrowed():
         yield
+
+
+def _may_combine(gm) -> bool:
+    """Two reductions at least, and no user Triton kernel. Upstream's combo pass re-sorts the
+    whole schedule even where it forms no combo, and that sort fails on a user kernel with a
+    fused epilogue (npu-autotune's T03 test: "Topological sort failed!"); so it runs only
+    where ``combo_gate`` can admit something."""
+    import torch
+
+    reductions = 0
+    nodes = gm.graph.nodes if isinstance(gm, torch.fx.GraphModule) else ()
+    for node in nodes:
+        target = node.target
+        if "triton_kernel_wrapper" in getattr(target, "__name__", ""):
+            return False
+        reductions += torch.Tag.reduction in getattr(target, "tags", ())
+    return reductions >= 2
 
 
 def _on_npu(gm, example_inputs) -> bool:
