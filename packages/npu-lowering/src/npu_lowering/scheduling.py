@@ -24,7 +24,12 @@ class NpuScheduling(TritonScheduling):
         src_code = fp64_compute.mark_kernel(
             src_code, node_schedule
         )  # opt-in float64-in-float32: said in the code
-        if isinstance(kernel, (TritonTemplateKernel, ComboKernel)):
+        if isinstance(kernel, TritonTemplateKernel) or (
+            isinstance(kernel, ComboKernel) and not kernel.per_subkernel_blocks
+        ):
+            # a combo kernel with per-sub-kernel blocks calls its sub-kernels as noinline
+            # functions, whose pointer arguments triton-ascend 3.2's triton-adapter-opt
+            # refuses: known invalid for Ascend (README, "Combo kernels"), not checked
             save_kernel(src_code)
         name = super().define_kernel(src_code, node_schedule, kernel)
         fp64_compute.warn_once(name, src_code)

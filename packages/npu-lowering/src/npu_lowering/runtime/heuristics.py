@@ -92,6 +92,8 @@ def _pointwise(
         inductor_meta=inductor_meta,
         return_configs=True,
     )
+    if not isinstance(theirs, list):
+        return _adopting(theirs)  # a combo kernel with per-sub-kernel blocks: upstream built it
     configs = _merge(
         tiling.pointwise(size_hints, triton_meta, _device(triton_meta, inductor_meta)),
         theirs,
@@ -115,6 +117,8 @@ def _reduction(
         inductor_meta=inductor_meta,
         return_configs=True,
     )
+    if not isinstance(theirs, list):
+        return _adopting(theirs)  # a combo kernel with per-sub-kernel blocks: upstream built it
     ours = tiling.reduction(
         size_hints, triton_meta, _device(triton_meta, inductor_meta), persistent=False
     )
@@ -140,6 +144,8 @@ def _persistent_reduction(
         inductor_meta=inductor_meta,
         return_configs=True,
     )
+    if not isinstance(theirs, list):
+        return _adopting(theirs)  # a combo kernel with per-sub-kernel blocks: upstream built it
     rblock = tiling.next_power_of_2(max(1, size_hints.get("r0_", 1)))
     if inductor_meta.get("RSPLIT_SIZE"):
         configs = _mix_order_configs(theirs, triton_meta, rblock, inductor_meta)
@@ -164,22 +170,27 @@ def _persistent_reduction(
     )
 
 
+def _adopting(decorate):
+    """``decorate`` (an upstream decorator, built), whose kernel objects an npu kernel object
+    takes over (``NpuCachingAutotuner.adopt``)."""
+
+    def apply(fn):
+        kernel = decorate(fn)
+        return (
+            NpuCachingAutotuner.adopt(kernel)
+            if type(kernel) is upstream.CachingAutotuner
+            else kernel
+        )
+
+    return apply
+
+
 def _adopted(upstream_decorator):
     """Upstream decorators with no configs-only mode: build as upstream, then an npu kernel
-    object takes over the state of the one upstream built (``NpuCachingAutotuner.adopt``)."""
+    object takes over the state of the one upstream built."""
 
     def wrap(*args, **kwargs):
-        decorate = upstream_decorator(*args, **kwargs)
-
-        def apply(fn):
-            kernel = decorate(fn)
-            return (
-                NpuCachingAutotuner.adopt(kernel)
-                if type(kernel) is upstream.CachingAutotuner
-                else kernel
-            )
-
-        return apply
+        return _adopting(upstream_decorator(*args, **kwargs))
 
     wrap.__name__ = upstream_decorator.__name__
     return wrap
