@@ -51,7 +51,7 @@ def defer(write: Callable[[], object]) -> bool:
 
 def graph_context(gm, example_inputs):
     """Per graph (``compile_hooks.around_compile_graph``): a transaction for npu graphs."""
-    from .scope import graph_on_npu
+    from npu_inductor_core.compile_hooks import graph_on_npu
 
     return transaction() if graph_on_npu(gm) else None
 

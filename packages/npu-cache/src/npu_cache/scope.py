@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
+from npu_inductor_core.compile_hooks import graph_on_npu
+
 _npu: contextvars.ContextVar[bool] = contextvars.ContextVar("npu_cache_npu_compile", default=False)
 
 
@@ -27,16 +29,6 @@ def compile_scope(on_npu: bool):
         yield
     finally:
         _npu.reset(token)
-
-
-def graph_on_npu(gm) -> bool:
-    """Does an FX graph module place anything on device "npu"?"""
-    from torch._inductor.utils import get_all_devices
-
-    try:
-        return any(d.type == "npu" for d in get_all_devices(gm))
-    except Exception:  # an unusual graph: not ours to route
-        return False
 
 
 def compile_context(model, example_inputs):

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 
+from npu_inductor_core.compile_hooks import graph_on_npu
+
 from . import _compat, combo_gate, config
 
 # Upstream's memory gate for combo kernels (both None: the grouping algorithm decides).
@@ -33,7 +35,7 @@ def graph_context(gm, example_inputs):
     gates = [g for g in _MEMORY_GATES if hasattr(inductor, g)]  # an older torch may lack one
     if not all(_compat.left_default(inductor, g) for g in gates):
         return None  # the user chose a memory gate: leave combo kernels off, as they are
-    if not _on_npu(gm, example_inputs) or not _may_combine(gm):
+    if not graph_on_npu(gm, example_inputs) or not _may_combine(gm):
         return None
     return _combo_kernels(gates)
 
@@ -61,16 +63,3 @@ def _may_combine(gm) -> bool:
             return False
         reductions += torch.Tag.reduction in getattr(target, "tags", ())
     return reductions >= 2
-
-
-def _on_npu(gm, example_inputs) -> bool:
-    from torch._inductor.utils import get_all_devices
-
-    if any(
-        getattr(getattr(t, "device", None), "type", None) == "npu" for t in example_inputs or ()
-    ):
-        return True
-    try:
-        return any(d.type == "npu" for d in get_all_devices(gm))
-    except Exception:  # an unusual graph: not ours
-        return False

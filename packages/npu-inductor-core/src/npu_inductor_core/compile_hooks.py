@@ -66,6 +66,21 @@ def around_compile_graph(owner: str, fn: ContextFactory, after: tuple[str, ...] 
     _compat.dispatch_compile_fx(entered, per_graph)
 
 
+def graph_on_npu(gm, example_inputs=()) -> bool:
+    """Does this graph compile for device "npu": an example input on npu, or anything the
+    FX graph module places there? What a per-graph context asks before it enters."""
+    from torch._inductor.utils import get_all_devices
+
+    if any(
+        getattr(getattr(t, "device", None), "type", None) == "npu" for t in example_inputs or ()
+    ):
+        return True
+    try:
+        return any(d.type == "npu" for d in get_all_devices(gm))
+    except Exception:  # an unusual graph (not an FX graph module): not ours
+        return False
+
+
 def owners() -> list[str]:
     """The registered owners, outermost first."""
     return [h.owner for h in _hooks]

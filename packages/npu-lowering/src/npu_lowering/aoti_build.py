@@ -62,20 +62,12 @@ def _include_path(root: str):
 def graph_context(gm, example_inputs):
     """Per graph (``compile_hooks.around_compile_graph``): npu's AOT header on the include path
     while an npu graph compiles for AOTInductor; None otherwise."""
-    from torch._inductor.utils import get_all_devices
+    from npu_inductor_core.compile_hooks import graph_on_npu
     from torch._inductor.virtualized import V
 
     if not V.aot_compilation:
         return None
-    try:
-        on_npu = any(d.type == "npu" for d in get_all_devices(gm))
-    except Exception:
-        on_npu = False
-    on_npu = on_npu or any(
-        getattr(t, "device", None) is not None and t.device.type == "npu"
-        for t in example_inputs or ()
-    )
-    return _include_path(include_root()) if on_npu else None
+    return _include_path(include_root()) if graph_on_npu(gm, example_inputs) else None
 
 
 def compile_context(model, example_inputs):

@@ -115,8 +115,7 @@ def template_is_faster(device, dtype, batch: int, m: int, n: int, k: int) -> boo
     tile = _first_tile(device.type)
     tile = (_scaled(tile[0], m), _scaled(tile[1], n), _scaled(tile[2], k))
     dev = npu_device(device.index or 0)
-    itemsize = torch.empty((), dtype=dtype).element_size()
-    template, aten = cost_model.gemm_seconds(batch, m, n, k, itemsize, tile, dev)
+    template, aten = cost_model.gemm_seconds(batch, m, n, k, dtype.itemsize, tile, dev)
     return template < aten
 
 
