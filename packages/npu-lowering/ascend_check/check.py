@@ -54,7 +54,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import hivm  # noqa: E402  (stage 2: linalg -> HIVM with bishengir)
-from ub_report import ub_agreement, ub_below, ub_comparison  # noqa: E402  (the UB report)
+import run_report  # noqa: E402  (the per-config lines, the JSON report, the summary)
+from ub_report import (  # noqa: E402  (our UB estimates and the UB report)
+    body_estimates,
+    ub_below,
+    ub_estimate,
+    ub_model_of,
+    ub_profile_of,
+)
 import work_ir  # noqa: E402  (GM bytes and vector work read from the IR)
 import work_report  # noqa: E402  (those against the cost model's work record)
 
@@ -394,6 +401,7 @@ def check_kernel(
     futures are in ``ConfigResult.hivm``; ``finish_kernel`` collects them)."""
     res = KernelResult(name=path.stem, path=str(path))
     try:
+        source = path.read_text()  # (the UB model and the work report read it)
         with _deadline(TIMEOUT_S):
             cap = load_kernel(path)
     except BaseException as e:  # noqa: BLE001 - any failure is the kernel's
@@ -416,7 +424,7 @@ def check_kernel(
         ]
     res.configs_total = len(cap.configs)
     res.ub_model = ub_model_of(cap)
-    body_profile = ub_profile_of(path, cap, res.name)
+    body_profile = ub_profile_of(source, cap, res.name)
     if not cap.configs:
         res.error = "the heuristics produced no config"
         return res
@@ -433,25 +441,7 @@ def check_kernel(
         cr.num_stages = getattr(config, "num_stages", None)
         cr.ub_ours = ub_estimate(cap, config)
         if body_profile is not None:
-            from npu_inductor_core import ub_model
-
-            mb = bool(getattr(config, "num_stages", 1) and config.num_stages >= 2)
-            cr.ub_body = {
-                fam: ub_model.estimate(
-                    body_profile, dict(config.kwargs), multibuffer=mb, soc_family=fam
-                )
-                for fam in ("910B", "950")
-            }
-            cr.ub_apart = {
-                fam: ub_model.apart(
-                    body_profile, dict(config.kwargs), multibuffer=mb, soc_family=fam
-                )
-                for fam in ("910B", "950")
-            }
-            cr.ub_classes = [
-                {k: v for k, v in by.items() if v}
-                for by in ub_model.class_bytes(body_profile, dict(config.kwargs), mb)
-            ]
+            cr.ub_body, cr.ub_apart, cr.ub_classes = body_estimates(body_profile, config)
         # stage 1 for the kernel's own SoC (as before), then per target: front end + bishengir
         own_arch = kernel_arch(cap, arch)
         runs = [(None, own_arch)] + [(t, t.arch) for t in targets]
@@ -470,7 +460,7 @@ def check_kernel(
                     linalg, metadata, options, fe = _front_end(cap, config, t_arch, target, printed)
                 if target is None:
                     own = (linalg, metadata, options)
-                    cr.work = _work(cap, config, path, fe.get("ttir", ""))
+                    cr.work = _work(cap, config, source, fe.get("ttir", ""))
                     cr.launch = launch_metadata(linalg, t_arch)
                     if dump is not None:
                         dump.mkdir(parents=True, exist_ok=True)
@@ -605,11 +595,11 @@ def finish_kernel(res: KernelResult, ub_overflow: str = "fail") -> KernelResult:
     return res
 
 
-def _work(cap, config, path, ttir: str) -> dict:
-    """The config's work per block from its TTIR beside the codegen record's (work_report)."""
+def _work(cap, config, source: str, ttir: str) -> dict:
+    """The config's work per block from its TTIR beside the codegen record's (work_report);
+    ``source`` is the kernel module's text."""
     try:
         w = work_ir.ttir_work(ttir)
-        source = Path(path).read_text()
         return {
             "ttir_gm_bytes_per_block": w["gm_bytes"],
             "ttir_vector": w["vector"],
@@ -620,44 +610,6 @@ def _work(cap, config, path, ttir: str) -> dict:
         }
     except Exception as e:  # noqa: BLE001 - a report, never a check failure
         return {"error": _short(e)}
-
-
-def ub_model_of(cap) -> dict:
-    """What npu-lowering's UB model sees of the kernel."""
-    sig = cap.triton_meta.get("signature", {})
-    return {
-        "pointers": [str(t) for t in sig.values() if str(t).startswith("*")],
-        **{k: cap.inductor_meta.get(k) for k in ("num_load", "num_store", "num_reduction")},
-    }
-
-
-def ub_profile_of(path, cap, name) -> dict | None:
-    """The body-aware UB model's profile of the kernel (npu_inductor_core.ub_model), or
-    None when the kernel's body cannot be read."""
-    try:
-        from npu_inductor_core import ub_model
-
-        return ub_model.profile(
-            Path(path).read_text(),
-            ub_model.pointer_dtypes(cap.triton_meta.get("signature", {})),
-            name=name,
-        )
-    except Exception:  # noqa: BLE001 - the comparison is a report, never a check failure
-        return None
-
-
-def ub_estimate(cap, config) -> int | None:
-    """The tile generator's estimate of the config's UB bytes before the body is read (its
-    cap, ``tiles.ub_estimate``), with the multi-buffer setting it compiles with."""
-    from npu_inductor_core import tiles
-
-    return tiles.ub_estimate(
-        dict(config.kwargs),
-        cap.triton_meta,
-        cap.inductor_meta,
-        cap.size_hints,
-        multibuffer=tiles.is_multibuffer(config),
-    )
 
 
 def _short(e: BaseException, limit: int = 4000) -> str:
@@ -671,29 +623,6 @@ def _short(e: BaseException, limit: int = 4000) -> str:
         for f in ours[-1:] + [f for f in frames[-1:] if f not in ours[-1:]]:
             text += f"\n  at {f.filename}:{f.lineno}: {f.line}"
     return text if len(text) <= limit else text[:limit] + " ..."
-
-
-def summary(error: str) -> str:
-    """One line saying why: the failing source line and exception of a CompilationError,
-    the assertion or `error:` line of triton-adapter-opt, else the first line."""
-    lines = [line.rstrip() for line in error.splitlines() if line.strip()]
-    if not lines:
-        return ""
-    if "CompilationError" in lines[0]:
-        caret = next((i for i, line in enumerate(lines) if line.strip() == "^"), None)
-        src = lines[caret - 1].strip() if caret else ""
-        tail = (
-            lines[caret + 1].strip()
-            if caret is not None and caret + 1 < len(lines)
-            else lines[-1].strip()
-        )
-        return f"{lines[0]} `{src}`: {tail}"[:400]
-    if "triton-adapter-opt" in lines[0]:
-        for line in lines:
-            m = re.search(r"(Assertion .*|error: .*)", line)
-            if m:
-                return f"triton-adapter-opt: {m.group(1)}"[:400]
-    return lines[0][:400]
 
 
 def collect(paths: list[str], quiet: bool = False) -> list[Path]:
@@ -744,41 +673,6 @@ def _kernel_files(paths: list[str], follow: Path | None, pool: _GatedPool, jobs:
             return
         if not new:
             time.sleep(2)
-
-
-def _config_line(r: KernelResult, c: ConfigResult) -> str:
-    cfg = ",".join(f"{k}={v}" for k, v in c.kwargs.items()) + f",num_warps={c.num_warps}"
-    if c.num_stages and c.num_stages != 1:
-        cfg += f",num_stages={c.num_stages}"
-    head = f"{'ok  ' if c.ok else 'DROP' if c.dropped else 'FAIL'} {r.name} {r.heuristic.lower()} cfg{c.index}/{r.configs_total} {cfg}"
-    ub = " ".join(
-        f"{k}:ub={t.get('ub_bytes') or t.get('ub_required_bytes')}"
-        for k, t in c.targets.items()
-        if t.get("ub_bytes") or t.get("ub_required_bytes")
-    )
-    if c.ok:
-        xf = "".join(f" [xfail {k}: {summary(c.targets[k]['error'])}]" for k in c.xfails)
-        return f"{head} {ub}{xf}".rstrip()
-    return f"{head} [{c.stage}] {summary(c.error)}"
-
-
-def _stage_counts(results, targets) -> dict:
-    """Per target: configs through linalg, configs through HIVM (of those checked)."""
-    out = {}
-    for t in targets:
-        cfgs = [c.targets.get(t.name) for r in results for c in r.configs]
-        linalg = sum(1 for x in cfgs if x and x["stage"] in ("hivm", "done"))
-        done = sum(1 for x in cfgs if x and x["stage"] == "done")
-        runs = [x for x in cfgs if x and not x.get("same_run_as")]  # a shared run counts once
-        out[t.name] = {
-            "configs": len(cfgs),
-            "linalg": linalg,
-            "hivm": done,
-            "hivm_runs": len(runs),
-            "hivm_seconds": round(sum(x.get("seconds", 0) for x in runs), 1),
-            "hivm_cpu_seconds": round(sum(x.get("cpu_seconds", 0) for x in runs), 1),
-        }
-    return out
 
 
 SERVE_MARK = "@@ascend-check@@ "  # answers start with it (anything else on stdout is not one)
@@ -897,10 +791,8 @@ def main(argv=None) -> int:
             while len(pending) > keep:
                 r = finish_kernel(pending.popleft(), args.ub_overflow)
                 results.append(r)
-                if not r.configs:
-                    print(f"FAIL {r.name} [{r.stage}] {summary(r.error)}", flush=True)
-                for c in r.configs:
-                    print(_config_line(r, c), flush=True)
+                for line in run_report.kernel_lines(r):
+                    print(line, flush=True)
 
         for path in _kernel_files(
             args.paths, args.follow, pool, jobs
@@ -920,89 +812,20 @@ def main(argv=None) -> int:
             finish(4 * jobs)
         finish(0)
     failed = [r for r in results if not r.ok]
-    n_cfg = sum(len(r.configs) for r in results)
-    # how triton-ascend would launch them (npu-launcher's Ascend route reads these fields)
-    modes = collections.Counter(
-        f"{c.launch.get('mix_mode')}/{c.launch.get('parallel_mode')}"
-        for r in results
-        for c in r.configs
-        if c.launch
-    )
-    stages = _stage_counts(results, targets)
     elapsed = time.monotonic() - t0
-    ub_rows = ub_comparison(results) if targets else []
-    report = {
-        "triton_ascend": version,
-        "ascendnpu_ir": _version("ascendnpu-ir") if targets else None,
-        "arch": args.arch or "per kernel",
-        "configs_checked": args.configs,
-        "targets": {
-            t.name: {"arch": t.arch, "compiler": t.compiler, **stages[t.name]} for t in targets
-        },
-        "kernels": len(results),
-        "kernel_configs": n_cfg,
-        "failed": [r.name for r in failed],
-        "launch_modes": dict(modes),
-        "ub_comparison": ub_rows,
-        "ub_agreement": ub_agreement(results, targets) if targets else {},
-        "work_agreement": work_report.work_agreement(results, targets),
-        "seconds": round(elapsed, 1),
-        "results": [
-            {
-                **{k: v for k, v in vars(r).items() if k != "configs"},
-                "configs": [
-                    {k: v for k, v in vars(c).items() if k != "futures"} for c in r.configs
-                ],
-            }
-            for r in results
-        ],
-    }
-    lowered = sum(1 for r in results for c in r.configs if c.launch)
-    dropped = [(r, c) for r in results for c in r.configs if c.dropped]
-    xfails = [(r, c, k) for r, c in ((r, c) for r in results for c in r.configs) for k in c.xfails]
-    report["known_failures"] = [
-        {
-            "kernel": r.name,
-            "config": c.index,
-            "kwargs": c.kwargs,
-            "target": k,
-            "why": c.targets[k]["xfail"],
-        }
-        for r, c, k in xfails
-    ]
-    report["ub_overflow_dropped"] = [
-        {"kernel": r.name, "config": c.index, "kwargs": c.kwargs} for r, c in dropped
-    ]
+    report = run_report.build(
+        results,
+        targets,
+        triton_ascend=version,
+        arch=args.arch,
+        configs=args.configs,
+        seconds=elapsed,
+    )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1, default=str))
-
-    per_target = "; ".join(
-        f"{t.arch}: {stages[t.name]['linalg']}/{stages[t.name]['configs']} linalg, "
-        f"{stages[t.name]['hivm']}/{stages[t.name]['configs']} HIVM ({t.compiler}, "
-        f"{stages[t.name]['hivm_runs']} runs, {stages[t.name]['hivm_cpu_seconds']} s CPU)"
-        for t in targets
-    )
-    print(
-        f"ascend_check: {len(results) - len(failed)}/{len(results)} kernels ({n_cfg} configs) pass; "
-        f"TTIR -> linalg {lowered}/{n_cfg} with triton-ascend {version}"
-        + (f"; {per_target}" if targets else "")
-        + (f"; {len(dropped)} configs dropped for a UB overflow" if dropped else "")
-        + (f"; {len(xfails)} known compiler failures (xfail)" if xfails else "")
-        + "".join(
-            f"; UB estimate below bishengir's ({t}): {row['body_model']['below']}/{row['configs']} "
-            f"(median {row['body_model']['median_ratio']}x, lowest {row['body_model']['min_ratio']}x; peak estimate "
-            f"{row['body_model_peak']['below']} below, lowest {row['body_model_peak']['min_ratio']}x)"
-            for t, row in report["ub_agreement"].items()
-            if row.get("body_model")
-        )
-        + f"; in {elapsed:.1f}s; launch modes (mix/parallel): "
-        f"{', '.join(f'{k} {v}' for k, v in sorted(modes.items())) or 'none'}",
-        flush=True,
-    )
-    print(f"ascend_check: {work_report.summary_line(report['work_agreement'])}", flush=True)
-    for line in report["work_agreement"]["outside_sane_range"]:
-        print(f"ascend_check: work figures disagree (reported): {line}", flush=True)
+    for line in run_report.summary_lines(report, results, targets, elapsed):
+        print(line, flush=True)
     if not results:
         print("ascend_check: FAILED: no kernels to check", flush=True)
         return 2
@@ -1013,38 +836,14 @@ def main(argv=None) -> int:
     # 2.13, 2026-12-05: a 910B2 reduction at 4x8 planned 35,392 B for 29,830 estimated)
     below = ub_below(results, targets) if targets else []
     fatal = ub_below(results, targets, required_only=True) if targets else []
-    for line in below:
-        verdict = (
-            "FAILED UB estimate below what bishengir required"
-            if line in fatal
-            else "UB estimate below bishengir's plan, which fit (reported)"
-        )
-        print(f"ascend_check: {verdict}: {line}", flush=True)
-    if failed:
-        for r in failed:
-            bad = next((c for c in r.configs if not c.ok and not c.dropped), None) or next(
-                (c for c in r.configs if not c.ok), None
-            )
-            where = f" cfg{bad.index} {bad.kwargs}" if bad is not None else ""
-            print(
-                f"ascend_check: FAILED kernel {r.name}{where} ({r.path}) [{r.stage}]: {summary(r.error)}",
-                flush=True,
-            )
+    for line in run_report.verdict_lines(results, below, fatal):
+        print(line, flush=True)
     return exit_status(failed, fatal)
 
 
 def exit_status(failed, below) -> int:
     """1 when a kernel failed or a config's UB estimate is below what bishengir required, else 0."""
     return 1 if failed or below else 0
-
-
-def _version(dist: str) -> str | None:
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 if __name__ == "__main__":

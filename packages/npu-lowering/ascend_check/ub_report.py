@@ -1,6 +1,7 @@
-"""The Ascend check's UB report: our estimates next to the bytes bishengir planned or required,
-per config and per target, and the configs whose estimate is below bishengir's figure (check.py
-fails the run on those that overflowed; README "UB agreement")."""
+"""The Ascend check's UB report: our estimates of a config's UB bytes (the tile generator's and
+the body-aware model's), next to the bytes bishengir planned or required, per config and per
+target, and the configs whose estimate is below bishengir's figure (check.py fails the run on
+those that overflowed; README "UB agreement")."""
 
 from __future__ import annotations
 
@@ -10,6 +11,58 @@ import statistics
 def family(target: str) -> str:
     """The SoC family whose UB model prices a target: "950" or "910B"."""
     return "950" if target == "950" else "910B"
+
+
+def ub_model_of(cap) -> dict:
+    """What npu-lowering's UB model sees of the kernel."""
+    sig = cap.triton_meta.get("signature", {})
+    return {
+        "pointers": [str(t) for t in sig.values() if str(t).startswith("*")],
+        **{k: cap.inductor_meta.get(k) for k in ("num_load", "num_store", "num_reduction")},
+    }
+
+
+def ub_profile_of(source: str, cap, name) -> dict | None:
+    """The body-aware UB model's profile of the kernel module's ``source``
+    (npu_inductor_core.ub_model), or None when the kernel's body cannot be read."""
+    try:
+        from npu_inductor_core import ub_model
+
+        return ub_model.profile(
+            source, ub_model.pointer_dtypes(cap.triton_meta.get("signature", {})), name=name
+        )
+    except Exception:  # noqa: BLE001 - the comparison is a report, never a check failure
+        return None
+
+
+def ub_estimate(cap, config) -> int | None:
+    """The tile generator's estimate of the config's UB bytes before the body is read (its
+    cap, ``tiles.ub_estimate``), with the multi-buffer setting it compiles with."""
+    from npu_inductor_core import tiles
+
+    return tiles.ub_estimate(
+        dict(config.kwargs),
+        cap.triton_meta,
+        cap.inductor_meta,
+        cap.size_hints,
+        multibuffer=tiles.is_multibuffer(config),
+    )
+
+
+def body_estimates(profile: dict, config) -> tuple[dict, dict, list]:
+    """The body model's figures of one config (ConfigResult's ``ub_body``, ``ub_apart``,
+    ``ub_classes``): its peak estimate and its buffers each at its own address per SoC family,
+    and its buffer bytes by class at each statement where the peak may fall."""
+    from npu_inductor_core import ub_model
+
+    kwargs = dict(config.kwargs)
+    mb = bool(getattr(config, "num_stages", 1) and config.num_stages >= 2)
+    families = ("910B", "950")
+    return (
+        {f: ub_model.estimate(profile, kwargs, multibuffer=mb, soc_family=f) for f in families},
+        {f: ub_model.apart(profile, kwargs, multibuffer=mb, soc_family=f) for f in families},
+        [{k: v for k, v in by.items() if v} for by in ub_model.class_bytes(profile, kwargs, mb)],
+    )
 
 
 def ub_comparison(results, target="910B2") -> list[dict]:

@@ -73,7 +73,7 @@ def test_a_shared_run_counts_once_in_the_per_target_totals(ascend_check):
         SimpleNamespace(configs=[cfg(2.0)]),
         SimpleNamespace(configs=[cfg(2.0, same_run_as="npu_kernel_a cfg0")]),
     ]
-    row = ascend_check._stage_counts(results, [SimpleNamespace(name="950")])["950"]
+    row = ascend_check.run_report.stage_counts(results, [SimpleNamespace(name="950")])["950"]
     assert (row["configs"], row["hivm"], row["hivm_runs"], row["hivm_cpu_seconds"]) == (
         2,
         2,
