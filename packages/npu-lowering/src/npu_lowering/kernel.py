@@ -31,7 +31,7 @@ from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, Triton
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
-from . import numerics
+from . import kernel_work, numerics
 from .runtime import grid as npu_grid
 from npu_inductor_core import tiles as tiling
 from .runtime.flavour import flavour
@@ -266,6 +266,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         self._npu_indirect = False  # an indirect (tensor-valued) index: tiling.INDIRECT_KEY
         self._npu_loading = False  # inside load(): indexing() may keep the index's shape
         self._npu_load_masks = None  # upstream's mask vars of a load indexing() reshaped
+        self._npu_passes = kernel_work.Passes()  # flushed bodies, r-loop passes' loads
         super().__init__(*args, **kwargs)  # writes the range-tree headers (get_pid below)
 
     def _loops_over_subblocks(self) -> bool:
@@ -419,10 +420,12 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # from it (an indirect index) are masked downstream as upstream masks them (T5's
         # shifted decoder ids: the reduced mask on the embedding load zeroed position 0).
         self._npu_loading, self._npu_load_masks = True, None
+        before = self._npu_passes.before_load(self)
         try:
             value = super().load(name, index)
         finally:
             self._npu_loading = False
+        self._npu_passes.after_load(self, name, before)
         if self._npu_load_masks is not None and hasattr(value, "mask_vars"):
             value.mask_vars = self._npu_load_masks
         self._npu_load_masks = None
@@ -463,19 +466,22 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         bytes upstream's estimate gives its arguments, the vector statements it runs on each
         block of elements (its loads, computations and stores as codegen wrote them; how many
         of its computations are special or composite element operations) and how many
-        elements there are. Upstream asks ``inductor_meta_per_kernel`` before
-        ``codegen_body`` moves those buffers into the body (the dict it writes) and again after
-        (for TMA fields only), so the first answer is the one kept. Empty where upstream's byte
-        estimate cannot be taken (a size without a hint): the cost model then has no figure."""
+        elements there are. Statements count over every body flushed so far and those pending
+        (``kernel_work.Passes``): the answer is the same before and after ``codegen_body``
+        (upstream asks before it; a combo kernel after its sub-kernels' bodies). A looped
+        reduction's bytes add each pass after a buffer's first that loads it again. Empty where
+        upstream's byte estimate cannot be taken (a size without a hint): no figure then."""
         from torch._inductor.utils import sympy_product
 
+        passes = self._npu_passes
         try:
-            gm_bytes = int(self.estimate_kernel_num_bytes())
             numel = int(V.graph.sizevars.optimization_hint(sympy_product(self.numels.values())))
+            gm_bytes = int(self.estimate_kernel_num_bytes()) + passes.reread_bytes(self, numel)
         except Exception:  # an estimate, never a reason to fail a compile
             return {}
-        ops = sum(len(buf._lines) for buf in (self.loads, self.compute, self.stores))
-        compute = [line for line in self.compute._lines if isinstance(line, str)]
+        pending = (self.loads, self.compute, self.stores)
+        ops = passes.ops + sum(len(_lines_of(buf)) for buf in pending)
+        compute = passes.compute + [s for s in _lines_of(self.compute) if isinstance(s, str)]
         return {
             "gm_bytes": gm_bytes,
             "vector_ops": ops,
@@ -514,6 +520,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         }
 
     def codegen_body(self) -> None:
+        self._npu_passes.flush(self)  # upstream moves the pending statements into the body
         super().codegen_body()
         if self.mix_order_reduction:
             self._mix_order_rows_from_loop_index()
