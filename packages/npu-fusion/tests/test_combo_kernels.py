@@ -96,22 +96,3 @@ def test_combo_kernel_is_saved_for_the_ascend_check(compiled, npu, tmp_path):
         compiled(_shared_weight, *_args(npu))
     (saved,) = tmp_path.glob("npu_kernel_*.py")
     assert "SequentialComboKernelGrid" in saved.read_text()
-
-
-def test_a_combo_kernel_carries_its_sub_kernels_work(compiled, npu):
-    """The cost model prices a combo kernel by its sub-kernels' work (npu-lowering's
-    kernel_work.py), not as a bare launch: its GM bytes are those of the two kernels apart."""
-    import ast
-    import re
-
-    def works(code):
-        return [ast.literal_eval(w) for w in re.findall(r"'npu_work': (\{[^{}]*\})", code)]
-
-    (combined,) = works(compiled(_shared_weight, *_args(npu)).code)
-    with fusion_config.patch(combo_kernels=False):
-        apart = works(compiled(_shared_weight, *_args(npu)).code)
-    assert len(apart) == 2
-    assert combined["gm_bytes"] == sum(w["gm_bytes"] for w in apart)
-    assert combined["numel"] == sum(w["numel"] for w in apart)
-    vector = sum(w["vector_ops"] * w["numel"] for w in apart)  # the vector work is theirs
-    assert combined["vector_ops"] * combined["numel"] == pytest.approx(vector)

@@ -126,22 +126,23 @@ def test_swiglu_quant_matches_eager(bench, dtype):
 QK_ROWS = {"X12": "qk_norm_rope", "X13": "split_qkv_norm_rope"}
 
 
-@pytest.fixture
-def not_for_the_ascend_check():
-    """X12's and X13's kernels are known invalid for Ascend: RoPE's rotated half loads at a
-    negative offset under its mask (``in_ptr + (-64 + r0_1)`` where ``r0_1 >= 64``), which
-    triton-ascend 3.2's triton-adapter-opt refuses, in upstream's two-kernel plan as in the
-    combo kernel (npu-fusion README, "LLM fusions"; issue 38, open until npu-lowering emits
-    offsets the front end takes). Their kernels are kept out of CI's Ascend check, which
-    would fail on them; ``bench/fusion.py --llm --ascend-check`` checks them and reports."""
+def _ascend_checked(tokens: int):
+    """At one token, the combo kernel's gathered cos/sin row is one scalar load broadcast over
+    the rows; triton-ascend 3.2's front end for the 950 aborts on that kernel's XBLOCK 8 config
+    ("Invalid accessor called" in triton-adapter-opt; the 910B2 and XBLOCK 1 pass, as do 5 and
+    256 tokens). Those kernels are kept out of CI's Ascend check, which would fail on them;
+    ``bench/fusion.py --llm --ascend-check`` checks and reports them (issue 38, open on it).
+    RoPE's rotated half itself is valid: npu-fusion's half_cat pass (test_half_cat.py)."""
+    import contextlib
+
     import npu_lowering.config as lowering
 
-    with lowering.patch(save_kernels=None):
-        yield
+    return lowering.patch(save_kernels=None) if tokens == 1 else contextlib.nullcontext()
 
 
 def _qk_one_kernel(bench, name, tokens):
-    counts, _ = _counts(bench, name, tokens)
+    with _ascend_checked(tokens):
+        counts, _ = _counts(bench, name, tokens)
     assert counts["kernels"] == 1, counts
 
 
@@ -151,7 +152,8 @@ def _qk_matches_eager_in_one_kernel(bench, name, dtype):
     _, W = bench
     w = _workload(W, name)
     for tokens in (1, 5):
-        _assert_matches_eager(bench, name, tokens, dtype)
+        with _ascend_checked(tokens):
+            _assert_matches_eager(bench, name, tokens, dtype)
     torch._dynamo.reset()
     with torch.no_grad(), fresh_cache():
         _, codes = run_and_get_code(torch.compile(w.fn), *w.inputs(5, dtype, "npu", W.TINY))
@@ -161,27 +163,23 @@ def _qk_matches_eager_in_one_kernel(bench, name, dtype):
 
 @pytest.mark.feature("X12")
 @pytest.mark.parametrize("tokens", [1, 256])
-@pytest.mark.usefixtures("not_for_the_ascend_check")
 def test_qk_norm_rope_is_one_kernel_at_llm_shapes(bench, tokens):
     _qk_one_kernel(bench, QK_ROWS["X12"], tokens)
 
 
 @pytest.mark.feature("X12")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.usefixtures("not_for_the_ascend_check")
 def test_qk_norm_rope_matches_eager_in_one_kernel(bench, dtype):
     _qk_matches_eager_in_one_kernel(bench, QK_ROWS["X12"], dtype)
 
 
 @pytest.mark.feature("X13")
 @pytest.mark.parametrize("tokens", [1, 256])
-@pytest.mark.usefixtures("not_for_the_ascend_check")
 def test_split_qkv_norm_rope_is_one_kernel_at_llm_shapes(bench, tokens):
     _qk_one_kernel(bench, QK_ROWS["X13"], tokens)
 
 
 @pytest.mark.feature("X13")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.usefixtures("not_for_the_ascend_check")
 def test_split_qkv_norm_rope_matches_eager_in_one_kernel(bench, dtype):
     _qk_matches_eager_in_one_kernel(bench, QK_ROWS["X13"], dtype)

@@ -21,10 +21,12 @@ def register() -> None:
     with _lock:
         if _registered:
             return
+        from npu_inductor_core import graph_hooks
         from npu_inductor_core.compile_hooks import around_compile_graph
 
-        from . import combo, log
+        from . import combo, half_cat, log
 
         log.register()
         around_compile_graph("npu-fusion-combo", combo.graph_context)
+        graph_hooks.post_grad("npu-fusion", half_cat.apply, half_cat.cache_key)
         _registered = True

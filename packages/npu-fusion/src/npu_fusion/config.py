@@ -25,10 +25,15 @@ prefer_round_trips: bool = True
 # Upstream's combo kernels on npu graphs where the user left Inductor's flag alone (README).
 combo_kernels: bool = _env.flag("NPU_FUSION_COMBO_KERNELS", True)
 
+# Two concatenated halves that read a common tensor (RoPE's rotated half) computed over the
+# full width, so no load has a negative offset, which Ascend's compiler refuses (README).
+half_cat: bool = _env.flag("NPU_FUSION_HALF_CAT", True)
+
 _env.install(
     __name__,
     {
         "ub_rule": (_env.is_bool, "True or False", "NPU_FUSION_UB_RULE"),
         "combo_kernels": (_env.is_bool, "True or False", "NPU_FUSION_COMBO_KERNELS"),
+        "half_cat": (_env.is_bool, "True or False", "NPU_FUSION_HALF_CAT"),
     },
 )

@@ -1,15 +1,11 @@
 """Work records for the cost model (``npu_inductor_core.cost_model.WORK_KEY``) beyond one
-kernel's pending statements: what a looped reduction's passes read again, and a combo
-kernel's record from its sub-kernels' records."""
+kernel's pending statements: what a looped reduction's passes read again."""
 
 from __future__ import annotations
 
 from collections import Counter
 
 from torch.utils._ordered_set import OrderedSet
-
-# per-element counts of a record: a combo weighs its sub-kernels' by their element counts
-_PER_ELEMENT = ("vector_ops", "special_ops", "composite_ops")
 
 
 def _lines(buffer) -> list:
@@ -65,36 +61,3 @@ class Passes:
                 size = V.graph.sizevars.optimization_hint(V.graph.get_numel(name))
                 total += (passes - 1) * min(int(size), numel) * V.graph.get_dtype(name).itemsize
         return total
-
-
-def combo_work(sub_works: list) -> dict:
-    """A combo kernel's record: its sub-kernels' bytes and elements summed, its per-element
-    counts weighed by each sub-kernel's elements (so vector work is the sum of theirs); empty
-    where a sub-kernel has no record."""
-    if not sub_works or not all(sub_works):
-        return {}
-    numel = sum(w.get("numel", 0) for w in sub_works)
-    work = {"gm_bytes": sum(w.get("gm_bytes", 0) for w in sub_works), "numel": numel}
-    for key in _PER_ELEMENT:
-        weighted = sum(w.get(key, 0) * w.get("numel", 0) for w in sub_works)
-        work[key] = round(weighted / numel, 3) if numel else 0
-    return work
-
-
-def with_combo_work(src_code: str, kernel, work_key: str) -> str:
-    """``src_code`` of a combo kernel with its record in the decorator's inductor_meta (and in
-    ``kernel.inductor_meta``, which its launch passes on). Upstream writes that dict's repr
-    from the kernel class's common meta alone; unchanged where the repr is not found once."""
-    meta = getattr(kernel, "inductor_meta", None)
-    subs = getattr(kernel, "sub_kernels", None) or []
-    if not isinstance(meta, dict) or work_key in meta:
-        return src_code
-    try:  # an estimate, never a reason to fail a compile
-        work = combo_work([getattr(s, "_npu_work", dict)() for s in subs])
-    except Exception:
-        return src_code
-    needle = f"inductor_meta={meta!r}"
-    if not work or src_code.count(needle) != 1:
-        return src_code
-    meta[work_key] = work
-    return src_code.replace(needle, f"inductor_meta={meta!r}")

@@ -9,9 +9,7 @@ from torch._inductor.select_algorithm import TritonTemplateKernel
 
 from torch._inductor.virtualized import V
 
-from npu_inductor_core import cost_model
-
-from . import _compat, fp64_compute, kernel_work, numerics
+from . import _compat, fp64_compute, numerics
 from .kernel import NpuTritonKernel, save_kernel
 from .runtime.entries import fusion_policy
 
@@ -23,10 +21,6 @@ class NpuScheduling(TritonScheduling):
         # NpuTritonKernel saves its own source; a GEMM template kernel (upstream's class,
         # with npu imports) is saved here, with its fused epilogue, for the Ascend check, and
         # so is a combo kernel (upstream's ComboKernel: npu-fusion's combo kernels)
-        if isinstance(kernel, ComboKernel):
-            # upstream writes a combo's inductor_meta with no per-kernel hook: the cost model
-            # would price it as a bare launch without its sub-kernels' work
-            src_code = kernel_work.with_combo_work(src_code, kernel, cost_model.WORK_KEY)
         src_code = fp64_compute.mark_kernel(
             src_code, node_schedule
         )  # opt-in float64-in-float32: said in the code
