@@ -127,8 +127,9 @@ QK_ROWS = {"X12": "qk_norm_rope", "X13": "split_qkv_norm_rope"}
 
 
 def _ascend_checked(tokens: int):
-    """At one token, the combo kernel's gathered cos/sin row is one scalar load broadcast over
-    the rows; triton-ascend 3.2's front end for the 950 aborts on that kernel's XBLOCK 8 config
+    """At one token the position is a load at the constant index 0, which upstream emits
+    unmasked and masks after (``tl.where(xmask, tl.broadcast_to(tmp, [1, 1]), 0)``); as the
+    cos/sin gather's index, triton-ascend 3.2's front end for the 950 aborts on it at XBLOCK 8
     ("Invalid accessor called" in triton-adapter-opt; the 910B2 and XBLOCK 1 pass, as do 5 and
     256 tokens). Those kernels are kept out of CI's Ascend check, which would fail on them;
     ``bench/fusion.py --llm --ascend-check`` checks and reports them (issue 38, open on it).
