@@ -43,7 +43,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 import types
@@ -54,6 +53,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import hivm  # noqa: E402  (stage 2: linalg -> HIVM with bishengir)
+import kernel_files  # noqa: E402  (the kernel files to check, followed while pytest runs)
 import run_report  # noqa: E402  (the per-config lines, the JSON report, the summary)
 from ub_report import (  # noqa: E402  (our UB estimates and the UB report)
     body_estimates,
@@ -67,7 +67,6 @@ import work_report  # noqa: E402  (those against the cost model's work record)
 
 SRC = HERE.parent / "src"  # npu-lowering's source in this checkout
 CORE_SRC = HERE.parents[1] / "npu-inductor-core" / "src"  # npu-inductor-core's, which it imports
-KERNEL_GLOB = "npu_kernel_*.py"
 DEFAULT_ARCH = "Ascend910B2"
 TIMEOUT_S = 120  # per config (AST -> TTIR -> linalg)
 # an operation of the Triton dialect at the start of a statement: `%x = tt.load`, `tt.store`, `"tt.foo"(`
@@ -625,56 +624,6 @@ def _short(e: BaseException, limit: int = 4000) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
-def collect(paths: list[str], quiet: bool = False) -> list[Path]:
-    out = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            out.extend(sorted(p.glob(KERNEL_GLOB)))
-        elif p.is_file():
-            out.append(p)
-        elif not quiet:  # (a followed folder may not exist yet)
-            print(f"ascend_check: {p} does not exist", file=sys.stderr)
-    return out
-
-
-class _GatedPool:
-    """A thread pool whose concurrent runs are capped by a gate that can be widened: one
-    bishengir at a time while pytest still runs beside us (``--follow``), all jobs after."""
-
-    def __init__(self, pool, allowed: int):
-        self.pool, self.allowed = pool, allowed
-        self.gate = threading.Semaphore(allowed)
-
-    def widen(self, to: int) -> None:
-        for _ in range(max(0, to - self.allowed)):
-            self.gate.release()
-        self.allowed = max(self.allowed, to)
-
-    def submit(self, fn, *args, **kwargs):
-        def gated():
-            with self.gate:
-                return fn(*args, **kwargs)
-
-        return self.pool.submit(gated)
-
-
-def _kernel_files(paths: list[str], follow: Path | None, pool: _GatedPool, jobs: int):
-    """The kernel files to check: those there now; with ``follow``, also each file written
-    later, until the ``follow`` file exists (then one last look, with the pool widened)."""
-    seen: set[Path] = set()
-    while True:
-        done = follow is None or follow.exists()
-        if done:
-            pool.widen(jobs)
-        new = [p for p in collect(paths, quiet=not done) if p not in seen]
-        seen.update(new)
-        yield from new
-        if done:
-            return
-        if not new:
-            time.sleep(2)
-
-
 SERVE_MARK = "@@ascend-check@@ "  # answers start with it (anything else on stdout is not one)
 
 
@@ -781,7 +730,7 @@ def main(argv=None) -> int:
             stack.enter_context(tempfile.TemporaryDirectory(prefix="npu-ascend-hivm-"))
         )
         jobs = max(1, args.jobs)
-        pool = _GatedPool(
+        pool = kernel_files.GatedPool(
             stack.enter_context(concurrent.futures.ThreadPoolExecutor(jobs)),
             1 if args.follow else jobs,
         )
@@ -794,7 +743,7 @@ def main(argv=None) -> int:
                 for line in run_report.kernel_lines(r):
                     print(line, flush=True)
 
-        for path in _kernel_files(
+        for path in kernel_files.kernel_files(
             args.paths, args.follow, pool, jobs
         ):  # front ends here, bishengir in the pool
             pending.append(
