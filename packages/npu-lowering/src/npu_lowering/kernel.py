@@ -369,6 +369,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         opts = super().indexing(index, **kwargs)
         if isinstance(opts, IndexingOptions) and opts.has_indirect():
             self._npu_indirect = True
+        if self._npu_loading and self.is_combo_kernel and isinstance(opts, IndexingOptions):
+            opts = self._unmasked_constant_load(index, opts)
         # (an indirect index has the shape of the values it was computed from, whatever axes its
         # expression names: such loads keep upstream's form)
         if (
@@ -414,6 +416,31 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         reduced.mask_vars.add(var)
         self._npu_load_masks = opts.mask_vars
         return reduced
+
+    def _unmasked_constant_load(self, index, opts):
+        """A load at a constant address in a combo sub-kernel: upstream masks it with the
+        sub-kernel's x mask (the combo's blocks run lanes past a shorter sub-kernel's rows), as
+        ``tl.where(xmask, tl.broadcast_to(tmp, [1, 1]), 0)``; as a gather's index (a token's
+        position at one token) triton-ascend 3.2's front end for the 950 aborts on it ("Invalid
+        accessor called"). The address is valid in every lane and every consumer masks its own
+        lanes (stores, reductions, loads), as in a kernel that is not a combo, where upstream
+        leaves such a load unmasked: here it is broadcast over the x lanes, unmasked."""
+        import sympy
+
+        if not isinstance(index, (int, sympy.Integer)) or self._load_mask or not opts.mask_vars:
+            return opts
+        shape = ["1"] * len(self.dense_size_list())
+        for tree in self.active_range_trees():
+            if tree.tensor_dim is not None and not tree.is_reduction:
+                shape[tree.tensor_dim] = tree.block_size_str()
+        if all(size == "1" for size in shape):
+            return opts
+        return dataclasses.replace(
+            opts,
+            mask_vars=OrderedSet(),
+            expand_str="[" + ", ".join(shape) + "]",
+            expand_shape=tuple(shape),
+        )
 
     def load(self, name, index):
         # The loaded value carries upstream's mask vars, not the reduced mask: values computed
