@@ -187,6 +187,32 @@ def measure_compile_only(fn, args: tuple, variant: dict) -> tuple[dict, object]:
     return _counted(call, variant)
 
 
+def training_kernels(fn, args: tuple, variant: dict) -> dict:
+    """Kernels of ``fn``'s training step per direction, compiled without running a kernel:
+    the backward graph is lowered with the forward (functorch's
+    ``force_non_lazy_backward_lowering``), each compile counted as Inductor's inner compile
+    is told which direction it is."""
+    from torch._functorch import config as functorch_config
+    from torch._inductor import compile_fx, metrics
+
+    counts = {"forward": 0, "backward": 0}
+
+    def inner(gm, example_inputs, **kwargs):
+        before = metrics.generated_kernel_count
+        compiled = compile_fx.compile_fx_inner(gm, example_inputs, **kwargs)
+        direction = "backward" if kwargs.get("is_backward") else "forward"
+        counts[direction] += metrics.generated_kernel_count - before
+        return compiled
+
+    def backend(gm, example_inputs):
+        with functorch_config.patch(force_non_lazy_backward_lowering=True):
+            compile_fx.compile_fx(gm, example_inputs, inner_compile=inner)
+        return gm.forward
+
+    _counted(lambda: torch.compile(fn, backend=backend, dynamic=False)(*args), variant)
+    return counts
+
+
 def llm_rows(
     tokens: list[int], dtypes: list[str], only: str | None, save_root: Path | None = None
 ) -> list[dict]:
@@ -207,6 +233,11 @@ def llm_rows(
                     with _saving(save):
                         row[vname], out = measure_compile_only(w.fn, args, variant)
                 row["minimum_gm_bytes"] = W.minimum_gm_bytes(args, out, w.gather)
+                if w.trains:
+                    for vname, variant in VARIANTS.items():
+                        row[vname]["training"] = training_kernels(
+                            w.fn, W.trainable(w, args), variant
+                        )
                 rows.append(row)
                 print_llm_row(row)
     return rows
@@ -226,9 +257,18 @@ def llm_ascend_check(rows: list[dict], root: Path, python: str, configs: str, va
         for v in variants:
             folder = root / f"{r['workload']}-{r['tokens']}-{r['dtype']}-{v}"
             names = {p.stem for p in folder.glob("npu_kernel_*.py")}
+            per_kernel = summary.get("ttir_gm_bytes", {})
             r[v]["ascend_check"] = {
                 "kernels_checked": len(names),
                 "failed": sorted(names & set(summary.get("failed", []))),
+                # the row's kernels' TTIR bytes, the configs' least and most (see ttir_gm_bytes);
+                # None where a kernel has no figure (a combo kernel: no block count)
+                "ttir_gm_bytes": [
+                    sum(min(per_kernel[n]) for n in names),
+                    sum(max(per_kernel[n]) for n in names),
+                ]
+                if names and names <= per_kernel.keys()
+                else None,
             }
     return summary
 
@@ -250,9 +290,14 @@ def _saving(folder: Path | None):
 
 def print_llm_row(row: dict) -> None:
     p, u, m = row["policy"], row["upstream"], row["minimum_gm_bytes"]
+    train = " | ".join(
+        f"{v['training']['forward']} + {v['training']['backward']}" if "training" in v else "-"
+        for v in (p, u)
+    )
     print(
         f"| {row['workload']} | {row['tokens']} | {row['dtype']} | {p['kernels']} / {u['kernels']} "
-        f"| {p['gm_bytes']} / {u['gm_bytes']} / {m} | {p['gm_bytes'] / m:.2f} / {u['gm_bytes'] / m:.2f} |",
+        f"| {p['gm_bytes']} / {u['gm_bytes']} / {m} | {p['gm_bytes'] / m:.2f} / {u['gm_bytes'] / m:.2f} "
+        f"| {train} |",
         flush=True,
     )
 
@@ -282,7 +327,25 @@ def ascend_check(folder: Path | list[Path], python: str, configs: str = "all") -
         "configs_checked": rep["kernel_configs"],
         "kernels_failed": len(rep["failed"]),
         "failed": rep["failed"],
+        "ttir_gm_bytes": ttir_gm_bytes(rep),
     }
+
+
+def ttir_gm_bytes(report: dict) -> dict:
+    """Per kernel, the GM bytes its TTIR loads and stores move in one launch, per config
+    (bytes per block x blocks, as the check reads them from triton-ascend's IR): what the
+    kernel moves as Ascend's compiler sees it, where Inductor's count takes whole buffers."""
+    out = {}
+    for kernel in report.get("results", []):
+        figures = [
+            c["work"]["ttir_gm_bytes_per_block"] * c["work"]["blocks"]
+            for c in kernel.get("configs", [])
+            if (c.get("work") or {}).get("ttir_gm_bytes_per_block") is not None
+            and c["work"].get("blocks")
+        ]
+        if figures:
+            out[kernel["name"]] = figures
+    return out
 
 
 def main(argv=None) -> int:
@@ -324,9 +387,10 @@ def main(argv=None) -> int:
     if args.llm:
         print(
             "| workload | tokens | dtype | kernels policy / upstream | GM bytes policy / upstream / minimum "
-            "| x minimum policy / upstream |"
+            "| x minimum policy / upstream | training kernels forward + backward, policy "
+            "| upstream |"
         )
-        print("|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|")
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         tokens, dtypes = [int(t) for t in args.tokens.split(",")], args.dtypes.split(",")
         default = ROOT / (
@@ -341,7 +405,20 @@ def main(argv=None) -> int:
             summary = llm_ascend_check(
                 rows, Path(tmp), args.check_python, args.check_configs, variants
             )
-        print({k: v for k, v in summary.items() if k != "failed"}, "failed:", summary.get("failed"))
+        shown = {k: v for k, v in summary.items() if k not in ("failed", "ttir_gm_bytes")}
+        print(shown, "failed:", summary.get("failed"))
+        print(
+            "| workload | tokens | dtype | TTIR GM bytes (configs' least-most) | minimum | ratio |"
+        )
+        for row in rows:
+            if row["policy"]["ascend_check"]["ttir_gm_bytes"] is None:
+                continue
+            low, high = row["policy"]["ascend_check"]["ttir_gm_bytes"]
+            m = row["minimum_gm_bytes"]
+            print(
+                f"| {row['workload']} | {row['tokens']} | {row['dtype']} | {low}-{high} | {m} "
+                f"| {low / m:.2f}-{high / m:.2f} |"
+            )
         return _write(out, rows)
 
     chosen = workloads()

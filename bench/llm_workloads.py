@@ -101,6 +101,7 @@ class Workload:
     gather: tuple[int, int] | None = (
         None  # (index of a table, index of the positions it is read at)
     )
+    trains: bool = False  # has a training direction (no int8 rounding on the way)
 
 
 def _rows(tokens, dtype, device, s):
@@ -144,12 +145,24 @@ def _gate_up(tokens, dtype, device, s):
 
 
 WORKLOADS = (
-    Workload("add_rms_norm", add_rms_norm, _rows),
+    Workload("add_rms_norm", add_rms_norm, _rows, trains=True),
     Workload("add_rms_norm_quant", add_rms_norm_quant, _rows),
-    Workload("qk_norm_rope", qk_norm_rope, _heads, gather=(4, 5)),
-    Workload("split_qkv_norm_rope", split_qkv_norm_rope, _qkv, gather=(3, 4)),
+    Workload("qk_norm_rope", qk_norm_rope, _heads, gather=(4, 5), trains=True),
+    Workload("split_qkv_norm_rope", split_qkv_norm_rope, _qkv, gather=(3, 4), trains=True),
     Workload("swiglu_quant", swiglu_quant, _gate_up),
 )
+
+
+def trainable(w: Workload, args: tuple) -> tuple:
+    """``args`` with the floating inputs a training step differentiates requiring grad (not a
+    gathered table: the cos/sin cache is a buffer)."""
+    table = w.gather[0] if w.gather else None
+    return tuple(
+        a.detach().requires_grad_()
+        if isinstance(a, torch.Tensor) and a.is_floating_point() and i != table
+        else a
+        for i, a in enumerate(args)
+    )
 
 
 def minimum_gm_bytes(args: tuple, outputs, gather: tuple[int, int] | None = None) -> int:

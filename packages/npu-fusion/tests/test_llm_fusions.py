@@ -177,3 +177,38 @@ def test_split_qkv_norm_rope_is_one_kernel_at_llm_shapes(bench, tokens):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_split_qkv_norm_rope_matches_eager_in_one_kernel(bench, dtype):
     _qk_matches_eager_in_one_kernel(bench, QK_ROWS["X13"], dtype)
+
+
+# The training direction of the workloads that have one (add + RMSNorm, QK-norm + RoPE, split
+# QKV + norm + RoPE; the int8 rows have no gradient): a step's gradients against eager's.
+# Kernels per direction at LLM shapes are in bench/fusion.py's table (npu-fusion README).
+TRAINING = {"X11": "add_rms_norm", "X12": "qk_norm_rope", "X13": "split_qkv_norm_rope"}
+
+
+def _training_step_matches_eager(bench, name, dtype):
+    _, W = bench
+    w = _workload(W, name)
+    args = w.inputs(5, dtype, "npu", W.TINY)
+    grads = []
+    for run in (torch.compile(w.fn), w.fn):
+        torch._dynamo.reset()
+        inputs = W.trainable(w, args)
+        outs = run(*inputs)
+        # a fixed cotangent per output, so every output's gradient path is taken
+        loss = sum(
+            (o.float() * torch.linspace(-1, 1, o.numel(), device="npu").view(o.shape)).sum()
+            for o in outs
+        )
+        loss.backward()
+        grads.append([a.grad for a in inputs if isinstance(a, torch.Tensor) and a.requires_grad])
+    for got, want in zip(*grads):
+        torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(name, marks=pytest.mark.feature(row), id=name) for row, name in TRAINING.items()],
+)
+def test_training_step_matches_eager(bench, name, dtype):
+    _training_step_matches_eager(bench, name, dtype)
