@@ -495,7 +495,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         of its computations are special or composite element operations) and how many
         elements there are. Statements count over every body flushed so far and those pending
         (``kernel_work.Passes``): the answer is the same before and after ``codegen_body``
-        (upstream asks before it; a combo kernel after its sub-kernels' bodies). A looped
+        (upstream asks before it). A looped
         reduction's bytes add each pass after a buffer's first that loads it again. Empty where
         upstream's byte estimate cannot be taken (a size without a hint): no figure then."""
         from torch._inductor.utils import sympy_product
