@@ -32,6 +32,7 @@ import warnings
 
 import torch
 from torch._inductor import config
+from npu_inductor_core.graph_hooks import call_function
 from torch._inductor.fx_passes import pad_mm as upstream
 
 aten = torch.ops.aten
@@ -89,16 +90,6 @@ def should_pad(a, b, mp: int, kp: int, np_: int) -> bool:
     return upstream.is_padded_faster(key, _do_bench(orig), _do_bench(pad))
 
 
-def _call(graph, target, args, fake_mode, like):
-    node = graph.call_function(target, args)
-    with fake_mode:
-        node.meta["val"] = target(
-            *[a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
-        )
-    node.meta.update({k: like.meta[k] for k in ("stack_trace", "original_aten") if k in like.meta})
-    return node
-
-
 def _autoheuristic_usable() -> bool:
     from . import _compat
 
@@ -117,17 +108,16 @@ def _autoheuristic_usable() -> bool:
 def _rewrite(gm, node, m: int, n: int, mp: int, kp: int, np_: int) -> None:
     g = gm.graph
     a, b = node.args
-    fake_mode = node.meta["val"].fake_mode
     with g.inserting_before(node):
         if kp or mp:
-            a = _call(g, aten.constant_pad_nd.default, (a, [0, kp, 0, mp]), fake_mode, node)
+            a = call_function(g, aten.constant_pad_nd.default, (a, [0, kp, 0, mp]), like=node)
         if kp or np_:
-            b = _call(g, aten.constant_pad_nd.default, (b, [0, np_, 0, kp]), fake_mode, node)
-        out = _call(g, aten.mm.default, (a, b), fake_mode, node)
+            b = call_function(g, aten.constant_pad_nd.default, (b, [0, np_, 0, kp]), like=node)
+        out = call_function(g, aten.mm.default, (a, b), like=node)
         if mp:
-            out = _call(g, aten.slice.Tensor, (out, 0, 0, m), fake_mode, node)
+            out = call_function(g, aten.slice.Tensor, (out, 0, 0, m), like=node)
         if np_:
-            out = _call(g, aten.slice.Tensor, (out, 1, 0, n), fake_mode, node)
+            out = call_function(g, aten.slice.Tensor, (out, 1, 0, n), like=node)
     node.replace_all_uses_with(out)
     g.erase_node(node)
 

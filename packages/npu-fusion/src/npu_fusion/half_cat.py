@@ -23,6 +23,8 @@ from __future__ import annotations
 import operator
 
 import torch
+from npu_inductor_core.graph_hooks import call_function
+from torch.fx.node import map_arg
 
 from . import config
 
@@ -90,10 +92,7 @@ class _Halves:
         target = node.target
         if node.op == "call_function" and torch.Tag.pointwise in getattr(target, "tags", ()):
             seen[node] = "pointwise"
-            inputs = [
-                a for a in (*node.args, *node.kwargs.values()) if isinstance(a, torch.fx.Node)
-            ]
-            return all(self.walk(a, seen, bases) for a in inputs)
+            return all(self.walk(a, seen, bases) for a in node.all_input_nodes)
         seen[node] = "input"
         bases.add(_base(node))
         return True
@@ -109,8 +108,8 @@ class _Halves:
                 at = val.ndim - self.from_end
                 copy = self.call(aten.index.Tensor, (node, [None] * at + [self.j_mod_h()]))
             else:
-                args = _map(node.args, lambda a: self.full(a, seen))
-                kwargs = _map(node.kwargs, lambda a: self.full(a, seen))
+                args = map_arg(node.args, lambda a: self.full(a, seen))
+                kwargs = map_arg(node.kwargs, lambda a: self.full(a, seen))
                 copy = self.call(node.target, args, kwargs)
             self.copies[node] = copy
         return self.copies[node]
@@ -139,14 +138,7 @@ class _Halves:
         return mask
 
     def call(self, target, args, kwargs=None) -> torch.fx.Node:
-        node = self.cat.graph.call_function(target, args, kwargs or {})
-        vals = _map((args, kwargs or {}), lambda a: a.meta["val"])
-        with self.out.fake_mode:
-            node.meta["val"] = target(*vals[0], **vals[1])
-        for key in ("stack_trace", "original_aten"):
-            if key in self.cat.meta:
-                node.meta[key] = self.cat.meta[key]
-        return node
+        return call_function(self.cat.graph, target, args, kwargs, like=self.cat)
 
 
 def _rewrite(graph: torch.fx.Graph, cat: torch.fx.Node) -> bool:
@@ -192,14 +184,3 @@ def _base(node: torch.fx.Node) -> torch.fx.Node:
             node = node.args[0]
         else:
             return node
-
-
-def _map(value, fn):
-    """``value`` (args, kwargs, lists of them) with each fx Node passed through ``fn``."""
-    if isinstance(value, torch.fx.Node):
-        return fn(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_map(v, fn) for v in value)
-    if isinstance(value, dict):
-        return {k: _map(v, fn) for k, v in value.items()}
-    return value

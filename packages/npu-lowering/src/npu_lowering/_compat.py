@@ -1,6 +1,7 @@
 """Patches of upstream symbols, one function per patch (torch 2.13, 2.14, 2.15). Each names the
 upstream hook that would remove it, and each only changes what happens for graphs on device "npu"
-(the benchmark's cuda wrapper route is bench/cuda_routes.py).
+(the benchmark's cuda wrapper route is bench/cuda_routes.py). Also the readers of what differs
+between those torch releases (no patch: ``lines_of``, ``lazy_triton_compile_available``...).
 """
 
 from __future__ import annotations
@@ -234,3 +235,10 @@ def lazy_triton_compile_available() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("torch._inductor.runtime.triton_lazy_compile") is not None
+
+
+def lines_of(buffer) -> list:
+    """An IndentedBuffer's own line list: ``get_lines_ref()`` from torch 2.12, the attribute
+    it returns before (torch 2.11)."""
+    get = getattr(buffer, "get_lines_ref", None)
+    return get() if get is not None else buffer._lines

@@ -31,7 +31,7 @@ from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, Triton
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
-from . import kernel_work, numerics
+from . import _compat, kernel_work, numerics
 from .runtime import grid as npu_grid
 from npu_inductor_core import tiles as tiling
 from .runtime.flavour import flavour
@@ -49,13 +49,6 @@ MIX_ORDER_LOOP = "for _ in tl.range(0, split_size, XBLOCK"
 MIX_ORDER_STEP = "xindex += XBLOCK"
 MIX_ORDER_ROWS = "xindex = xoffset + "
 MIX_ORDER_IV = "xsplit"
-
-
-def _lines_of(buffer) -> list:
-    """An IndentedBuffer's own line list: ``get_lines_ref()`` from torch 2.12, the attribute
-    it returns before (torch 2.11)."""
-    get = getattr(buffer, "get_lines_ref", None)
-    return get() if get is not None else buffer._lines
 
 
 def npu_imports(upstream_imports: str) -> str:
@@ -507,8 +500,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         except Exception:  # an estimate, never a reason to fail a compile
             return {}
         pending = (self.loads, self.compute, self.stores)
-        ops = passes.ops + sum(len(_lines_of(buf)) for buf in pending)
-        compute = passes.compute + [s for s in _lines_of(self.compute) if isinstance(s, str)]
+        ops = passes.ops + sum(len(_compat.lines_of(buf)) for buf in pending)
+        compute = passes.compute + [s for s in _compat.lines_of(self.compute) if isinstance(s, str)]
         return {
             "gm_bytes": gm_bytes,
             "vector_ops": ops,
@@ -561,7 +554,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         unsupported operation", BlockPtrAnalysis.cpp). The same rows, computed from the loop's
         induction variable at the top of each step (upstream's own header expression plus the
         step's start), lower; the increment goes."""
-        lines = _lines_of(self.body)
+        lines = _compat.lines_of(self.body)
         loops = [
             i
             for i, line in enumerate(lines)

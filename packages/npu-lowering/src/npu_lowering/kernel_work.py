@@ -7,10 +7,7 @@ from collections import Counter
 
 from torch.utils._ordered_set import OrderedSet
 
-
-def _lines(buffer) -> list:
-    get = getattr(buffer, "get_lines_ref", None)  # torch 2.12+; the attribute before
-    return get() if get is not None else buffer._lines
+from ._compat import lines_of
 
 
 def _in_r_loop(kernel) -> bool:
@@ -35,7 +32,7 @@ class Passes:
         self.open: OrderedSet = OrderedSet()  # buffers loaded in the pass being written
 
     def before_load(self, kernel) -> int:
-        return len(_lines(kernel.loads)) + len(_lines(kernel.compute))
+        return len(lines_of(kernel.loads)) + len(lines_of(kernel.compute))
 
     def after_load(self, kernel, name: str, before: int) -> None:
         # a new line in the loop: not a CSE hit, not a load upstream lifts out of the loop
@@ -44,8 +41,8 @@ class Passes:
 
     def flush(self, kernel) -> None:
         """Before upstream's ``codegen_body`` moves the pending statements into the body."""
-        self.ops += sum(len(_lines(b)) for b in (kernel.loads, kernel.compute, kernel.stores))
-        self.compute += [line for line in _lines(kernel.compute) if isinstance(line, str)]
+        self.ops += sum(len(lines_of(b)) for b in (kernel.loads, kernel.compute, kernel.stores))
+        self.compute += [line for line in lines_of(kernel.compute) if isinstance(line, str)]
         self.reads.update(self.open)
         self.open.clear()
 
