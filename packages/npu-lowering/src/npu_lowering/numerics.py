@@ -75,6 +75,23 @@ def row_fits_one_core(device, reduction_numel: int) -> bool:
     return tiles.fits_buffers({"v": {4: 2}}, int(reduction_numel), dev)
 
 
+def row_stays_on_chip(device, features) -> bool:
+    """Whether a row reduction's kernel can hold its whole row in one core's UB: every buffer it
+    reads or writes plus two temporaries, as float32 rows (the UB model sizes the block). Such a
+    row is read from GM once (a persistent reduction); upstream makes rows over 1024 elements a
+    loop, whose statistic and normalising passes each read the row (an RMSNorm at hidden 4096
+    moves 1.5x its minimum GM bytes, by its TTIR)."""
+    from npu_inductor_core import tiles
+    from npu_inductor_core.device import device as npu_device
+
+    rnumel = features.reduction_numel
+    if not isinstance(rnumel, int) and not getattr(rnumel, "is_Integer", False):
+        return False
+    rows = len(features.buf_accesses()) + 2
+    dev = npu_device(device.index or 0)
+    return tiles.fits_buffers({"v": {4: rows}}, int(rnumel), dev)
+
+
 # upstream's signature: (device, numel, reduction_numel) on torch 2.13, (features) on 2.11
 _COOP_TAKES_DEVICE = (
     "device" in inspect.signature(InductorChoices.should_use_cooperative_reduction).parameters
@@ -116,6 +133,22 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
             return False
         return InductorChoices.should_use_cooperative_reduction(*args, **kwargs)
 
+    @staticmethod
+    def should_use_persistent_reduction(features, cooperative_reduction) -> bool:
+        # npu: an inner reduction whose row stays on chip is persistent (one read of the row);
+        # upstream's answer elsewhere, and wherever it already says yes or the user turned
+        # persistent reductions off
+        from torch._inductor.runtime.hints import ReductionHint
+        from torch._inductor.virtualized import V
+
+        upstream = InductorChoices.should_use_persistent_reduction(features, cooperative_reduction)
+        if upstream or cooperative_reduction or not inductor_config.triton.persistent_reductions:
+            return upstream
+        device = V.graph.get_current_device_or_throw()
+        if device.type != "npu" or features.get_reduction_hint() != ReductionHint.INNER:
+            return upstream
+        return row_stays_on_chip(device, features)
+
     def get_template_configs(self, kernel_inputs, templates, op_name, kwarg_overrides=None):
         # npu GEMMs: the templates components add (npu-autotune's swap-A/B candidates for M << N)
         # (not under default mode's one-tile small-GEMM policy: one choice, nothing timed)
@@ -147,7 +180,7 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
         return super().get_config_heuristics(device_type)
 
     def uuid(self) -> str:
-        return "npu-lowering.NpuChoices-4"
+        return "npu-lowering.NpuChoices-5"
 
 
 def install_choices() -> bool:
