@@ -95,3 +95,43 @@ def test_conv_backward_backends_pick_triton_templates_or_aten(fresh):
     # (one flag TRITON and the other ATEN fails in torch 2.13 on every device: upstream's
     # call_aten_dw / call_aten_dx pass out1..out3 to convolution_backward.out, whose
     # arguments are out0..out2)
+
+
+@pytest.mark.feature("A34")
+def test_tf32_conv_template_computes_in_float32_with_upstreams_defines(fresh, monkeypatch):
+    """A conv template asked for TF32 (cudnn's fp32_precision "tf32") renders ALLOW_TF32 False
+    on npu, with every other define as upstream wrote it (npu writes them from the same kwargs)."""
+    from npu_lowering.template_kernel import NpuTritonTemplateKernel, template_defines
+
+    seen = []
+    init = NpuTritonTemplateKernel.__init__
+
+    def recording(self, *args, **kwargs):
+        seen.append((kwargs.get("meta"), kwargs.get("defines"), kwargs.get("index_dtype_override")))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(NpuTritonTemplateKernel, "__init__", recording)
+    precision = torch.backends.cudnn.fp32_precision
+    torch.backends.cudnn.fp32_precision = "tf32"
+    try:
+        torch.manual_seed(0)
+        x, w = torch.randn(2, 8, 8, 8), torch.randn(16, 8, 3, 3)
+        with config.patch(
+            max_autotune=True,
+            max_autotune_conv_backends="TRITON",
+            benchmark_epilogue_fusion=False,  # as above: fusions are not decided by timing here
+            **{"test_configs.max_mm_configs": 1},
+        ):
+            out, code = run_and_get_code(
+                torch.compile(conv_relu), x.to("npu"), w.to("npu"), 1, 1, 1, 1
+            )
+    finally:
+        torch.backends.cudnn.fp32_precision = precision
+    torch.testing.assert_close(out.cpu(), conv_relu(x, w, 1, 1, 1, 1), rtol=1e-4, atol=1e-4)
+    code = "\n".join(code)
+    assert "ALLOW_TF32 : tl.constexpr = False" in code
+    assert "ALLOW_TF32 : tl.constexpr = True" not in code
+    asked = [(m, d, i) for m, d, i in seen if isinstance(m, dict) and "ALLOW_TF32" in m]
+    assert asked and all(str(m["ALLOW_TF32"]) == "True" for m, _, _ in asked)
+    for meta, defines, index_dtype in asked:
+        assert template_defines(meta, index_dtype) == defines  # upstream's text, from its kwargs

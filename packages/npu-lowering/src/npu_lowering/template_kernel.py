@@ -22,6 +22,8 @@ dtype (the default-mode small-GEMM templates reach this where upstream would cal
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 
 from npu_inductor_core import cost_model
@@ -34,19 +36,19 @@ from .kernel import NpuRuntimeMixin
 
 class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
     def __init__(self, *args, **kwargs):
-        # ALLOW_TF32=True (what upstream's conv templates take from cudnn.allow_tf32, on by
+        # ALLOW_TF32=True (what upstream's conv templates take from the cudnn flags, on by
         # default) renders tl.dot(..., allow_tf32=True), which triton-ascend 3.2 refuses
         # ("allow_tf32 is deprecated, please use input_precision='hf32'"); the templates have
         # no way to say hf32, so npu templates compute float32 dots in full float32, as eager.
         # TritonTemplate.generate passes the template's kwargs twice: as ``meta`` and as the
-        # ``defines`` it wrote from them, one "NAME : tl.constexpr = value" line each
-        args = list(args)
-        for i, key, fix in ((7, "meta", _no_tf32), (3, "defines", _no_tf32_define)):
-            if key in kwargs:
-                kwargs[key] = fix(kwargs[key])
-            elif len(args) > i:
-                args[i] = fix(args[i])
-        super().__init__(*args, **kwargs)
+        # ``defines`` it wrote from them; both are made here from the corrected kwargs.
+        bound = _INIT.bind(self, *args, **kwargs)
+        given = bound.arguments
+        meta = given.get("meta")
+        if isinstance(meta, dict) and str(meta.get("ALLOW_TF32")) == "True":
+            given["meta"] = {**meta, "ALLOW_TF32": False}
+            given["defines"] = template_defines(given["meta"], given.get("index_dtype_override"))
+        super().__init__(*bound.args[1:], **bound.kwargs)
         # upstream's jit_lines builds a template's inductor_meta from self.inductor_meta_common()
         # (a classmethod) and no per-kernel hook; this instance's answer adds its work record
         self.inductor_meta_common = self._meta_with_work
@@ -149,16 +151,13 @@ class NpuTritonTemplateKernel(NpuRuntimeMixin, TritonTemplateKernel):
         )
 
 
-def _no_tf32(meta):
-    return (
-        {**meta, "ALLOW_TF32": False} if isinstance(meta, dict) and meta.get("ALLOW_TF32") else meta
-    )
+def template_defines(meta: dict, index_dtype: str | None) -> str:
+    """A template's constexpr lines as ``TritonTemplate.generate`` writes them: one per
+    template kwarg, then the index dtype."""
+    lines = [f"{name} : tl.constexpr = {val}\n" for name, val in meta.items()]
+    if index_dtype is not None:
+        lines.append(f"INDEX_DTYPE : tl.constexpr = {index_dtype}\n")
+    return "".join(lines)
 
 
-def _no_tf32_define(defines):
-    on = "ALLOW_TF32 : tl.constexpr = True\n"
-    return (
-        defines.replace(on, "ALLOW_TF32 : tl.constexpr = False\n")
-        if isinstance(defines, str)
-        else defines
-    )
+_INIT = inspect.signature(TritonTemplateKernel.__init__)
