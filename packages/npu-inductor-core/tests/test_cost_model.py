@@ -93,6 +93,35 @@ def test_transcendentals_cost_more_than_adds():
     assert seconds() < seconds(special_ops=1) < seconds(composite_ops=1)
 
 
+def test_vector_statements_are_priced_by_their_dtype():
+    """A record's ``dtype_ops`` price each statement by its operands' width: float16 half of
+    float32, int8 and bool a quarter, int64 two int32 operations; statements of no counted
+    dtype, and every statement of a record without the field, as float32 (as before)."""
+    from npu_inductor_core.cost_model import work_of
+
+    def vector_bytes(**dtype_ops):
+        rec = {"gm_bytes": 1024, "vector_ops": 4, "numel": 1 << 20, "composite_ops": 1}
+        if dtype_ops:
+            rec["dtype_ops"] = dtype_ops
+        return work_of({"npu_work": rec}, 48, B910).vector_bytes
+
+    single = vector_bytes()
+    assert single == (4 + 7) * (1 << 20) * 4  # an older record: float32 operands
+    assert vector_bytes(float32=4) == vector_bytes(int32=4) == single
+    assert vector_bytes(float16=4) == vector_bytes(bfloat16=4) == single / 2
+    assert vector_bytes(int8=4) == vector_bytes(bool=4) == single / 4
+    assert vector_bytes(int64=4) == 2 * vector_bytes(int32=4)
+    assert vector_bytes(float16=2) == vector_bytes(float16=2, float32=2) == single * 3 / 4
+    rec = {"gm_bytes": MB, "vector_ops": 64, "numel": 1 << 24}
+    slow = kernel_seconds(
+        work_of({"npu_work": {**rec, "dtype_ops": {"int64": 64}}}, 48, B910), B910
+    )
+    fast = kernel_seconds(
+        work_of({"npu_work": {**rec, "dtype_ops": {"int32": 64}}}, 48, B910), B910
+    )
+    assert slow > 1.5 * fast
+
+
 def test_the_cube_runs_float32_slower_than_float16():
     from npu_inductor_core.cost_model import work_of
 

@@ -6,7 +6,7 @@ import re
 import pytest
 import torch
 
-WORK = re.compile(r"'npu_work': (\{[^{}]*\})")
+WORK = re.compile(r"'npu_work': (\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})")
 
 
 def _works(fn, *args, **patch) -> list:
@@ -33,3 +33,43 @@ def test_a_looped_reduction_reads_its_rows_once_per_pass(npu, persistent):
     nbytes = x.numel() * x.element_size()
     reads = 1 if persistent else 2
     assert work["gm_bytes"] == reads * nbytes + nbytes  # the reads, one store
+
+
+def _vector_bytes(work: dict) -> float:
+    from npu_inductor_core.cost_model import work_of
+
+    return work_of({"npu_work": work}, 1).vector_bytes
+
+
+def test_statements_carry_their_dtypes_int64_priced_as_two_int32(npu):
+    """The same integer arithmetic in int64 and int32: each statement is counted by the dtype
+    codegen gave it (a load's and a computation's CSE variable, a store's buffer), and int64
+    ones cost twice the vector time of int32 ones."""
+    f = lambda x: (x * 3 + 7) * x - x  # noqa: E731
+    works = {}
+    for dt in (torch.int64, torch.int32):
+        (works[dt],) = _works(f, torch.arange(1024, device=npu, dtype=dt))
+    for w in works.values():
+        assert sum(w["dtype_ops"].values()) == w["vector_ops"]
+    assert works[torch.int64]["dtype_ops"].get("int64", 0) == works[torch.int64]["vector_ops"]
+    assert works[torch.int32]["dtype_ops"].get("int32", 0) == works[torch.int32]["vector_ops"]
+    assert works[torch.int64]["vector_ops"] == works[torch.int32]["vector_ops"]
+    assert _vector_bytes(works[torch.int64]) == 2 * _vector_bytes(works[torch.int32])
+
+
+@pytest.mark.parametrize("upcast", [False, True])
+def test_float16_statements_cost_half_unless_upcast(npu, upcast):
+    """With ``codegen_upcast_to_fp32`` off, a float16 kernel computes in float16: half the
+    vector time of the same kernel in float32. Upcast (Inductor's default), only its store
+    stays float16."""
+    f = lambda x: torch.sigmoid(x) * x + 1  # noqa: E731
+    cfg = {"triton.codegen_upcast_to_fp32": upcast}
+    (single,) = _works(f, torch.randn(1024, device=npu), **cfg)
+    (half,) = _works(f, torch.randn(1024, device=npu, dtype=torch.float16), **cfg)
+    assert single["dtype_ops"] == {"float32": single["vector_ops"]}
+    if upcast:
+        assert half["dtype_ops"] == {"float16": 1, "float32": half["vector_ops"] - 1}
+        assert _vector_bytes(single) > _vector_bytes(half) > 0.8 * _vector_bytes(single)
+    else:
+        assert half["dtype_ops"] == {"float16": half["vector_ops"]}
+        assert _vector_bytes(half) == _vector_bytes(single) / 2

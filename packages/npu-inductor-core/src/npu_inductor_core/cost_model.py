@@ -77,7 +77,30 @@ COSTS = {
 
 # a kernel's work in its inductor_meta (npu-lowering's codegen writes it, the estimate reads it)
 WORK_KEY = "npu_work"
-COMPUTE_BYTES = 4  # vector operands are counted as float32: Inductor computes in it
+COMPUTE_BYTES = 4  # a statement of unknown dtype (or a record without them) is float32's
+
+# Operand bytes of one vector statement by its dtype (the record's ``dtype_ops``): the vector
+# unit processes 256 bytes a repeat, so half-width operands take half the repeats. Ascend's
+# vector units have no 64-bit integer ALU for most operations (an assumption from CANN's
+# Ascend C API reference, whose basic arithmetic takes 16- and 32-bit integers): an int64
+# statement is priced as two int32 ones, and float64 likewise.
+DTYPE_BYTES = {
+    "bool": 1,
+    "int8": 1,
+    "uint8": 1,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+    "int16": 2,
+    "uint16": 2,
+    "float16": 2,
+    "bfloat16": 2,
+    "int32": 4,
+    "uint32": 4,
+    "float32": 4,
+    "int64": 8,
+    "uint64": 8,
+    "float64": 8,
+}
 
 # Element classes of a vector statement, by the functions generated code calls. Ascend C has
 # exp, ln, sqrt, rsqrt and reciprocal as basic vector instructions (slower than an add); tanh,
@@ -113,26 +136,39 @@ class KernelWork:
     cube_macs: float = 0.0
 
 
+def statement_bytes(rec: dict) -> float:
+    """Operand bytes per element of a record's vector statements: each counted dtype's
+    (``dtype_ops``, ``DTYPE_BYTES``), the rest (every statement of an older record) as
+    float32's."""
+    ops = float(rec.get("vector_ops", 0))
+    by_dtype = rec.get("dtype_ops") or {}
+    known = sum(float(n) for n in by_dtype.values())
+    priced = sum(float(n) * DTYPE_BYTES.get(d, COMPUTE_BYTES) for d, n in by_dtype.items())
+    return priced + max(0.0, ops - known) * COMPUTE_BYTES
+
+
 def work_of(inductor_meta: dict, programs: int, dev: Device | None = None) -> KernelWork | None:
     """The work a generated kernel recorded (``WORK_KEY``: its GM bytes, the vector statements
-    it runs per element (of them, the special and composite ones: ``element_classes``) and its
-    element count, its Cube MACs and whether they are float32), launched as ``programs``;
-    None for a kernel without the record."""
+    it runs per element (of them, the special and composite ones: ``element_classes``; by
+    dtype: ``statement_bytes``) and its element count, its Cube MACs and whether they are
+    float32), launched as ``programs``; None for a kernel without the record."""
     rec = (inductor_meta or {}).get(WORK_KEY)
     if not rec:
         return None
     c = costs_for(dev or Device())
+    ops = float(rec.get("vector_ops", 0))
+    per_element = statement_bytes(rec)
+    # a special or composite statement's further repeats, at the statements' mean width
+    mean = per_element / ops if ops else COMPUTE_BYTES
     special, composite = float(rec.get("special_ops", 0)), float(rec.get("composite_ops", 0))
-    repeats = (
-        float(rec.get("vector_ops", 0))
-        + special * (c.special_op_repeats - 1)
-        + composite * (c.composite_op_repeats - 1)
+    per_element += mean * (
+        special * (c.special_op_repeats - 1) + composite * (c.composite_op_repeats - 1)
     )
     macs = float(rec.get("macs", 0))
     return KernelWork(
         programs=programs,
         gm_bytes=float(rec.get("gm_bytes", 0)),
-        vector_bytes=repeats * float(rec.get("numel", 0)) * COMPUTE_BYTES,
+        vector_bytes=per_element * float(rec.get("numel", 0)),
         # the Cube's float32 rate is a share of its float16 one: as many more cycles
         cube_macs=macs / c.cube_fp32_share if rec.get("fp32_macs") else macs,
     )

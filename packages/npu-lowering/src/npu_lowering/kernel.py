@@ -485,12 +485,13 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         """What this kernel does, for the cost model (npu_inductor_core.cost_model): the GM
         bytes upstream's estimate gives its arguments, the vector statements it runs on each
         block of elements (its loads, computations and stores as codegen wrote them; how many
-        of its computations are special or composite element operations) and how many
-        elements there are. Statements count over every body flushed so far and those pending
+        of its computations are special or composite element operations; how many compute in
+        each dtype, ``kernel_work.statement_dtypes``) and how many elements there are.
+        Statements count over every body flushed so far and those pending
         (``kernel_work.Passes``): the answer is the same before and after ``codegen_body``
-        (upstream asks before it). A looped
-        reduction's bytes add each pass after a buffer's first that loads it again. Empty where
-        upstream's byte estimate cannot be taken (a size without a hint): no figure then."""
+        (upstream asks before it). A looped reduction's bytes add each pass after a buffer's
+        first that loads it again. Empty where upstream's byte estimate cannot be taken (a
+        size without a hint): no figure then."""
         from torch._inductor.utils import sympy_product
 
         passes = self._npu_passes
@@ -502,11 +503,13 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         pending = (self.loads, self.compute, self.stores)
         ops = passes.ops + sum(len(_compat.lines_of(buf)) for buf in pending)
         compute = passes.compute + [s for s in _compat.lines_of(self.compute) if isinstance(s, str)]
+        dtypes = passes.dtypes + kernel_work.statement_dtypes(self, pending)
         return {
             "gm_bytes": gm_bytes,
             "vector_ops": ops,
             "numel": numel,
             **cost_model.element_classes(compute),
+            "dtype_ops": dict(sorted(dtypes.items())),
         }
 
     def _hint_size_hints(self) -> dict:
