@@ -44,9 +44,11 @@ class NpuPostGradPass(CustomGraphModulePass):
     def __call__(self, gm: torch.fx.GraphModule) -> None:
         from npu_inductor_core import graph_hooks
 
-        graph_hooks.run_post_grad(gm)  # components' passes (npu-autotune: GEMM shape padding)
         fp64_compute.narrow(gm)  # opt-in only: float64 values computed in float32
         dtype_policy.apply(gm)
+        # components' passes (npu-autotune: GEMM shape padding; npu-fusion: half concatenations)
+        # see the dtypes npu computes and the nodes left to ATen (``should_fallback``)
+        graph_hooks.run_post_grad(gm)
         op_policy.apply(gm)  # ops Ascend's compiler cannot compile as Triton kernels
         unlowered_ops.apply(gm)  # ATen ops Inductor has no lowering for stay ATen ops on npu
 
