@@ -73,6 +73,29 @@ def test_every_family_the_device_facts_know_has_costs():
     assert {B910.family, D950.family} <= set(COSTS)
 
 
+def test_a_950_is_priced_by_its_own_row():
+    """The 950PR's published figures (README's table): its vector units do twice the 910B's
+    bytes per cycle at a lower clock, so vector-bound work is faster there and Cube-bound
+    work (the same MACs per cycle) slower; a kernel whose device facts say 950 gets them."""
+    from npu_inductor_core.cost_model import work_of
+    from npu_inductor_core.device import FACTS_KEY, device_for
+
+    assert COSTS["950"] != COSTS["910B"]
+    vector = KernelWork(48, gm_bytes=MB, vector_bytes=4096 * MB)
+    ratio = kernel_seconds(vector, B910) / kernel_seconds(vector, D950)
+    assert 1.7 < ratio < 1.9  # 512 B x 1.65 GHz against 256 B x 1.8 GHz
+    cube = KernelWork(24, gm_bytes=MB, cube_macs=1e12)
+    assert kernel_seconds(cube, D950) > kernel_seconds(cube, B910)
+
+    rec = {"gm_bytes": MB, "vector_ops": 64, "numel": 1 << 24}
+    meta = {"npu_work": rec, FACTS_KEY: {**D950.record(), "vector_cores": 48}}
+    dev = device_for(meta)
+    assert dev.family == "950"
+    on_950 = kernel_seconds(work_of(meta, 48, dev), dev)
+    on_910 = kernel_seconds(work_of(meta, 48, B910), B910)
+    assert on_950 < on_910 / 1.7
+
+
 def test_transcendentals_cost_more_than_adds():
     """Element classes: a vector-bound kernel of composite operations (tanh: several Ascend C
     instructions) takes longer than one of special ones (exp), which takes longer than adds."""

@@ -59,11 +59,12 @@ COSTS = {
         aclnn_launch_s=15e-6,
         program_s=0.5e-6,
     ),
+    # the 950PR (published figures in the README; the 950DT's 4 TB/s HBM is not a row)
     "950": Costs(
-        clock_hz=1.8e9,
+        clock_hz=1.65e9,
         hbm_bytes_per_s=1.6e12,
         core_gm_bytes_per_cycle=64.0,
-        vector_bytes_per_cycle=256.0,
+        vector_bytes_per_cycle=512.0,  # twice the 910B's FP16 vector rate per core and cycle
         cube_macs_per_cycle=4096.0,
         cube_fp32_share=0.25,
         special_op_repeats=2.0,
