@@ -196,3 +196,26 @@ def test_compute_all_bounds_narrows_indirect_asserts():
     with config.patch(compute_all_bounds=False):
         _, code = _code(fn, x, idx)
     assert any("tl.device_assert(((0 <= " in line for line in code.splitlines())
+
+
+def test_size_asserts_for_each_output_of_a_multi_output_fallback():
+    """Each output of an ATen op with several outputs is checked against the sizes and strides
+    Inductor planned, as on cpu (torch 2.15 writes assert_tensor_metadata, older releases
+    assert_size_stride); ``size_asserts=False`` drops them."""
+    from torch._inductor import lowering
+
+    x = torch.randn(16, 32, device="npu")
+    checks = (
+        "assert_tensor_metadata(buf{}, (16, 32), (32, 1)",
+        "assert_size_stride(buf{}, (16, 32), (32, 1)",
+    )
+    with lowering.force_fallback(torch.ops.aten.sort.default):
+        with config.patch(size_asserts=True):
+            out, code = _code(lambda a: a.sort(), x)
+        for buf in (1, 2):
+            assert any(c.format(buf) in code for c in checks), code
+        with config.patch(size_asserts=False):
+            _, code = _code(lambda a: a.sort(), x)
+        assert not any(c.format(buf) in code for c in checks for buf in (1, 2)), code
+    want = x.cpu().sort()
+    assert torch.equal(out[0].cpu(), want[0]) and torch.equal(out[1].cpu(), want[1])
