@@ -69,7 +69,8 @@ def test_libdevice_functions(check):
     )
 
 
-@pytest.mark.parametrize("shape", [(32, 64), (4, 4096)], ids=["persistent", "looped"])
+# rows of 16384 float32 do not stay whole in one core's UB: looped on npu
+@pytest.mark.parametrize("shape", [(32, 64), (4, 16384)], ids=["persistent", "looped"])
 def test_reductions(shape, check):
     code = check(lambda a: (a.sum(-1), a.mean(0), a.amax(-1), a.argmax(-1), a.var(-1)), r(*shape))
     assert ("triton_per" in code) if shape[1] <= 64 else ("triton_red" in code)

@@ -111,7 +111,9 @@ def _reduction_config_counts(fn) -> list:
 
     from npu_lowering.runtime.autotuner import NpuCachingAutotuner
 
-    x = torch.randn(8, 1 << 12, device="npu")
+    # float32 rows of 16384: one core's (not split across programs), too long to keep whole
+    # in its UB (not persistent): a looped reduction on npu
+    x = torch.randn(8, 1 << 14, device="npu")
     with config.patch(max_autotune=True), fresh_cache():
         torch._dynamo.reset()
         out, codes = run_and_get_code(torch.compile(fn), x)

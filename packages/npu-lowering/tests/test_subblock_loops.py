@@ -85,12 +85,13 @@ def test_3d_pointwise_loops(small_device, check):
     _assert_looped(x=40, y=50, z=60)
 
 
-@pytest.mark.parametrize("shape", [(12000, 8), (64, 4096)], ids=["persistent", "looped"])
+# a float32 row of 16384 does not stay whole in one core's UB: looped
+@pytest.mark.parametrize("shape", [(12000, 8), (16, 16384)], ids=["persistent", "looped"])
 def test_big_reduction_loops_over_row_subblocks(small_device, check, shape):
     x = torch.randn(*shape, device="npu")
     code = check(lambda a: a.sum(-1) * 2, x)
     assert "for xsub in tl.range(" in code
-    assert ("triton_red_" in code) == (shape[1] > 1024)  # looped: the r loop inside the x loop
+    assert ("triton_red_" in code) == (shape[1] > 8192)  # looped: the r loop inside the x loop
     _assert_looped(x=shape[0])
 
 

@@ -160,12 +160,49 @@ def compile_options(cfg) -> dict:
     return {"multibuffer": is_multibuffer(cfg), "num_stages": 1}
 
 
+# a persistent row's float32 temporaries besides its buffers (the upcast row and a product)
+ROW_TEMPORARIES = 2
+
+
+def row_buffers(buffers: int) -> dict:
+    """The buffers a persistent reduction keeps for a block of whole rows, in
+    ``ub_model.estimate_buffers``' form: each buffer the kernel reads or writes as a float32
+    value row (loads are upcast, stores computed in float32) and ``ROW_TEMPORARIES`` more."""
+    return {"v": {4: max(1, int(buffers)) + ROW_TEMPORARIES}}
+
+
+def rows_fit(buffers: int, block: int, dev: Device, multibuffer: bool = False) -> bool:
+    """Whether a persistent reduction's block of whole rows (``block`` elements: rows x the
+    power-of-two row) fits the UB by ``row_buffers``: the one fact both the choice to keep a
+    row whole (npu-lowering's ``row_stays_on_chip``, at one row) and the persistent configs'
+    fit (``fits_ub``) use, so a row kept whole has a config that fits."""
+    return fits_buffers(row_buffers(buffers), block, dev, multibuffer)
+
+
+def row_kept_whole(buffers: int, rnumel: int, dev: Device, int8: bool = False) -> bool:
+    """Whether a reduction's row (``rnumel`` elements, a power of two in its block) can be
+    held whole by one core: one row fits by ``rows_fit``. Not on 910B-class parts for a row
+    converted to 8-bit integers: bishengir's 910B float-to-int8 conversion keeps about 420
+    bytes an element (a per-token int8 quant row of 4096 required 1,728,512 B, 188,548 B with
+    the conversion replaced by a bfloat16 store; the UB model's estimate was 0.47x of it), so
+    such a row stays a loop there (the 950 planned 127,072 B for it)."""
+    if int8 and _family(dev) == "910B":
+        return False
+    return rows_fit(buffers, next_power_of_2(max(1, int(rnumel))), dev)
+
+
 def fits_ub(cfg, triton_meta: dict, dev: Device, persistent_rnumel: int | None = None) -> bool:
     """Whether a config (or its kwargs) fits the UB before the body is read: its block within
-    ``element_budget`` for the multi-buffer setting it compiles with."""
+    ``element_budget`` for the multi-buffer setting it compiles with; a persistent reduction's
+    (``persistent_rnumel``) also its whole rows by ``rows_fit``, one row per pointer argument
+    (the pointer budget caps at three pointers, so it let 8 rows of 4096 through for a
+    five-pointer RMSNorm, which bishengir needed 590 KB for)."""
     kwargs = getattr(cfg, "kwargs", cfg)
-    return block_numel(kwargs, persistent_rnumel) <= element_budget(
-        triton_meta, dev, is_multibuffer(cfg)
+    numel = block_numel(kwargs, persistent_rnumel)
+    if numel > element_budget(triton_meta, dev, is_multibuffer(cfg)):
+        return False
+    return not persistent_rnumel or rows_fit(
+        len(_pointers(triton_meta)), numel, dev, is_multibuffer(cfg)
     )
 
 
@@ -293,6 +330,7 @@ def reduction(
     a quarter of it)."""
     xnumel = next_power_of_2(max(1, int(size_hints.get("x", 1))))
     rnumel = next_power_of_2(max(1, int(size_hints.get("r0_", 1))))
+    pointers = len(_pointers(triton_meta))
     out = []
     for mb in (False, True) if multibuffer else (False,):
         budget = element_budget(triton_meta, dev, mb)
@@ -306,6 +344,9 @@ def reduction(
         for rblock in rblocks:
             per_row = rnumel if rblock is None else rblock
             max_x = max(1, min(xnumel, budget // per_row))
+            # whole rows: as many as fit by the persistent-row fact (``fits_ub``), at least one
+            while rblock is None and max_x > 1 and not rows_fit(pointers, max_x * per_row, dev, mb):
+                max_x //= 2
             for programs in program_targets(xnumel, dev, exhaustive):
                 xblock = max(1, min(max_x, next_power_of_2(-(-xnumel // programs))))
                 kwargs = (

@@ -76,20 +76,42 @@ def row_fits_one_core(device, reduction_numel: int) -> bool:
 
 
 def row_stays_on_chip(device, features) -> bool:
-    """Whether a row reduction's kernel can hold its whole row in one core's UB: every buffer it
-    reads or writes plus two temporaries, as float32 rows (the UB model sizes the block). Such a
-    row is read from GM once (a persistent reduction); upstream makes rows over 1024 elements a
-    loop, whose statistic and normalising passes each read the row (an RMSNorm at hidden 4096
-    moves 1.5x its minimum GM bytes, by its TTIR)."""
+    """Whether a row reduction's kernel can hold its whole row in one core's UB, by the tile
+    generator's fact for persistent configs (``tiles.row_kept_whole``: every buffer the
+    kernel reads or writes as a float32 row plus two temporaries; its configs are fitted by
+    the same fact, so one row of them fits). Such a row is read from GM once (a persistent
+    reduction); upstream makes rows over 1024 elements a loop, whose statistic and
+    normalising passes each read the row (an RMSNorm at hidden 4096 moved 1.5x its minimum GM
+    bytes, by its TTIR)."""
     from npu_inductor_core import tiles
     from npu_inductor_core.device import device as npu_device
 
     rnumel = features.reduction_numel
     if not isinstance(rnumel, int) and not getattr(rnumel, "is_Integer", False):
         return False
-    rows = len(features.buf_accesses()) + 2
-    dev = npu_device(device.index or 0)
-    return tiles.fits_buffers({"v": {4: rows}}, int(rnumel), dev)
+    names = features.buf_accesses()
+    int8 = any(_dtype_of(name) in (torch.int8, torch.uint8) for name in names)
+    return tiles.row_kept_whole(len(names), int(rnumel), npu_device(device.index or 0), int8)
+
+
+def _dtype_of(name: str):
+    from torch._inductor.virtualized import V
+
+    try:
+        return V.graph.get_dtype(name)
+    except (KeyError, AttributeError):
+        return None
+
+
+def _strict_rblock(features) -> bool:
+    """Whether the kernel has a reduction whose block upstream fixes (batch-invariant sums:
+    ``strict_reduction_rblock`` on torch 2.15, ``strict_sum_rblock`` on 2.14, none on 2.13):
+    its persistence is upstream's."""
+    for name in ("strict_reduction_rblock", "strict_sum_rblock"):
+        fn = getattr(features, name, None)
+        if fn is not None:
+            return fn() is not None
+    return False
 
 
 # upstream's signature: (device, numel, reduction_numel) on torch 2.13, (features) on 2.11
@@ -136,13 +158,18 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
     @staticmethod
     def should_use_persistent_reduction(features, cooperative_reduction) -> bool:
         # npu: an inner reduction whose row stays on chip is persistent (one read of the row);
-        # upstream's answer elsewhere, and wherever it already says yes or the user turned
-        # persistent reductions off
+        # upstream's answer elsewhere, and wherever it already says yes, the user turned
+        # persistent reductions off, or upstream fixes the reduction's block
         from torch._inductor.runtime.hints import ReductionHint
         from torch._inductor.virtualized import V
 
         upstream = InductorChoices.should_use_persistent_reduction(features, cooperative_reduction)
-        if upstream or cooperative_reduction or not inductor_config.triton.persistent_reductions:
+        if (
+            upstream
+            or cooperative_reduction
+            or not inductor_config.triton.persistent_reductions
+            or _strict_rblock(features)
+        ):
             return upstream
         device = V.graph.get_current_device_or_throw()
         if device.type != "npu" or features.get_reduction_hint() != ReductionHint.INNER:
