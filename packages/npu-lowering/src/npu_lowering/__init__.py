@@ -66,6 +66,13 @@ def register() -> None:
         # AOTInductor on npu: kernels run (and are recorded) at compile time; npu's AOT header
         around_compile_fx("npu-lowering-aoti", aoti_build.compile_context)
         around_compile_graph("npu-lowering-aoti", aoti_build.graph_context)
+        from npu_inductor_core import graph_hooks
+
+        from . import saved_rng
+
+        # random values under activation checkpointing: saved, since the partitioner's
+        # replay of a device's RNG state knows cuda, cpu, hpu and xpu only
+        graph_hooks.joint("npu-lowering", saved_rng.apply, saved_rng.cache_key)
         _registered = True
 
 
