@@ -212,3 +212,19 @@ def _training_step_matches_eager(bench, name, dtype):
 )
 def test_training_step_matches_eager(bench, name, dtype):
     _training_step_matches_eager(bench, name, dtype)
+
+
+@pytest.mark.feature("X12")
+@pytest.mark.parametrize("tokens", [1, 256])
+def test_qk_norm_rope_training_forward_is_one_kernel(bench, tokens):
+    """The forward of a training step is one kernel too: the cos/sin rows gathered at the
+    positions are recomputed in the backward (npu-fusion's gather_recompute), not written by a
+    second forward kernel for the backward to read (the control: the setting off)."""
+    import npu_fusion.config as fusion_config
+
+    fusion, W = bench
+    w = _workload(W, "qk_norm_rope")
+    args = W.trainable(w, w.inputs(tokens, torch.bfloat16, "npu", W.Shapes()))
+    assert fusion.training_kernels(w.fn, args, {})["forward"] == 1
+    with fusion_config.patch(recompute_gathers=False):
+        assert fusion.training_kernels(w.fn, args, {})["forward"] == 2

@@ -29,6 +29,10 @@ combo_kernels: bool = _env.flag("NPU_FUSION_COMBO_KERNELS", True)
 # full width, so no load has a negative offset, which Ascend's compiler refuses (README).
 half_cat: bool = _env.flag("NPU_FUSION_HALF_CAT", True)
 
+# In npu training compiles, rows gathered from a graph input (RoPE's cos/sin at the tokens'
+# positions) are recomputed in the backward rather than saved by the forward (README).
+recompute_gathers: bool = True
+
 _env.install(
     __name__,
     {
