@@ -66,10 +66,12 @@ def test_a_4096_wide_rms_norm_row_is_persistent_and_its_configs_fit_the_ub():
         assert rn == HIDDEN
         # the choice's fact holds for the kernel, and every config fits by it (8 rows of 4096
         # did not: bishengir needed 590 KB on the 910B2); one row fits
-        assert tiles.row_kept_whole(len(tiles._pointers(k.triton_meta)), rn, dev)
+        pointers = len(tiles._pointers(k.triton_meta))
+        assert tiles.row_kept_whole(pointers, rn, dev)
         assert k.configs
         for c in k.configs:
             assert tiles.fits_ub(c, k.triton_meta, dev, rn), c.kwargs
+            assert tiles.rows_fit(pointers, tiles.block_numel(c.kwargs, rn), dev), c.kwargs
         assert min(c.kwargs["XBLOCK"] for c in k.configs) == 1
 
 
@@ -111,15 +113,26 @@ def test_persistent_configs_hold_only_rows_that_fit():
 
 
 def test_the_choice_and_the_config_fit_agree():
-    """A row kept whole by the choice has a config that fits; one the configs cannot hold at
-    one row is not kept whole."""
+    """The choice keeps a row whole by the fact the persistent configs are fitted by
+    (``tiles.rows_fit``): a row kept whole gets configs that all fit by it."""
     dev = tiles.Device()
+    kept = 0
     for buffers in range(1, 12):
         for rnumel in (1024, 2048, 4096, 8192, 11008, 16384):
-            meta = {"signature": {f"in_ptr{i}": "*bf16" for i in range(buffers)}}
+            row = tiles.next_power_of_2(rnumel)
             whole = tiles.row_kept_whole(buffers, rnumel, dev)
-            one_row = tiles.fits_ub({"XBLOCK": 1}, meta, dev, tiles.next_power_of_2(rnumel))
-            assert whole == one_row, (buffers, rnumel)
+            assert whole == tiles.rows_fit(buffers, row, dev), (buffers, rnumel)
+            if not whole:
+                continue
+            kept += 1
+            meta = {"signature": {f"in_ptr{i}": "*bf16" for i in range(buffers)}}
+            hints = {"x": 4096, "r0_": rnumel}
+            configs = tiles.reduction(hints, meta, dev, persistent=True, exhaustive=True)
+            assert configs
+            for c in configs:
+                assert tiles.rows_fit(buffers, c.kwargs["XBLOCK"] * row, dev), c.kwargs
+                assert tiles.fits_ub(c, meta, dev, row), c.kwargs
+    assert kept >= 10
     # 8-bit integer rows stay loops on 910B-class parts (bishengir's int8 conversion), not on a 950
     assert not tiles.row_kept_whole(4, 4096, dev, int8=True)
     assert tiles.row_kept_whole(4, 4096, tiles.Device(ub_bytes=256 * 1024, soc="Ascend950PR"), True)

@@ -194,15 +194,19 @@ def row_kept_whole(buffers: int, rnumel: int, dev: Device, int8: bool = False) -
 def fits_ub(cfg, triton_meta: dict, dev: Device, persistent_rnumel: int | None = None) -> bool:
     """Whether a config (or its kwargs) fits the UB before the body is read: its block within
     ``element_budget`` for the multi-buffer setting it compiles with; a persistent reduction's
-    (``persistent_rnumel``) also its whole rows by ``rows_fit``, one row per pointer argument
-    (the pointer budget caps at three pointers, so it let 8 rows of 4096 through for a
-    five-pointer RMSNorm, which bishengir needed 590 KB for)."""
+    (``persistent_rnumel``) block of more than one row also by ``rows_fit``, a row per pointer
+    argument (the pointer budget caps at three pointers, so it let 8 rows of 4096 through for
+    a five-pointer RMSNorm, which bishengir needed 590 KB for). One row is what the choice to
+    keep rows whole decided (npu's by ``rows_fit`` too; upstream's, e.g. a mix-order
+    reduction's, is upstream's): the rows fact does not refuse it."""
     kwargs = getattr(cfg, "kwargs", cfg)
     numel = block_numel(kwargs, persistent_rnumel)
     if numel > element_budget(triton_meta, dev, is_multibuffer(cfg)):
         return False
-    return not persistent_rnumel or rows_fit(
-        len(_pointers(triton_meta)), numel, dev, is_multibuffer(cfg)
+    return (
+        not persistent_rnumel
+        or numel <= persistent_rnumel
+        or rows_fit(len(_pointers(triton_meta)), numel, dev, is_multibuffer(cfg))
     )
 
 
