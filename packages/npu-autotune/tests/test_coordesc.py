@@ -63,8 +63,9 @@ def test_search_radius(fresh, kernels, fake_timings, radius):
 @pytest.mark.feature("A25")
 @pytest.mark.parametrize("all_directions", [True, False])
 def test_check_all_directions(fresh, kernels, fake_timings, all_directions):
-    x = torch.randn(4, 4096, device="npu")
-    fn = lambda a: a.sum(dim=-1)  # noqa: E731  looped reduction: XBLOCK and R0_BLOCK
+    # a looped reduction (XBLOCK and R0_BLOCK): a float32 row of 16384 is not kept whole
+    x = torch.randn(4, 16384, device="npu")
+    fn = lambda a: a.sum(dim=-1)  # noqa: E731
     torch.compile(fn)(x)
     (k,) = kernels()
     start = dict(k.configs[0].kwargs)
@@ -89,7 +90,7 @@ def test_check_all_directions(fresh, kernels, fake_timings, all_directions):
 
 def test_descent_never_leaves_the_unified_buffer(fresh, kernels, fake_timings):
     fake_timings(lambda kw: 1.0 / (kw["XBLOCK"] * kw["R0_BLOCK"]))  # bigger blocks always "faster"
-    x = torch.randn(32, 4096, device="npu")
+    x = torch.randn(32, 16384, device="npu")  # looped: rows too long to keep whole
     with config.patch(coordinate_descent_tuning=True):
         torch.compile(lambda a: a.sum(dim=-1))(x)
     (k,) = kernels()

@@ -283,7 +283,8 @@ def test_argmax_argmin_keep_a_nan_met_before_the_last_block(dynamic):
     # reuse keeps the small compile's R0_BLOCK, so the rows loop).
     torch._dynamo.reset()
     compiled = torch.compile(_arg_extremes, dynamic=dynamic)
-    sizes = [(6, 6), (32, 32)] if dynamic else [(3, 2048)]
+    # static: rows of 16384, too long for one core's UB to keep whole (a loop on npu)
+    sizes = [(6, 6), (32, 32)] if dynamic else [(3, 16384)]
     for rows, cols in sizes:
         x = torch.randn(rows, cols)
         x[:, min(4, cols - 1)] = float("nan")  # a NaN column, early in every row
