@@ -43,11 +43,13 @@ def blocks(kwargs: dict, size_hints: dict, source: str = "") -> int | None:
 
 
 def record_per_block(inductor_meta: dict, kwargs: dict, size_hints: dict, source: str) -> dict:
-    from npu_inductor_core.cost_model import WORK_KEY  # (check.py puts its source on sys.path)
+    from npu_inductor_core.cost_model import record  # (check.py puts its source on sys.path)
 
-    rec = (inductor_meta or {}).get(WORK_KEY)
+    rec = record(inductor_meta)
     if not rec:
         return {"record": None}
+    if "combo_grid_meta" in (inductor_meta or {}):  # its programs are its sub-kernels' blocks
+        return {"blocks": None, "record_gm_bytes_per_block": None, "record": dict(rec)}
     n = blocks(kwargs, size_hints, source)
     return {
         "blocks": n,

@@ -73,3 +73,38 @@ def test_float16_statements_cost_half_unless_upcast(npu, upcast):
     else:
         assert half["dtype_ops"] == {"float16": half["vector_ops"]}
         assert _vector_bytes(half) == _vector_bytes(single) / 2
+
+
+@pytest.mark.skipif(
+    not hasattr(
+        __import__("torch._inductor.codegen.simd", fromlist=["SIMDScheduling"]).SIMDScheduling,
+        "_build_combo_kernel",
+    ),
+    reason=f"torch {torch.__version__} builds combo kernels inline: they carry no record",
+)
+def test_a_combo_kernel_carries_its_sub_kernels_work(npu):
+    """Two row normalisations of different row counts that read a common weight, in one combo
+    kernel (npu-fusion's combo kernels): its record is the two kernels' records summed, so the estimate prices the same
+    bytes and vector work as the two launches, less one launch."""
+    import npu_fusion.config as fusion_config
+
+    from npu_inductor_core import cost_model
+
+    q, k = torch.randn(5, 4, 16, device=npu), torch.randn(5, 2, 16, device=npu)
+    w = torch.randn(16, device=npu)
+
+    def norms(q, k, w):
+        def rms(x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+        return rms(q), rms(k)
+
+    with torch.no_grad():
+        (combo,) = _works(norms, q, k, w)
+        with fusion_config.patch(combo_kernels=False):
+            parts = _works(norms, q, k, w)
+    assert len(parts) == 2
+    assert combo["gm_bytes"] == sum(p["gm_bytes"] for p in parts)
+    dev = cost_model.Device()
+    one = cost_model.work_of({"combo_grid_meta": {"npu_work": combo}}, 1, dev)
+    assert one.vector_bytes == sum(_vector_bytes(p) for p in parts) > 0

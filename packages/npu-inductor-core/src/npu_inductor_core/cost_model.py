@@ -148,12 +148,19 @@ def statement_bytes(rec: dict) -> float:
     return priced + max(0.0, ops - known) * COMPUTE_BYTES
 
 
+def record(inductor_meta: dict | None) -> dict | None:
+    """A kernel's work record (``WORK_KEY``), or None; a combo kernel's rides in its
+    per-sub-kernel facts (``combo_grid_meta``: npu-lowering's combo_work)."""
+    meta = inductor_meta or {}
+    return meta.get(WORK_KEY) or (meta.get("combo_grid_meta") or {}).get(WORK_KEY) or None
+
+
 def work_of(inductor_meta: dict, programs: int, dev: Device | None = None) -> KernelWork | None:
     """The work a generated kernel recorded (``WORK_KEY``: its GM bytes, the vector statements
     it runs per element (of them, the special and composite ones: ``element_classes``; by
     dtype: ``statement_bytes``) and its element count, its Cube MACs and whether they are
     float32), launched as ``programs``; None for a kernel without the record."""
-    rec = (inductor_meta or {}).get(WORK_KEY)
+    rec = record(inductor_meta)
     if not rec:
         return None
     c = costs_for(dev or Device())

@@ -9,7 +9,7 @@ from torch._inductor.select_algorithm import TritonTemplateKernel
 
 from torch._inductor.virtualized import V
 
-from . import _compat, fp64_compute, numerics
+from . import _compat, combo_work, fp64_compute, numerics
 from .kernel import NpuTritonKernel, save_kernel
 from .runtime.entries import fusion_policy
 
@@ -34,6 +34,13 @@ class NpuScheduling(TritonScheduling):
         name = super().define_kernel(src_code, node_schedule, kernel)
         fp64_compute.warn_once(name, src_code)
         return name
+
+    def _build_combo_kernel(self, *args, **kwargs):
+        # torch 2.14+: the combo kernels upstream builds carry their sub-kernels' summed work
+        # record for the cost model (combo_work.py)
+        kernel = super()._build_combo_kernel(*args, **kwargs)
+        combo_work.attach(kernel)
+        return kernel
 
     def codegen_template(self, template_node, epilogue_nodes, prologue_nodes, **kwargs):
         # cutlass.use_fast_math on npu: npu's GEMM templates are Triton, their fused prologue and
