@@ -103,6 +103,23 @@ CASES = {
         lambda: (r(32, 64),),
         {},
     ),
+    # rows of 4096 / 8192 npu keeps whole (persistent reductions past upstream's 1024): one
+    # row a block, each within bishengir's UB on both SoCs (a math expansion included)
+    "persistent_long_rows": (
+        lambda a, w, b, d, c: (
+            F.layer_norm(a, (4096,), w, b),
+            torch.softmax(d, -1),
+            c.sin().sum(-1),
+        ),
+        lambda: (
+            r(2, 4096, dtype=torch.bfloat16),
+            r(4096, dtype=torch.bfloat16),
+            r(4096, dtype=torch.bfloat16),
+            r(2, 4096, dtype=torch.bfloat16),
+            r(2, 8192),
+        ),
+        {},
+    ),
     "looped_reductions": (
         lambda a: (a.sum(-1), a.amax(-1), a.argmax(-1)),
         lambda: (r(4, 16384),),  # float32 rows too long for one core's UB: looped
