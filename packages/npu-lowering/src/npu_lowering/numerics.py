@@ -122,7 +122,8 @@ _COOP_TAKES_DEVICE = (
 
 class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_choices.py)
     """Upstream's choices; on npu a reduction is not split across programs under determinism
-    or where one output's row fits one core (``row_fits_one_core``), and
+    or where one output's row fits one core (``row_fits_one_core``), an inner reduction whose
+    row stays on chip is persistent (``row_stays_on_chip``), and
     the GEMM templates and config heuristics components register with npu-inductor-core's
     ``choice_hooks`` join upstream's.
     Installed through Inductor's ``inductor_choices_class`` (only when unset), so every other
