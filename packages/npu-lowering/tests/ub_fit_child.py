@@ -4,7 +4,8 @@ bishengir deciding each config's fate, and prints one JSON line with what happen
     python ub_fit_child.py ASCEND_PYTHON [raw|fitted]
 
 "raw" (the default) compiles the heuristics' configs as they were before the UB estimate
-shrinks them (npu_inductor_core.ascend_rules.fit_to_ub bypassed), so that bishengir meets a
+shrinks them (npu_inductor_core.ascend_rules.fit_to_ub and the persistent row fact
+``tiles.rows_fit`` bypassed), so that bishengir meets a
 config that overflows; "fitted" compiles them as users get them.
 
 The compile is npu-launcher's Ascend stand-in (tests/fake_triton_ascend.py: npu-sim compiles
@@ -104,6 +105,8 @@ def main() -> None:
         tiles.fit_to_ub = lambda configs, *args: (
             configs
         )  # the one tile generator, every heuristic's
+        # and its row fact for persistent blocks of several rows, which would refuse them
+        tiles.rows_fit = lambda *args, **kwargs: True
 
     npu_sim.start()
     npu_lowering.register()
