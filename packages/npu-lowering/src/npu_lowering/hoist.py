@@ -24,23 +24,32 @@ MARKER = "# npu: loop-invariant lines (hoist.py)"  # never rendered: stands for 
 
 
 class PreLoop(DeferredLineBase):
-    """A deferred line in the kernel body standing for ``code``: its lines at the line's
-    indentation, or nothing when empty. Copies made by upstream's buffer operations (a
-    prefix added, a splice's dedent) share ``code``."""
+    """A deferred line in the kernel body standing for ``code`` (index variables) then
+    ``loads`` (the hoisted loads, which use them): their lines at the line's indentation, or
+    nothing when both are empty. Two buffers, so a variable first used by a later load is
+    still defined before every load, and the loads can be counted apart (the cost model's
+    record). Copies made by upstream's buffer operations (a prefix added, a splice's dedent)
+    share them."""
 
-    def __init__(self, line: str = MARKER, code: IndentedBuffer | None = None) -> None:
+    def __init__(
+        self,
+        line: str = MARKER,
+        code: IndentedBuffer | None = None,
+        loads: IndentedBuffer | None = None,
+    ) -> None:
         super().__init__(line)
         self.code = IndentedBuffer() if code is None else code
+        self.loads = IndentedBuffer() if loads is None else loads
 
     def __call__(self) -> str | None:
-        lines = self.code.getvalue().rstrip("\n")
+        lines = (self.code.getvalue() + self.loads.getvalue()).rstrip("\n")
         if not lines:
             return None
         indent = self.line[: len(self.line) - len(self.line.lstrip())]
         return "\n".join(f"{indent}{line}" if line else "" for line in lines.split("\n"))
 
     def _new_line(self, line: str) -> PreLoop:
-        return PreLoop(line, self.code)
+        return PreLoop(line, self.code, self.loads)
 
 
 def row_invariant(indexing, loop_axes, written: bool) -> bool:

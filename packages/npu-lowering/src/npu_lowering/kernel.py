@@ -381,7 +381,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
                 indexing, self._npu_loop_axes, self._npu_load_name in self._written()
             )
         ):
-            return self._npu_preloop.code
+            return self._npu_preloop.loads
         return buffer
 
     def _written(self) -> OrderedSet:
@@ -570,6 +570,11 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         except Exception:  # an estimate, never a reason to fail a compile
             return {}
         pending = (self.loads, self.compute, self.stores)
+        if self._npu_preloop is not None:
+            # loads hoisted before the sub-block loops (hoist.py) run once per program, but
+            # count as the body's, as before they were hoisted: the record prices a kernel's
+            # statements per block whatever the grid, and a combo kernel (no loops) sums them
+            pending += (self._npu_preloop.loads,)
         ops = passes.ops + sum(len(_compat.lines_of(buf)) for buf in pending)
         compute = passes.compute + [s for s in _compat.lines_of(self.compute) if isinstance(s, str)]
         dtypes = passes.dtypes + kernel_work.statement_dtypes(self, pending)
