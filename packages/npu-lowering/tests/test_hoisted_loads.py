@@ -57,3 +57,32 @@ def test_rms_norm_weight_is_loaded_once_before_the_row_loop(small_device, dtype)
     ref_y, ref_h = add_rms_norm(x, r, w)
     torch.testing.assert_close(h.cpu(), ref_h)
     torch.testing.assert_close(y.cpu(), ref_y, atol=5e-2, rtol=2e-2)
+
+
+def test_what_stays_in_the_loop():
+    """The rule on its own: an index or mask naming the loop axis, a computed (ops.masked)
+    mask, an indirect index, or a buffer the kernel writes keep the load in the loop."""
+    from types import SimpleNamespace
+
+    import sympy
+    from torch._inductor.codegen.triton import IndexingOptions
+    from torch.utils._ordered_set import OrderedSet
+    from torch.utils._sympy.symbol import SymT
+
+    from npu_lowering import hoist
+
+    x0 = sympy.Symbol("x0", integer=True)
+    r0 = sympy.Symbol("r0_1", integer=True)
+    tmp = sympy.Symbol("tmp3", integer=True)
+    x = SimpleNamespace(symt=SymT.XBLOCK, mask_name=lambda: "xmask")
+
+    def opts(index, *masks):
+        return IndexingOptions(str(index), OrderedSet(masks), None, True, index, None)
+
+    assert hoist.row_invariant(opts(r0), [x], written=False)
+    assert hoist.row_invariant(opts(r0, "r0_mask"), [x], written=False)
+    assert not hoist.row_invariant(opts(r0), [x], written=True)
+    assert not hoist.row_invariant(opts(r0 + 4096 * x0), [x], written=False)
+    assert not hoist.row_invariant(opts(r0, "xmask"), [x], written=False)
+    assert not hoist.row_invariant(opts(r0, "tmp5"), [x], written=False)
+    assert not hoist.row_invariant(opts(r0 + tmp), [x], written=False)
