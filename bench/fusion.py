@@ -331,6 +331,16 @@ def ascend_check(folder: Path | list[Path], python: str, configs: str = "all") -
     }
 
 
+def _ttir_launch_bytes(work: dict) -> int:
+    """A config's TTIR bytes in one launch: what its sub-block loop moves, per block, and what
+    it moves before the loop (a load hoisted out of it), per program."""
+    once = work.get("ttir_gm_bytes_per_program") or 0
+    programs = work.get("programs")
+    if not programs:  # a program per block: all of it per block
+        return work["ttir_gm_bytes_per_block"] * work["blocks"]
+    return (work["ttir_gm_bytes_per_block"] - once) * work["blocks"] + once * programs
+
+
 def ttir_gm_bytes(report: dict) -> dict:
     """Per kernel, the GM bytes its TTIR loads and stores move in one launch, per config
     (bytes per block x blocks, as the check reads them from triton-ascend's IR): what the
@@ -338,7 +348,7 @@ def ttir_gm_bytes(report: dict) -> dict:
     out = {}
     for kernel in report.get("results", []):
         figures = [
-            c["work"]["ttir_gm_bytes_per_block"] * c["work"]["blocks"]
+            _ttir_launch_bytes(c["work"])
             for c in kernel.get("configs", [])
             if (c.get("work") or {}).get("ttir_gm_bytes_per_block") is not None
             and c["work"].get("blocks")

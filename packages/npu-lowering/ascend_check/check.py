@@ -601,6 +601,7 @@ def _work(cap, config, source: str, ttir: str) -> dict:
         w = work_ir.ttir_work(ttir)
         return {
             "ttir_gm_bytes_per_block": w["gm_bytes"],
+            "ttir_gm_bytes_per_program": w["gm_bytes_outside_loops"],
             "ttir_vector": w["vector"],
             "ttir_dynamic_loops": w["dynamic_loops"],
             **work_report.record_per_block(

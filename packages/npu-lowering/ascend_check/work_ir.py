@@ -137,6 +137,8 @@ class _Loops:
     def __init__(self, lines: list[str]):
         self.dynamic = 0
         self.factor = [1] * len(lines)
+        # lines inside no loop of run-time bounds: before the sub-block loop, once per program
+        self.outside = [True] * len(lines)
         # value names and block labels are per function: constants and loops are read in each
         starts = [j for j, line in enumerate(lines) if _FUNC.search(line)] or [0]
         bounds = list(zip(starts, starts[1:] + [len(lines)]))
@@ -161,6 +163,7 @@ class _Loops:
             trips = self._cf_trips(lines[a:end], i - a, back[-1] - a, label, iv, consts[func_of[i]])
             cf_spans.append((i, back[-1], trips))
         stack: list[int] = []  # multipliers of the open brace regions
+        dynamic: list[bool] = []  # per open brace region: the body of a run-time-bound loop
         for i, line in enumerate(lines):
             f = _FOR.search(line)
             for_trips = None
@@ -169,17 +172,22 @@ class _Loops:
                 if for_trips is None:
                     self.dynamic += 1
             here = prod(stack) if stack else 1
+            self.outside[i] = not any(dynamic)
             opens_for = bool(f) and line.rstrip().endswith("{")
             last_open = line.rfind("{")
             for k, ch in enumerate(line):
                 if ch == "{":
-                    stack.append((for_trips or 1) if opens_for and k == last_open else 1)
+                    body = opens_for and k == last_open
+                    stack.append((for_trips or 1) if body else 1)
+                    dynamic.append(body and for_trips is None)
                 elif ch == "}" and stack:
                     stack.pop()
+                    dynamic.pop()
             self.factor[i] = here
         for start, end, trips in cf_spans:
             if trips is None:
                 self.dynamic += 1
+                self.outside[start : end + 1] = [False] * (end + 1 - start)
                 continue
             for j in range(start, end + 1):
                 self.factor[j] *= trips
@@ -210,13 +218,16 @@ class _Loops:
 
 
 def ttir_work(ttir: str) -> dict:
-    """GM bytes and vector work of one block, from Triton IR text."""
+    """GM bytes and vector work of one block, from Triton IR text. ``gm_bytes_outside_loops``:
+    the part of ``gm_bytes`` moved outside every loop of run-time bounds (0 without one): in a
+    kernel with sub-block loops, once per program, not per block (npu_lowering/hoist.py)."""
     lines = _lines(ttir)
     loops = _Loops(lines)
     gm = 0
+    gm_outside = 0
     vector: dict[str, dict] = {}
     reduce_at = None  # a tt.reduce / tt.scan whose operand type is on its region's closing line
-    for line, k in zip(lines, loops.factor):
+    for line, k, outside in zip(lines, loops.factor, loops.outside):
         if reduce_at is not None and _REGION_END.match(line):
             t = _TENSOR.search(line)
             if t:
@@ -229,6 +240,8 @@ def ttir_work(ttir: str) -> dict:
                 dims = m.group(1) or m.group(3) or ""
                 ty = m.group(2) or m.group(4) or m.group(5)
                 gm += k * _numel(dims) * element_bytes(ty)
+                if loops.dynamic and outside:
+                    gm_outside += k * _numel(dims) * element_bytes(ty)
             continue
         if _REDUCE.search(line):
             reduce_at = k
@@ -248,7 +261,12 @@ def ttir_work(ttir: str) -> dict:
         else:
             cls = "basic"
         _add(vector, cls, k, t)
-    return {"gm_bytes": gm, "vector": vector, "dynamic_loops": loops.dynamic}
+    return {
+        "gm_bytes": gm,
+        "gm_bytes_outside_loops": gm_outside,
+        "vector": vector,
+        "dynamic_loops": loops.dynamic,
+    }
 
 
 def _add(vector: dict, cls: str, times: int, tensor: re.Match) -> None:

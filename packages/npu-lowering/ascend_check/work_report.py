@@ -42,6 +42,17 @@ def blocks(kwargs: dict, size_hints: dict, source: str = "") -> int | None:
     return out
 
 
+def programs(inductor_meta: dict, n: int | None) -> int | None:
+    """How many programs run the ``n`` blocks of a kernel with sub-block loops over one axis
+    (runtime/grid.py: at most one per vector core, each a contiguous run of blocks); None for
+    other kernels (a program per block) or an unknown core count."""
+    meta = inductor_meta or {}
+    cores = (meta.get("npu_device_facts") or {}).get("vector_cores")  # device.FACTS_KEY
+    if not n or meta.get("npu_grid_axes") != 1 or not isinstance(cores, int) or cores < 1:
+        return None
+    return math.ceil(n / math.ceil(n / cores))
+
+
 def record_per_block(inductor_meta: dict, kwargs: dict, size_hints: dict, source: str) -> dict:
     from npu_inductor_core.cost_model import record  # (check.py puts its source on sys.path)
 
@@ -53,6 +64,7 @@ def record_per_block(inductor_meta: dict, kwargs: dict, size_hints: dict, source
     n = blocks(kwargs, size_hints, source)
     return {
         "blocks": n,
+        "programs": programs(inductor_meta, n),
         "record_gm_bytes_per_block": rec.get("gm_bytes", 0) / n if n else None,
         "record": dict(rec),
     }

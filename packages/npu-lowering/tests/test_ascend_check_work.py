@@ -151,6 +151,21 @@ def test_ttir_bytes_count_each_block_times_its_constant_loop(work_ir):
     assert v["reduce"] == {"ops": 1, "elements": {"f32": 256}}  # its scalar combiner is not
 
 
+def test_ttir_bytes_before_the_sub_block_loop_are_per_program(work_ir, work_report):
+    # a load hoisted before the sub-block loop (npu_lowering/hoist.py: an RMSNorm's weight)
+    # moves its bytes once per program; the block's figure still holds all of them
+    loop = "    scf.for %arg3 = %0 to %1"
+    load = "    %w = tt.load %pw : tensor<1x256x!tt.ptr<bf16>>\n"
+    w = work_ir.ttir_work(TTIR.replace(loop, load + loop, 1))
+    assert w["gm_bytes"] == 4 * 256 * 2 + 4 + 4 + 256 * 2
+    assert w["gm_bytes_outside_loops"] == 256 * 2
+    assert work_ir.ttir_work(TTIR)["gm_bytes_outside_loops"] == 0
+    # 100 blocks on 40 cores: 3 per program, 34 programs (runtime/grid.py)
+    meta = {"npu_grid_axes": 1, "npu_device_facts": {"vector_cores": 40}}
+    assert work_report.programs(meta, 100) == 34
+    assert work_report.programs({**meta, "npu_grid_axes": 2}, 100) is None
+
+
 def test_hivm_dma_bytes_of_the_910b_and_950_forms(work_ir):
     w = work_ir.hivm_dma(HIVM_910B)
     # the load's UB block (1x256 bf16, sliced at run time) 4 times, the 1-element store once:

@@ -31,7 +31,7 @@ from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, Triton
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
-from . import _compat, kernel_work, numerics
+from . import _compat, hoist, kernel_work, numerics
 from .runtime import grid as npu_grid
 from npu_inductor_core import tiles as tiling
 from .runtime.flavour import flavour
@@ -260,6 +260,9 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         self._npu_loading = False  # inside load(): indexing() may keep the index's shape
         self._npu_load_masks = None  # upstream's mask vars of a load indexing() reshaped
         self._npu_passes = kernel_work.Passes()  # flushed bodies, r-loop passes' loads
+        self._npu_preloop: hoist.PreLoop | None = None  # lines before the loops (hoist.py)
+        self._npu_load_name: str | None = None  # the buffer load() is reading
+        self._npu_written: OrderedSet | None = None  # buffers this kernel writes
         super().__init__(*args, **kwargs)  # writes the range-tree headers (get_pid below)
 
     def _loops_over_subblocks(self) -> bool:
@@ -319,6 +322,9 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
                     f"{p}sub_start = tl.program_id({dim}){cast} * {p}subs_per_program",
                 ]
             )
+        if self._hoists_out_of_loops():
+            self._npu_preloop = hoist.PreLoop()
+            self.body.writeline(self._npu_preloop)
         for entry in axes:
             p = entry.prefix
             self.body.writeline(
@@ -326,6 +332,69 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
                 f"tl.minimum({p}sub_start + {p}subs_per_program, {p}subs)):"
             )
             self.body.do_indent()
+
+    def _hoists_out_of_loops(self) -> bool:
+        """Whether loads that name no loop axis go before the loops (hoist.py): pointwise
+        kernels and persistent reductions, whose reduction axes are whole tiles the header
+        computes once (not a looped reduction's r loop, nor a derived axis' header)."""
+        reductions = [t for t in self.range_trees if t.is_reduction]
+        return not any(
+            t.is_loop or getattr(t, "has_custom_codegen_header", lambda: False)()
+            for t in reductions
+        )
+
+    def _before_loops(self, entry) -> bool:
+        """A persistent reduction axis, whose header and index variables go before the
+        loops with the loads that use them: they name no loop axis."""
+        return self._npu_preloop is not None and entry.is_reduction and not entry.is_loop
+
+    def iteration_ranges_codegen_header(self, entry, code) -> None:
+        if code is self.body and self._before_loops(entry):
+            code = self._npu_preloop.code
+        super().iteration_ranges_codegen_header(entry, code)
+
+    def codegen_reduction_indices(self, buffer) -> None:
+        # roffset / rindex of a persistent reduction: its r axes' offsets and indices
+        if buffer is self.body and self._npu_preloop is not None:
+            buffer = self._npu_preloop.code
+        super().codegen_reduction_indices(buffer)
+
+    def codegen_iteration_ranges_entry(self, entry) -> None:
+        # upstream writes a non-loop axis' index variable (``r0_1 = r0_index``) into the body
+        # where it is first used; a persistent reduction axis' goes before the loops, where a
+        # hoisted load may use it
+        if not self._before_loops(entry.root):
+            return super().codegen_iteration_ranges_entry(entry)
+        body, self.body = self.body, self._npu_preloop.code
+        try:
+            super().codegen_iteration_ranges_entry(entry)
+        finally:
+            self.body = body
+
+    def get_load_buffer(self, indexing):
+        buffer = super().get_load_buffer(indexing)
+        if (
+            buffer is self.loads
+            and self._npu_preloop is not None
+            and self._npu_load_name is not None
+            and hoist.row_invariant(
+                indexing, self._npu_loop_axes, self._npu_load_name in self._written()
+            )
+        ):
+            return self._npu_preloop.loads
+        return buffer
+
+    def _written(self) -> OrderedSet:
+        """The buffers this kernel stores to or mutates (in place included)."""
+        if self._npu_written is None:
+            written: OrderedSet = OrderedSet(self.args.inplace_buffers)
+            features = getattr(self, "features", None)
+            if features is not None:
+                for node in features.scheduler_nodes():
+                    written.update(node.get_buffer_names())
+                written.update(features.get_mutations())
+            self._npu_written = written
+        return self._npu_written
 
     def _get_grid_type(self):
         if not self._npu_loop_axes:
@@ -439,12 +508,12 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # The loaded value carries upstream's mask vars, not the reduced mask: values computed
         # from it (an indirect index) are masked downstream as upstream masks them (T5's
         # shifted decoder ids: the reduced mask on the embedding load zeroed position 0).
-        self._npu_loading, self._npu_load_masks = True, None
+        self._npu_loading, self._npu_load_masks, self._npu_load_name = True, None, name
         before = self._npu_passes.before_load(self)
         try:
             value = super().load(name, index)
         finally:
-            self._npu_loading = False
+            self._npu_loading, self._npu_load_name = False, None
         self._npu_passes.after_load(self, name, before)
         if self._npu_load_masks is not None and hasattr(value, "mask_vars"):
             value.mask_vars = self._npu_load_masks
@@ -501,6 +570,11 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         except Exception:  # an estimate, never a reason to fail a compile
             return {}
         pending = (self.loads, self.compute, self.stores)
+        if self._npu_preloop is not None:
+            # loads hoisted before the sub-block loops (hoist.py) run once per program, but
+            # count as the body's, as before they were hoisted: the record prices a kernel's
+            # statements per block whatever the grid, and a combo kernel (no loops) sums them
+            pending += (self._npu_preloop.loads,)
         ops = passes.ops + sum(len(_compat.lines_of(buf)) for buf in pending)
         compute = passes.compute + [s for s in _compat.lines_of(self.compute) if isinstance(s, str)]
         dtypes = passes.dtypes + kernel_work.statement_dtypes(self, pending)
