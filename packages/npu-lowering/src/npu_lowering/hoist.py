@@ -17,7 +17,7 @@ after the loops are opened). Nothing upstream wrote is edited.
 
 from __future__ import annotations
 
-from torch.utils._indented_buffer import DeferredLineBase, IndentedBuffer
+from torch._inductor.utils import DeferredLineBase, IndentedBuffer
 from torch.utils._sympy.symbol import free_symbol_is_type
 
 MARKER = "# npu: loop-invariant lines (hoist.py)"  # never rendered: stands for the block
