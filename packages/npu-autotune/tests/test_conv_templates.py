@@ -111,9 +111,15 @@ def test_tf32_conv_template_computes_in_float32_with_upstreams_defines(fresh, mo
         init(self, *args, **kwargs)
 
     monkeypatch.setattr(NpuTritonTemplateKernel, "__init__", recording)
-    precision = torch.backends.cudnn.fp32_precision
-    torch.backends.cudnn.fp32_precision = "tf32"
-    try:
+    # torch's test utilities forbid setting cudnn flags outside its flags() context
+    cudnn = torch.backends.cudnn
+    with cudnn.flags(
+        enabled=cudnn.enabled,
+        benchmark=cudnn.benchmark,
+        deterministic=cudnn.deterministic,
+        allow_tf32=True,
+        fp32_precision="tf32",
+    ):
         torch.manual_seed(0)
         x, w = torch.randn(2, 8, 8, 8), torch.randn(16, 8, 3, 3)
         with config.patch(
@@ -125,8 +131,6 @@ def test_tf32_conv_template_computes_in_float32_with_upstreams_defines(fresh, mo
             out, code = run_and_get_code(
                 torch.compile(conv_relu), x.to("npu"), w.to("npu"), 1, 1, 1, 1
             )
-    finally:
-        torch.backends.cudnn.fp32_precision = precision
     torch.testing.assert_close(out.cpu(), conv_relu(x, w, 1, 1, 1, 1), rtol=1e-4, atol=1e-4)
     code = "\n".join(code)
     assert "ALLOW_TF32 : tl.constexpr = False" in code
