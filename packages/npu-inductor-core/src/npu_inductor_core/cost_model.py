@@ -26,6 +26,7 @@ import math
 import re
 
 from .device import Device
+from .ub_profile import _DTYPE_BYTES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,23 +86,7 @@ COMPUTE_BYTES = 4  # a statement of unknown dtype (or a record without them) is 
 # vector units have no 64-bit integer ALU for most operations (an assumption from CANN's
 # Ascend C API reference, whose basic arithmetic takes 16- and 32-bit integers): an int64
 # statement is priced as two int32 ones, and float64 likewise.
-DTYPE_BYTES = {
-    "bool": 1,
-    "int8": 1,
-    "uint8": 1,
-    "float8_e4m3fn": 1,
-    "float8_e5m2": 1,
-    "int16": 2,
-    "uint16": 2,
-    "float16": 2,
-    "bfloat16": 2,
-    "int32": 4,
-    "uint32": 4,
-    "float32": 4,
-    "int64": 8,
-    "uint64": 8,
-    "float64": 8,
-}
+DTYPE_BYTES = _DTYPE_BYTES  # one table of element sizes (ub_profile's), by dtype name
 
 # Element classes of a vector statement, by the functions generated code calls. Ascend C has
 # exp, ln, sqrt, rsqrt and reciprocal as basic vector instructions (slower than an add); tanh,
