@@ -175,7 +175,15 @@ CASES = {
         {},
     ),
     "frexp": (lambda v: torch.frexp(v * 1000), lambda: (r(64),), {}),
+    # per-token int8 quantization: a cast to int8 of a [rows, row] tile, which 910B's bishengir
+    # stages at about 420 bytes an element unless it is done on a flat view (narrow_cast.py)
+    "int8_quant_rows": (lambda x: _quant_rows(x), lambda: (r(8, 1024),), {}),
 }
+
+
+def _quant_rows(x):
+    scale = x.abs().amax(-1, keepdim=True).clamp_min(1e-10) / 127
+    return (x / scale).round().clamp(-128, 127).to(torch.int8), scale
 
 
 by_case_report: dict = {}  # the whole report of the `lowered` run

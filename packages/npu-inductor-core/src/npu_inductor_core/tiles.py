@@ -182,10 +182,12 @@ def rows_fit(buffers: int, block: int, dev: Device, multibuffer: bool = False) -
 def row_kept_whole(buffers: int, rnumel: int, dev: Device, int8: bool = False) -> bool:
     """Whether a reduction's row (``rnumel`` elements, a power of two in its block) can be
     held whole by one core: one row fits by ``rows_fit``. Not on 910B-class parts for a row
-    converted to 8-bit integers: bishengir's 910B float-to-int8 conversion keeps about 420
-    bytes an element (a per-token int8 quant row of 4096 required 1,728,512 B, 188,548 B with
-    the conversion replaced by a bfloat16 store; the UB model's estimate was 0.47x of it), so
-    such a row stays a loop there (the 950 planned 127,072 B for it)."""
+    converted to 8-bit integers: bishengir's 910B plans for such rows are above ``rows_fit``'s
+    figure even with the cast done on a flat view (npu-lowering's narrow_cast; the
+    two-dimensional cast kept about 420 bytes an element): a per-token quant row of 4096
+    planned 193,124 B against 163,566 B by the row buffers, SwiGLU + quant's row of 2048
+    167,488 B (82 bytes an element), so such a row stays a loop there (the 950 planned
+    143,456 B and 32,802 B for them, below its own figures)."""
     if int8 and _family(dev) == "910B":
         return False
     return rows_fit(buffers, next_power_of_2(max(1, int(rnumel))), dev)

@@ -458,6 +458,10 @@ class _Body:
                     temps.append(v.like(nbytes=4, kind="i", cls="e"))
                     temps.extend(_SCRATCH)
                 return out
+            if len(node.args) == 1 and isinstance(node.args[0], ast.BinOp):
+                # a flat view (``x.reshape(XBLOCK * R0_BLOCK)``) priced as the tile it
+                # flattens: its rows padded each, never less than the flat buffer
+                return v.like()
             shape = tuple(_axis(a) for a in node.args) if node.args else v.shape
             return v.like(shape=shape)
         if name in (

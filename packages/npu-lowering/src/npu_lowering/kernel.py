@@ -31,7 +31,7 @@ from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, Triton
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
-from . import _compat, hoist, kernel_work, numerics
+from . import _compat, hoist, kernel_work, narrow_cast, numerics
 from .runtime import grid as npu_grid
 from npu_inductor_core import tiles as tiling
 from .runtime.flavour import flavour
@@ -193,6 +193,13 @@ class NpuTritonKernelOverrides(TritonKernelOverrides):
         if numerics.strict_signed_zero() and _floating(a, b):
             return f"triton_helpers.minimum_signed_zero({a}, {b})"
         return TritonKernelOverrides.minimum(a, b)
+
+    @staticmethod
+    def to_dtype(x, dtype, src_dtype=None, use_compute_types=True):
+        # narrow integer casts of a multi-dimensional tile on a flat view (narrow_cast.py)
+        return narrow_cast.cast(
+            TritonKernelOverrides.to_dtype, x, dtype, src_dtype, use_compute_types
+        )
 
     @staticmethod
     def mod(a, b):
