@@ -18,6 +18,8 @@ import inspect
 import textwrap
 from pathlib import Path
 
+from . import ub_liveness
+
 ALIGN = 32  # bytes: Ascend's UB block; a buffer's innermost dimension is padded to it
 
 _DTYPE_BYTES = {
@@ -636,70 +638,22 @@ class _Body:
                     if not isinstance(t, str) and t.kind == "b":
                         t.cls = "k"
 
-    def live_points(self) -> list[dict[str, int]]:
-        """The live tile values (and the statement's temporaries) at each statement."""
+    def record(self) -> dict:
+        """The body as a statement list (ub_liveness): each statement's defined name, the
+        names it uses, its temporaries' keys and its value's key when the value is a tile."""
         self._bounds_only()
-        n = len(self.stmts)
-        first: dict[str, int] = {}
-        last: dict[str, int] = {}
-        for i, (d, uses, _, v) in enumerate(self.stmts):
-            for u in uses:
-                if u in first:
-                    last[u] = i
-            if d is not None and v is not None and v.is_tile:
-                first.setdefault(d, i)
-                last.setdefault(d, i)
-        # a value used in a loop it was defined before, or carried round it, lives through it
-        for lo, hi in self.loops:
-            for name in first:
-                used_inside = any(name in self.stmts[i][1] for i in range(lo, hi + 1))
-                if used_inside and (
-                    first[name] < lo or any(self.stmts[i][0] == name for i in range(lo, hi + 1))
-                ):
-                    last[name] = max(last[name], hi)
-        values: dict[str, _Val] = {}
-        for d, _, _, v in self.stmts:
-            if d is not None and v is not None and v.is_tile:
-                values[d] = v  # the widest definition wins below
-        for d, _, _, v in self.stmts:
-            if (
-                d is not None
-                and v is not None
-                and v.is_tile
-                and _size_rank(v) > _size_rank(values[d])
-            ):
-                values[d] = v
-        points = []
-        for i in range(n):
-            live: dict[str, int] = {}
-            for name, v in values.items():
-                if first[name] <= i <= last[name]:
-                    live[v.key()] = live.get(v.key(), 0) + 1
-            for t in self.stmts[i][2]:
-                k = t if isinstance(t, str) else t.key()
-                live[k] = live.get(k, 0) + 1
-            if live:
-                points.append(live)
-        return points
-
-    def apart(self) -> dict[str, int]:
-        """Every buffer of the body once, as if none shared an address: each tile value at
-        its widest definition and every statement's temporaries (what bishengir plans when
-        they all fit the UB; see ub_model.plan_bound)."""
-        widest: dict[str, _Val] = {}
-        for d, _, _, v in self.stmts:
-            if (
-                d is not None
-                and v is not None
-                and v.is_tile
-                and (d not in widest or _size_rank(v) > _size_rank(widest[d]))
-            ):
-                widest[d] = v
-        out: dict[str, int] = {}
-        for key in [v.key() for v in widest.values()] + [
-            t if isinstance(t, str) else t.key() for _, _, temps, _ in self.stmts for t in temps
-        ]:
-            out[key] = out.get(key, 0) + 1
+        stmts = [
+            [
+                d,
+                list(uses),
+                [t if isinstance(t, str) else t.key() for t in temps],
+                v.key() if v is not None and v.is_tile else None,
+            ]
+            for d, uses, temps, v in self.stmts
+        ]
+        out = {"stmts": stmts, "loops": [list(r) for r in self.loops], "blocks": self.constexprs}
+        if self.padded:
+            out["padded"] = dict(self.padded)
         return out
 
 
@@ -745,10 +699,11 @@ class _Helpers:
             for a in fn_def.args.args:
                 body.env[a.arg] = _Val(("A",), 4, "f")
             body.block(fn_def.body)
+            rec = body.record()
             peak = max(
                 (
                     sum(c for k, c in p.items() if k.split("|")[-1].startswith("A:"))
-                    for p in body.live_points()
+                    for p in ub_liveness.live_points(rec["stmts"], rec["loops"])
                 ),
                 default=1,
             )
@@ -783,52 +738,36 @@ def _size_rank(v: _Val) -> tuple:
     return (sum(1 for d in v.shape if d), v.nbytes, v.cls == "l")
 
 
-def _dominated(a: dict[str, int], b: dict[str, int]) -> bool:
-    return a is not b and all(b.get(k, 0) >= c for k, c in a.items())
-
-
-def profile(
-    body: str, pointer_dtypes: dict[str, str] | None = None, name: str | None = None
+def statements(
+    body: str,
+    pointer_dtypes: dict[str, str] | None = None,
+    name: str | None = None,
+    helpers_source: str | None = None,
 ) -> dict:
-    """The UB profile of a kernel body (its statements, or source holding the ``def`` of the
-    kernel ``name``, or of the only function): the live buffers at each statement where the
-    peak may fall, and the body's constexpr blocks (a persistent reduction's R0_BLOCK)."""
+    """The statement list (ub_liveness) of a kernel body: its statements, or source holding
+    the ``def`` of the kernel ``name``, or of the only function. The helpers a call may inline
+    are found through ``helpers_source`` (the kernel module's imports and helper functions;
+    default: ``body`` itself)."""
     stmts = ast.parse(textwrap.dedent(body)).body
     defs = [s for s in stmts if isinstance(s, ast.FunctionDef) and (name is None or s.name == name)]
     if name is not None and not defs:
         raise LookupError(f"no kernel {name!r} in the source")
     if defs and (name is not None or len(defs) == 1):
         stmts = defs[0].body
-    b = _Body(dict(pointer_dtypes or {}), _Helpers(body))
+    b = _Body(
+        dict(pointer_dtypes or {}), _Helpers(body if helpers_source is None else helpers_source)
+    )
     b.block(stmts)
-    points = b.live_points()
-    kept: list[dict[str, int]] = []
-    for i, p in enumerate(
-        points
-    ):  # a point whose buffers another point holds too cannot be the peak
-        if p in kept or any(_dominated(p, q) for q in points[i + 1 :] + points[:i] if q != p):
-            continue
-        kept.append(p)
-    out = {
-        "points": kept,
-        "blocks": b.constexprs,
-        "ops": sum(1 for _, _, _, v in b.stmts if v is not None and v.is_tile),
-        "apart": b.apart(),
-    }
-    for cls, key in (
-        ("f", "math_all"),
-        ("r", "rand_all"),
-    ):  # each family's temporaries in the body, summed
-        total: dict[str, int] = {}
-        for _, _, temps, _ in b.stmts:
-            for t in temps:
-                if not isinstance(t, str) and t.cls == cls:
-                    total[t.key()] = total.get(t.key(), 0) + 1
-        if total:
-            out[key] = total
-    if b.padded:
-        out["padded"] = dict(sorted(b.padded.items()))
-    return out
+    return b.record()
+
+
+def profile(
+    body: str, pointer_dtypes: dict[str, str] | None = None, name: str | None = None
+) -> dict:
+    """The UB profile of a kernel body read from its source (``statements``, priced by
+    ub_liveness.profile_of): the live buffers at each statement where the peak may fall, and
+    the body's constexpr blocks (a persistent reduction's R0_BLOCK)."""
+    return ub_liveness.profile_of(statements(body, pointer_dtypes, name))
 
 
 @functools.lru_cache(maxsize=1024)

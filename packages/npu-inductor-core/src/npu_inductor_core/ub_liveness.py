@@ -1,0 +1,124 @@
+"""The UB profile of a kernel from its statement list: where the live buffers peak.
+
+A front end turns a kernel body into a statement list (``ub_profile``'s reads a Triton source;
+npu-lowering's codegen records one as it writes the kernel and ships it in inductor_meta under
+``RECORD_KEY``); this module prices nothing, it finds, for each statement, the buffers live
+there and keeps the statements where the peak may fall. A statement list is plain data (it is
+written into the kernel's decorator as a Python literal)::
+
+    {"stmts": [[defined name or None, [names used], [temporary buffer keys], value key or None],
+               ...],
+     "loops": [[first statement, last statement], ...],   # each loop body's index range
+     "blocks": {constexpr name: int},                     # a persistent reduction's R0_BLOCK
+     "padded": {dims: bytes an element}}                  # tiles kept in a strided layout
+
+A buffer key is ``class|dims:bytes`` (``b`` after the bytes for bits; dims in Inductor's order,
+``1`` for a size-1 dimension, empty for a scalar; classes in ub_model.CLASSES). A statement's
+value key is set only when the value is a tile (a buffer); its temporaries are the buffers the
+statement needs while it runs (nested operations, gather offsets, math expansions).
+"""
+
+from __future__ import annotations
+
+# inductor_meta: the kernel's statement list, recorded by npu-lowering's codegen
+RECORD_KEY = "npu_ub_statements"
+
+
+def _rank(key: str) -> tuple:
+    """How wide a value's buffer is, to keep a name's widest definition: its tile
+    dimensions, its bytes, and whether it is a load (a load's buffer wins a tie)."""
+    cls, _, rest = key.partition("|")
+    dims, _, nbytes = rest.rpartition(":")
+    return (sum(1 for d in dims.split(",") if d and d != "1"), int(nbytes.rstrip("b")), cls == "l")
+
+
+def _widest(stmts: list, start_from_last: bool = False) -> dict[str, str]:
+    """Each tile name's value key at its widest definition: the first of equals, or with
+    ``start_from_last`` the last definition unless an earlier one is strictly wider (how the
+    liveness walk has always chosen, kept so that calibrated figures hold)."""
+    widest: dict[str, str] = {}
+    if start_from_last:
+        widest = {d: v for d, _, _, v in stmts if d is not None and v is not None}
+    for d, _, _, v in stmts:
+        if d is not None and v is not None and (d not in widest or _rank(v) > _rank(widest[d])):
+            widest[d] = v
+    return widest
+
+
+def live_points(stmts: list, loops: list) -> list[dict[str, int]]:
+    """The live tile values (and the statement's temporaries) at each statement."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for i, (d, uses, _, v) in enumerate(stmts):
+        for u in uses:
+            if u in first:
+                last[u] = i
+        if d is not None and v is not None:
+            first.setdefault(d, i)
+            last.setdefault(d, i)
+    # a value used in a loop it was defined before, or carried round it, lives through it
+    for lo, hi in loops:
+        for name in first:
+            used_inside = any(name in stmts[i][1] for i in range(lo, hi + 1))
+            if used_inside and (
+                first[name] < lo or any(stmts[i][0] == name for i in range(lo, hi + 1))
+            ):
+                last[name] = max(last[name], hi)
+    values = _widest(stmts, start_from_last=True)
+    points = []
+    for i in range(len(stmts)):
+        live: dict[str, int] = {}
+        for name, key in values.items():
+            if first[name] <= i <= last[name]:
+                live[key] = live.get(key, 0) + 1
+        for key in stmts[i][2]:
+            live[key] = live.get(key, 0) + 1
+        if live:
+            points.append(live)
+    return points
+
+
+def apart(stmts: list) -> dict[str, int]:
+    """Every buffer of the body once, as if none shared an address: each tile value at its
+    widest definition and every statement's temporaries (what bishengir plans when they all
+    fit the UB; see ub_model.plan_bound)."""
+    out: dict[str, int] = {}
+    for key in list(_widest(stmts).values()) + [t for _, _, temps, _ in stmts for t in temps]:
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _dominated(a: dict[str, int], b: dict[str, int]) -> bool:
+    return a is not b and all(b.get(k, 0) >= c for k, c in a.items())
+
+
+def profile_of(record: dict) -> dict:
+    """The UB profile of a statement list: the live buffers at each statement where the peak
+    may fall, the constexpr blocks, the number of tile operations, the buffers apart, each
+    math family's temporaries summed over the body, and the strided tiles."""
+    stmts = [tuple(s) for s in record["stmts"]]
+    points = live_points(stmts, record.get("loops", ()))
+    kept: list[dict[str, int]] = []
+    for i, p in enumerate(points):
+        # a point whose buffers another point holds too cannot be the peak
+        if p in kept or any(_dominated(p, q) for q in points[i + 1 :] + points[:i] if q != p):
+            continue
+        kept.append(p)
+    out = {
+        "points": kept,
+        "blocks": dict(record.get("blocks", {})),
+        "ops": sum(1 for s in stmts if s[3] is not None),
+        "apart": apart(stmts),
+    }
+    # the body-wide temporaries of the math expansions ("f") and of Philox ("r")
+    for cls, key in (("f", "math_all"), ("r", "rand_all")):
+        total: dict[str, int] = {}
+        for _, _, temps, _ in stmts:
+            for t in temps:
+                if t.startswith(cls + "|"):
+                    total[t] = total.get(t, 0) + 1
+        if total:
+            out[key] = total
+    if record.get("padded"):
+        out["padded"] = dict(sorted(record["padded"].items()))
+    return out
