@@ -1,10 +1,9 @@
 """The UB profile of a kernel from its statement list: where the live buffers peak.
 
-A front end turns a kernel body into a statement list (``ub_profile``'s reads a Triton source;
-npu-lowering's codegen records one as it writes the kernel and ships it in inductor_meta under
-``RECORD_KEY``); this module prices nothing, it finds, for each statement, the buffers live
-there and keeps the statements where the peak may fall. A statement list is plain data (it is
-written into the kernel's decorator as a Python literal)::
+A front end turns a kernel body into a statement list (today ``ub_profile``'s, which reads
+the generated Triton; a front end built from codegen's own values is issue 35's open step);
+this module prices nothing, it finds, for each statement, the buffers live there and keeps the
+statements where the peak may fall. A statement list is plain data::
 
     {"stmts": [[defined name or None, [names used], [temporary buffer keys], value key or None],
                ...],
@@ -19,9 +18,6 @@ statement needs while it runs (nested operations, gather offsets, math expansion
 """
 
 from __future__ import annotations
-
-# inductor_meta: the kernel's statement list, recorded by npu-lowering's codegen
-RECORD_KEY = "npu_ub_statements"
 
 
 def _rank(key: str) -> tuple:
