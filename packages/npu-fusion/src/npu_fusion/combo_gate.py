@@ -62,23 +62,54 @@ def _grouping(scheduler) -> list[list]:
 
 
 def _same_rows_sharing_reads(group: list) -> list[list]:
-    """Reductions of ``group`` by row length, each kept when it reads a buffer another of its
-    row length reads."""
-    by_rows: dict[object, list] = {}
-    for node in group:
-        if node.is_reduction():
-            by_rows.setdefault(node.group[1][1], []).append(node)
-    kept = []
-    for nodes in by_rows.values():
-        reads = [_reads(n) for n in nodes]
-        kept.append(
-            [
-                n
-                for i, n in enumerate(nodes)
-                if any(reads[i] & r for j, r in enumerate(reads) if j != i)
-            ]
-        )
-    return kept
+    """The reductions of ``group`` joined where two of them reduce rows of one length and
+    read a common buffer, or where both iterate over one buffer they read element for
+    element (a normalisation's backward: the input's gradient reduces the rows of the
+    incoming gradient, the weight's gradient its columns); each joined set is one group."""
+    nodes = [n for n in group if n.is_reduction()]
+    reads = [_reads(n) for n in nodes]
+    whole = [_whole_reads(n) for n in nodes]
+    parent = list(range(len(nodes)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(len(nodes)):
+        for j in range(i):
+            rows = nodes[i].group[1][1] == nodes[j].group[1][1] and reads[i] & reads[j]
+            if rows or whole[i] & whole[j]:
+                parent[root(i)] = root(j)
+    kept: dict[int, list] = {}
+    for i, n in enumerate(nodes):
+        kept.setdefault(root(i), []).append(n)
+    return list(kept.values())
+
+
+def _whole_reads(node) -> set[str]:
+    """Buffers of more than one element the reduction reads once per step of its iteration:
+    the buffer has as many elements as the reduction iterates over."""
+    from torch._inductor.dependencies import MemoryDep
+    from torch._inductor.utils import sympy_product
+    from torch._inductor.virtualized import V
+
+    sizevars = V.graph.sizevars
+    steps = sympy_product(node.group[1])
+    out = set()
+    for dep in node.read_writes.reads:
+        if not isinstance(dep, MemoryDep):
+            continue
+        try:
+            numel = V.graph.get_numel(dep.name)
+        except (KeyError, AttributeError):
+            continue
+        if sizevars.statically_known_equals(numel, steps) and not sizevars.statically_known_leq(
+            numel, 1
+        ):
+            out.add(dep.name)
+    return out
 
 
 def _reads(node) -> set[str]:
