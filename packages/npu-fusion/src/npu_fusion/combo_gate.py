@@ -22,12 +22,14 @@ import threading
 _lock = threading.Lock()
 _depth = 0  # npu graphs compiling now (threads, nesting): the last one out restores
 _previous = None
+_previous_partition = None
 
 
 @contextlib.contextmanager
 def narrowed():
     """npu's grouping registered for the duration (a user's own algorithm stays in charge)."""
-    global _depth, _previous
+    global _depth, _previous, _previous_partition
+    from torch._inductor.codegen import triton_combo_kernel as combo_kernel
     from torch._inductor.scheduler import ForeachKernelSchedulerNode as Foreach
 
     with _lock:
@@ -35,6 +37,9 @@ def narrowed():
             _previous = Foreach.group_algorithm_for_combo_kernels
             if _previous is Foreach._default_group_nodes_for_combo_kernels:
                 Foreach.set_group_algorithm_for_combo_kernels(_grouping)
+            _previous_partition = _partition_algorithm()
+            if _previous_partition is combo_kernel._default_custom_combo_kernel_horizontal_partition:
+                combo_kernel.set_custom_combo_kernel_horizontal_partition(_partition)
         _depth += 1
     try:
         yield
@@ -44,7 +49,50 @@ def narrowed():
             if _depth == 0:
                 if Foreach.group_algorithm_for_combo_kernels is _grouping:
                     Foreach.set_group_algorithm_for_combo_kernels(_previous)
-                _previous = None
+                if _partition_algorithm() is _partition:
+                    combo_kernel.set_custom_combo_kernel_horizontal_partition(
+                        _previous_partition
+                    )
+                _previous = _previous_partition = None
+
+
+def _partition_algorithm():
+    from torch._inductor.codegen import triton_combo_kernel as combo_kernel
+
+    return combo_kernel._custom_combo_kernel_horizontal_partition_algorithm
+
+
+def _partition(nodes, scheduling, node_info_map) -> list[list]:
+    """Upstream's partition of a combo group into kernels, with an npu group's reductions kept
+    in one kernel. Upstream separates reductions over more than 2048 elements from shorter
+    ones ("usually has long execution time", a GPU heuristic: one launch's blocks wait for its
+    longest sub-kernel). The reductions npu's grouping joins read common buffers (a norm
+    backward's row and column reductions of one gradient, Q's and K's rows); on npu each
+    sub-kernel runs in programs of its own, so one launch saves a launch and costs the short
+    sub-kernel nothing. Upstream's other separations stay: block dimensions, and reductions or
+    pointwise kernels over more than ``LARGE_NUMELS`` elements alone."""
+    from torch._inductor.codegen import triton_combo_kernel as combo_kernel
+    from torch._inductor.virtualized import V
+
+    parts = combo_kernel._default_custom_combo_kernel_horizontal_partition(
+        nodes, scheduling, node_info_map
+    )
+    if any(getattr(n.get_device(), "type", None) != "npu" for n in nodes):
+        return parts
+
+    def hint(expr) -> int:
+        return V.graph.sizevars.optimization_hint(expr, fallback=1)
+
+    def joined(node) -> bool:
+        info = node_info_map[node]
+        return (
+            info.features.is_reduction()
+            and hint(info.numel) * hint(info.rnumel) <= combo_kernel.LARGE_NUMELS
+        )
+
+    reductions = [n for p in parts for n in p if joined(n)]
+    others = [p for p in ([n for n in p if not joined(n)] for p in parts) if p]
+    return ([reductions] if reductions else []) + others
 
 
 def _grouping(scheduler) -> list[list]:
