@@ -38,7 +38,10 @@ def narrowed():
             if _previous is Foreach._default_group_nodes_for_combo_kernels:
                 Foreach.set_group_algorithm_for_combo_kernels(_grouping)
             _previous_partition = _partition_algorithm()
-            if _previous_partition is combo_kernel._default_custom_combo_kernel_horizontal_partition:
+            if (
+                _previous_partition
+                is combo_kernel._default_custom_combo_kernel_horizontal_partition
+            ):
                 combo_kernel.set_custom_combo_kernel_horizontal_partition(_partition)
         _depth += 1
     try:
@@ -50,9 +53,7 @@ def narrowed():
                 if Foreach.group_algorithm_for_combo_kernels is _grouping:
                     Foreach.set_group_algorithm_for_combo_kernels(_previous)
                 if _partition_algorithm() is _partition:
-                    combo_kernel.set_custom_combo_kernel_horizontal_partition(
-                        _previous_partition
-                    )
+                    combo_kernel.set_custom_combo_kernel_horizontal_partition(_previous_partition)
                 _previous = _previous_partition = None
 
 
@@ -63,14 +64,15 @@ def _partition_algorithm():
 
 
 def _partition(nodes, scheduling, node_info_map) -> list[list]:
-    """Upstream's partition of a combo group into kernels, with an npu group's reductions kept
-    in one kernel. Upstream separates reductions over more than 2048 elements from shorter
-    ones ("usually has long execution time", a GPU heuristic: one launch's blocks wait for its
-    longest sub-kernel). The reductions npu's grouping joins read common buffers (a norm
-    backward's row and column reductions of one gradient, Q's and K's rows); on npu each
-    sub-kernel runs in programs of its own, so one launch saves a launch and costs the short
-    sub-kernel nothing. Upstream's other separations stay: block dimensions, and reductions or
-    pointwise kernels over more than ``LARGE_NUMELS`` elements alone."""
+    """Upstream's partition of a combo group into kernels, with an npu group kept in one
+    kernel. Upstream separates reductions over more than 2048 elements from shorter ones
+    ("usually has long execution time", a GPU heuristic: one launch's blocks wait for its
+    longest sub-kernel) and pointwise kernels from reductions. The nodes npu's grouping joins
+    read common buffers or write parts of one (a norm backward's row and column reductions of
+    one gradient, Q's and K's rows, the parts of split QKV's gradient); on npu each sub-kernel
+    runs in programs of its own, so one launch saves launches and costs the shorter
+    sub-kernels nothing. Upstream's other separations stay: block dimensions (its base
+    partition, after this one) and kernels over more than ``LARGE_NUMELS`` elements alone."""
     from torch._inductor.codegen import triton_combo_kernel as combo_kernel
     from torch._inductor.virtualized import V
 
@@ -85,14 +87,11 @@ def _partition(nodes, scheduling, node_info_map) -> list[list]:
 
     def joined(node) -> bool:
         info = node_info_map[node]
-        return (
-            info.features.is_reduction()
-            and hint(info.numel) * hint(info.rnumel) <= combo_kernel.LARGE_NUMELS
-        )
+        return hint(info.numel) * hint(info.rnumel) <= combo_kernel.LARGE_NUMELS
 
-    reductions = [n for p in parts for n in p if joined(n)]
+    kept = [n for p in parts for n in p if joined(n)]
     others = [p for p in ([n for n in p if not joined(n)] for p in parts) if p]
-    return ([reductions] if reductions else []) + others
+    return ([kept] if kept else []) + others
 
 
 def _grouping(scheduler) -> list[list]:
@@ -105,7 +104,46 @@ def _grouping(scheduler) -> list[list]:
         if getattr(device, "type", None) != "npu":
             out.append(group)
             continue
-        out.extend(g for g in _same_rows_sharing_reads(group) if len(g) > 1)
+        out.extend(
+            g for g in _with_concat_parts(_same_rows_sharing_reads(group), group) if len(g) > 1
+        )
+    return out
+
+
+def _with_concat_parts(groups: list[list], group: list) -> list[list]:
+    """Each group joined by the pointwise nodes of ``group`` that write another part of a
+    concatenated buffer one of its members writes (split QKV's gradient: Q's and K's
+    normalisation backward write their parts of the QKV gradient, V's part is a copy of
+    V's gradient): the concatenation's parts in one launch."""
+    out = []
+    for members in groups:
+        if len(members) < 2:
+            out.append(members)
+            continue
+        targets = set().union(*(_concat_targets(n) for n in members))
+        extra = [
+            n
+            for n in group
+            if not n.is_reduction() and n not in members and _concat_targets(n) & targets
+        ]
+        out.append(members + extra)
+    return out
+
+
+def _concat_targets(node) -> set[str]:
+    """Buffers this node writes a part of: its outputs that alias a view of another buffer
+    (Inductor's concatenation writes each input's computation into its slice)."""
+    from torch._inductor import ir
+
+    out = set()
+    for sub in node.get_nodes():
+        buf = getattr(sub, "node", None)
+        layout = getattr(buf, "layout", None)
+        if isinstance(layout, ir.NonOwningLayout):
+            try:
+                out.add(layout.view.get_name())
+            except (AttributeError, NotImplementedError):
+                continue
     return out
 
 
@@ -116,7 +154,7 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
     incoming gradient, the weight's gradient its columns); each joined set is one group."""
     nodes = [n for n in group if n.is_reduction()]
     reads = [_reads(n) for n in nodes]
-    whole = [_whole_reads(n) for n in nodes]
+    whole = [whole_reads(n) for n in nodes]
     parent = list(range(len(nodes)))
 
     def root(i: int) -> int:
@@ -136,7 +174,7 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
     return list(kept.values())
 
 
-def _whole_reads(node) -> set[str]:
+def whole_reads(node) -> set[str]:
     """Buffers of more than one element the reduction reads once per step of its iteration:
     the buffer has as many elements as the reduction iterates over."""
     from torch._inductor.dependencies import MemoryDep
