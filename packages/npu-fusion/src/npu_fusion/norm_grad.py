@@ -14,9 +14,10 @@ the value's own inputs (graph inputs: the bf16 gradient, the gathered cos/sin ro
 reduction reads those instead (2 bytes an element for a bf16 gradient) and the two
 reductions are siblings.
 
-Only where the value's cone (its producers up to the graph's inputs) is pointwise, views and
-gathers, at most ``_MAX_NODES`` nodes, and the users that get the copy reach only reductions
-over leading dimensions (a weight's gradient) through pointwise nodes. A post-grad pass,
+Only where the user left Inductor's realization thresholds alone (a user who set one chose
+what is stored), the value's cone (its producers up to the graph's inputs) is pointwise ops,
+views and gathers, at most ``_MAX_NODES`` nodes, and the users that get the copy reach only
+reductions over leading dimensions (a weight's gradient) through pointwise nodes. A post-grad pass,
 registered with npu-inductor-core's ``graph_hooks.post_grad``: npu graphs only.
 """
 
@@ -26,7 +27,7 @@ import operator
 
 import torch
 
-from . import config
+from . import _compat, config
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -50,7 +51,7 @@ _VIEWS = {
 def apply(gm: torch.fx.GraphModule) -> int:
     """Give each qualifying value's column-reduction users a copy of its cone; returns how
     many values were copied."""
-    if not config.recompute_norm_inputs:
+    if not config.recompute_norm_inputs or not _realization_left_alone():
         return 0
     done = 0
     for node in list(gm.graph.nodes):
@@ -64,6 +65,19 @@ def apply(gm: torch.fx.GraphModule) -> int:
 
 def cache_key() -> str:
     return f"npu-norm-grad-1-{config.recompute_norm_inputs}"
+
+
+def _realization_left_alone() -> bool:
+    """Whether the user left Inductor's realization thresholds (which values lowering stores
+    rather than inlines into each user) at their defaults: a user who set one chose what is
+    stored, and this pass, which decides the same for these values, stays out."""
+    from torch._inductor import config as inductor
+
+    return all(
+        _compat.left_default(inductor, name)
+        for name in inductor._config
+        if "realize" in name and not name.startswith(("realize_cpu", "delay"))
+    )
 
 
 def _recompute(graph: torch.fx.Graph, node: torch.fx.Node) -> int:
