@@ -5,8 +5,13 @@ puts up to 8 independent kernels of a topological level into one launch, any kin
 npu only the case upstream's fusion cannot reach is taken: reductions over rows of one length
 that read a common buffer, e.g. Q's and K's RMSNorm + RoPE (32 and 8 heads of 128, both
 reading the cos/sin cache and the positions). Such sub-kernels share one block size (upstream's
-combo kernels share XBLOCK / R0_BLOCK), which fits each of them as it fits one. Every other
-npu node keeps its own kernel; other devices' groups are the previous algorithm's, unchanged.
+combo kernels share XBLOCK / R0_BLOCK), which fits each of them as it fits one. In training
+graphs also two reductions that read one buffer element for element, whatever their row
+lengths (a norm backward's row and column reductions), with the pointwise nodes that write
+other parts of a concatenated buffer they write; their shared block is sized to the UB as any
+combo kernel's (the LLM training rows' kernels pass the Ascend check), and npu's partition
+(``_partition``) keeps such a group in one kernel. Every other npu node keeps its own kernel;
+other devices' groups are the previous algorithm's, unchanged.
 
 Set with upstream's registration point for this decision,
 ``ForeachKernelSchedulerNode.set_group_algorithm_for_combo_kernels`` (read only while combo
@@ -115,7 +120,7 @@ def _with_concat_parts(groups: list[list], group: list) -> list[list]:
     concatenated buffer one of its members writes (split QKV's gradient: Q's and K's
     normalisation backward write their parts of the QKV gradient, V's part is a copy of
     V's gradient): the concatenation's parts in one launch."""
-    out = []
+    out, taken = [], set()
     for members in groups:
         if len(members) < 2:
             out.append(members)
@@ -124,8 +129,12 @@ def _with_concat_parts(groups: list[list], group: list) -> list[list]:
         extra = [
             n
             for n in group
-            if not n.is_reduction() and n not in members and _concat_targets(n) & targets
+            if not n.is_reduction()
+            and n not in members
+            and n not in taken  # a node joins one combo kernel at most
+            and _concat_targets(n) & targets
         ]
+        taken.update(extra)
         out.append(members + extra)
     return out
 
