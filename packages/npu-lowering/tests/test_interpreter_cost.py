@@ -1,0 +1,60 @@
+"""Issue 34's slow kernels: kernels whose shape or tiling made npu-sim's interpreter (and a user
+trying a model on it) wait minutes. Each test checks the cause, not a time: what the
+interpreter is asked to run (which reductions go element by element, how many programs and
+loop steps a kernel makes).
+
+- argmax / argmin: the value-and-index reduction was a ``tl.reduce`` with a custom combine
+  function, which Triton's interpreter runs element by element in Python (about 1 s a program
+  of 4 rows of 256; Ascend's 144 x 144 argmax/argmin test ran 146 s). On npu-sim the helpers
+  reduce with tl.max / tl.min instead; the results keep eager's rules (a NaN wins, the lowest
+  index among equals).
+"""
+
+import contextlib
+
+import pytest
+import torch
+import triton.runtime.interpreter as interpreter
+
+
+@contextlib.contextmanager
+def generic_reductions():
+    """Counts the reductions and scans Triton's interpreter runs element by element."""
+    calls = {"reduce": 0, "scan": 0}
+    reduce_, scan_ = interpreter.ReduceOps.generic_reduce, interpreter.ScanOps.generic_scan
+
+    def counted_reduce(self, input):
+        calls["reduce"] += 1
+        return reduce_(self, input)
+
+    def counted_scan(self, input):
+        calls["scan"] += 1
+        return scan_(self, input)
+
+    interpreter.ReduceOps.generic_reduce = counted_reduce
+    interpreter.ScanOps.generic_scan = counted_scan
+    try:
+        yield calls
+    finally:
+        interpreter.ReduceOps.generic_reduce = reduce_
+        interpreter.ScanOps.generic_scan = scan_
+
+
+def _arg_extremes(x):
+    return torch.argmax(x, 1), torch.argmin(x, 1), torch.argmax(x, 0), torch.argmin(x, 0)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("cols", [24, 3000], ids=["persistent", "looped"])
+def test_argmax_argmin_reduce_without_a_combine_function(dynamic, cols):
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    x = torch.randint(-3, 4, (20, cols)).float()  # many ties: the lowest index must win
+    x[3, 5] = float("nan")  # a NaN wins its row and its column
+    x[7, :] = float("-inf")  # a row of -inf: the first index
+    compiled = torch.compile(_arg_extremes, dynamic=dynamic)
+    with generic_reductions() as calls:
+        got = compiled(x.to("npu"))
+    for g, want in zip(got, _arg_extremes(x)):
+        assert torch.equal(g.cpu(), want)
+    assert calls == {"reduce": 0, "scan": 0}
