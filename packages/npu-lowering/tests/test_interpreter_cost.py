@@ -8,6 +8,10 @@ loop steps a kernel makes).
   of 4 rows of 256; Ascend's 144 x 144 argmax/argmin test ran 146 s). On npu-sim the helpers
   reduce with tl.max / tl.min instead; the results keep eager's rules (a NaN wins, the lowest
   index among equals).
+- cumsum / cumprod (split-cumsum): Inductor's scan names a generated copy of the combine (one
+  add), which the interpreter runs element by element (a float32 cumsum of 200,000 elements:
+  21 s); npu's scan names Triton's own combine function, which the interpreter runs as one
+  numpy call. A scan with any other combine keeps the generated helper.
 """
 
 import contextlib
@@ -58,3 +62,33 @@ def test_argmax_argmin_reduce_without_a_combine_function(dynamic, cols):
     for g, want in zip(got, _arg_extremes(x)):
         assert torch.equal(g.cpu(), want)
     assert calls == {"reduce": 0, "scan": 0}
+
+
+@pytest.mark.parametrize(
+    "dtype,n",
+    [(torch.float32, 3000), (torch.int64, 3000), (torch.bool, 3000), (torch.float32, 40)],
+    ids=["float32-looped", "int64-looped", "bool-looped", "float32-one-block"],
+)
+def test_cumsum_and_cumprod_scan_without_a_combine_function(dtype, n):
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    x = (torch.rand(2, n) * 2).to(dtype)
+
+    def fn(a):
+        return torch.cumsum(a, -1), torch.cumprod(a[:, :40], -1)
+
+    with generic_reductions() as calls:
+        got = torch.compile(fn)(x.to("npu"))
+    for g, want in zip(got, fn(x)):
+        torch.testing.assert_close(g.cpu(), want, rtol=1e-4, atol=1e-4)
+    assert calls == {"reduce": 0, "scan": 0}
+
+
+def test_a_scan_of_another_combine_keeps_its_helper():
+    # logcumsumexp's combine is several operations: still Inductor's generated helper
+    torch._dynamo.reset()
+    x = torch.randn(3, 50)
+    with generic_reductions() as calls:
+        got = torch.compile(lambda a: torch.logcumsumexp(a, -1))(x.to("npu"))
+    torch.testing.assert_close(got.cpu(), torch.logcumsumexp(x, -1), rtol=1e-4, atol=1e-4)
+    assert calls["scan"] > 0
