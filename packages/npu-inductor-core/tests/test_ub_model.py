@@ -299,3 +299,33 @@ def test_the_plan_bound_covers_buffers_apart_and_decides_fit_as_the_peak(family)
             assert bound >= peak and (bound <= ub) == (peak <= ub)
             assert bound == (min(apart, ub) if peak <= ub else peak)
     assert sum(prof["apart"].values()) > max(sum(p.values()) for p in prof["points"])
+
+
+MAX_POOL = """
+def k(in_ptr0, out_ptr0, out_ptr1, xnumel, r0_numel, XBLOCK: tl.constexpr):
+    r0_numel = 169
+    R0_BLOCK: tl.constexpr = 256
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0_index = tl.arange(0, R0_BLOCK)[None, :]
+    r0_mask = r0_index < r0_numel
+    x0 = xindex
+    tmp0 = tl.load(in_ptr0 + (r0_index + 169*x0), r0_mask & xmask, other=0.0)
+    tmp3 = tl.where(r0_mask & xmask, tmp0, float("-inf"))
+    tmp7 = tl.broadcast_to(r0_index, tmp3.shape)
+    tmp6_val, tmp6_idx = triton_helpers.max_with_index(tmp3, tmp7, 1)
+    tmp6 = tmp6_idx[:, None]
+    tmp13 = (tmp6 + 13*x0).to(tl.int64)
+    tl.store(out_ptr1 + (x0), tmp13, xmask)
+"""
+
+
+def test_helpers_of_several_operands_reduce_along_their_axis_argument():
+    # max_with_index(value, index, 1) reduces its third argument's axis: the index it returns
+    # is one per row, so no tile has XBLOCK twice (read as unreduced, ``[:, None]`` made an
+    # XBLOCK x XBLOCK x R0_BLOCK tile and the estimate grew with the square of the block)
+    prof = _profile(MAX_POOL, in_ptr0="fp32", out_ptr0="fp32", out_ptr1="i64")
+    keys = {k for point in prof["points"] for k in point}
+    assert not any(k.split("|")[1].split(":")[0].count("X") > 1 for k in keys), keys
+    e = [M.estimate(prof, {"XBLOCK": x}) for x in (4, 8, 16)]
+    assert abs((e[2] - e[1]) - 2 * (e[1] - e[0])) <= 2  # linear in the block

@@ -543,7 +543,22 @@ class _Body:
             )
         if name in _REDUCTIONS:
             src = args[0] if args else _SCALAR
-            axis = node.args[1] if len(node.args) >= 2 else kw.get("axis")
+            # the reduced dimension: second in tl.sum(x, 1) and max2(x, 1), after the operands
+            # in the helpers of several (max_with_index(value, index, 1), welford(mean, m2,
+            # weight, 1)); read as the second alone, those looked unreduced, and the index a
+            # value-and-index reduction returns, widened by ``[:, None]``, became an XBLOCK x
+            # XBLOCK x R0_BLOCK tile (a 13 x 13 max-pool's was estimated 20x bishengir's plan,
+            # and its block shrank to 2 rows)
+            axis = kw.get("axis", kw.get("dim"))
+            if axis is None:
+                axis = next(
+                    (
+                        a
+                        for a in node.args[1:]
+                        if isinstance(a, ast.Constant) and type(a.value) is int
+                    ),
+                    None,
+                )
             if (
                 name in _SCANS
                 or not isinstance(axis, ast.Constant)
