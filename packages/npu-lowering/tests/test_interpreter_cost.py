@@ -12,6 +12,10 @@ loop steps a kernel makes).
   add), which the interpreter runs element by element (a float32 cumsum of 200,000 elements:
   21 s); npu's scan names Triton's own combine function, which the interpreter runs as one
   numpy call. A scan with any other combine keeps the generated helper.
+- max_pool2d with a 13 x 13 window: its persistent max-with-index ran at XBLOCK 2 (8,192 steps
+  a launch on Ascend's test) because the UB profile read ``max_with_index(value, index, 1)``'s
+  index as unreduced and priced an XBLOCK x XBLOCK x R0_BLOCK tile (npu-inductor-core's
+  test_ub_model has the profile's side); the block the kernel launches with is checked here.
 """
 
 import contextlib
@@ -92,3 +96,37 @@ def test_a_scan_of_another_combine_keeps_its_helper():
         got = torch.compile(lambda a: torch.logcumsumexp(a, -1))(x.to("npu"))
     torch.testing.assert_close(got.cpu(), torch.logcumsumexp(x, -1), rtol=1e-4, atol=1e-4)
     assert calls["scan"] > 0
+
+
+@contextlib.contextmanager
+def launches():
+    """The block sizes of every kernel launch Triton's interpreter runs."""
+    seen: list = []
+    run = interpreter.InterpretedFunction.run
+
+    def recorded(self, *args, grid, warmup, **kwargs):
+        seen.append({k: v for k, v in kwargs.items() if k.endswith("BLOCK")})
+        return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    interpreter.InterpretedFunction.run = recorded
+    try:
+        yield seen
+    finally:
+        interpreter.InterpretedFunction.run = run
+
+
+def test_a_large_window_max_pool_keeps_rows_of_windows_per_step():
+    torch._dynamo.reset()
+    x = torch.randn(2, 32, 55, 55)  # 2,048 windows of 169 (rows of 256)
+
+    def fn(a):
+        return torch.ops.aten.max_pool2d_with_indices(a, [13, 13], [])
+
+    # dynamic, as Ascend's test (the index takes symbolic sizes); no cache: a config cached by
+    # an earlier run is kept whatever the UB model says now
+    with launches() as seen, torch._inductor.config.patch(force_disable_caches=True):
+        got = torch.compile(fn, dynamic=True)(x.to("npu"))
+    for g, want in zip(got, fn(x)):
+        assert torch.equal(g.cpu(), want)
+    # bishengir plans 99,556 B for 16 rows of this kernel on the 910B2 (27,780 at 4)
+    assert len(seen) == 1 and seen[0]["XBLOCK"] >= 4, seen
