@@ -84,6 +84,7 @@ _REDUCTIONS = {
     "associative_scan",
 }
 _SCANS = {"cumsum", "cumprod", "associative_scan"}  # keep their shape
+_VALUE_AND_INDEX = {"max_with_index", "min_with_index"}  # (value, index, axis)
 _AXES = {
     "XBLOCK": "X",
     "YBLOCK": "Y",
@@ -543,22 +544,16 @@ class _Body:
             )
         if name in _REDUCTIONS:
             src = args[0] if args else _SCALAR
-            # the reduced dimension: second in tl.sum(x, 1) and max2(x, 1), after the operands
-            # in the helpers of several (max_with_index(value, index, 1), welford(mean, m2,
-            # weight, 1)); read as the second alone, those looked unreduced, and the index a
-            # value-and-index reduction returns, widened by ``[:, None]``, became an XBLOCK x
-            # XBLOCK x R0_BLOCK tile (a 13 x 13 max-pool's was estimated 20x bishengir's plan,
-            # and its block shrank to 2 rows)
-            axis = kw.get("axis", kw.get("dim"))
-            if axis is None:
-                axis = next(
-                    (
-                        a
-                        for a in node.args[1:]
-                        if isinstance(a, ast.Constant) and type(a.value) is int
-                    ),
-                    None,
-                )
+            axis = node.args[1] if len(node.args) >= 2 else kw.get("axis")
+            if name in _VALUE_AND_INDEX and len(node.args) >= 3:
+                # max_with_index(value, index, 1) reduces along its third argument: read as the
+                # second, the index it returns looked unreduced and ``[:, None]`` made an XBLOCK
+                # x XBLOCK x R0_BLOCK tile (a 13 x 13 max-pool was estimated 20x bishengir's plan
+                # and ran at XBLOCK 2). welford(mean, m2, weight, 1) is still read as unreduced:
+                # that over-count stands in for the temporaries of npu's vector welford, which
+                # the profile does not see (read by its axis, a layer norm's row of 2048 went
+                # below bishengir's plan on the 910B2: 151,176 B against 164,608)
+                axis = node.args[2]
             if (
                 name in _SCANS
                 or not isinstance(axis, ast.Constant)
