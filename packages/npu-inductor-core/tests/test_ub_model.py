@@ -3,11 +3,12 @@ heuristics' configs are shrunk until they fit."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
 from npu_inductor_core import ub_model as M
-from npu_inductor_core import ub_profile
+from npu_inductor_core import ub_liveness, ub_profile
 from npu_inductor_core.ascend_rules import fit_to_ub, soc_family
 
 POINTWISE = """
@@ -329,3 +330,52 @@ def test_helpers_of_several_operands_reduce_along_their_axis_argument():
     assert not any(k.split("|")[1].split(":")[0].count("X") > 1 for k in keys), keys
     e = [M.estimate(prof, {"XBLOCK": x}) for x in (4, 8, 16)]
     assert abs((e[2] - e[1]) - 2 * (e[1] - e[0])) <= 2  # linear in the block
+
+
+# The profile's two halves (issue 35): a front end's statement list (today the reader of the
+# generated Triton), and the liveness core (ub_liveness) that turns it into the profile.
+
+LOOPED = """
+def k(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0_base = tl.arange(0, R0_BLOCK)[None, :]
+    _tmp2 = tl.full([XBLOCK, R0_BLOCK], 0, tl.float32)
+    for r0_offset in tl.range(0, r0_numel, R0_BLOCK):
+        r0_index = r0_offset + r0_base
+        r0_mask = r0_index < r0_numel
+        tmp0 = tl.load(in_ptr0 + (r0_index + 2*xindex), r0_mask & xmask, other=0.0)
+        tmp1 = tl.broadcast_to(tl_math.sin(tmp0.to(tl.int8).to(tl.float32)), [XBLOCK, R0_BLOCK])
+        _tmp2 = tl.where(r0_mask & xmask, _tmp2 + tmp1, _tmp2)
+    tmp2 = tl.sum(_tmp2, 1)[:, None]
+    tl.store(out_ptr0 + (xindex), tmp2, xmask)
+"""
+PTRS = {"in_ptr0": "fp32", "out_ptr0": "fp32"}
+
+
+def test_the_profile_is_the_liveness_of_the_front_ends_statement_list():
+    for body in (POINTWISE, SOFTMAX, LOOPED):
+        rec = ub_profile.statements(textwrap.dedent(body), PTRS)
+        assert rec["stmts"] and all(len(s) == 4 for s in rec["stmts"])
+        assert ub_liveness.profile_of(rec) == ub_profile.profile(textwrap.dedent(body), PTRS)
+    looped = ub_profile.statements(textwrap.dedent(LOOPED), PTRS)
+    assert looped["loops"] and any(t.startswith("f|") for s in looped["stmts"] for t in s[2])
+
+
+def test_a_statement_list_survives_being_written_as_a_literal():
+    # plain data: a front end may hand it over in a kernel's metadata
+    rec = ub_profile.statements(textwrap.dedent(SOFTMAX), PTRS)
+    again = ast.literal_eval(repr(rec))
+    assert ub_liveness.profile_of(again) == ub_liveness.profile_of(rec)
+
+
+def test_a_values_widest_definition_is_the_one_kept_live():
+    stmts = [
+        ["a", [], [], "v|X:4"],
+        ["a", ["a"], [], "v|X,R0:2"],
+        ["b", ["a"], [], "v|X,R0:4"],
+        [None, ["b"], [], None],
+    ]
+    prof = ub_liveness.profile_of({"stmts": stmts, "loops": [], "blocks": {}})
+    assert prof["points"] == [{"v|X,R0:2": 1, "v|X,R0:4": 1}]
+    assert prof["apart"] == {"v|X,R0:2": 1, "v|X,R0:4": 1} and prof["ops"] == 3
