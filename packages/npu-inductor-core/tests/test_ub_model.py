@@ -86,6 +86,51 @@ def test_a_strided_innermost_dimension_takes_a_block_an_element():
     )
 
 
+COLUMN_ARGMAX = """
+def k(in_ptr0, out_ptr0, ks0, xnumel, r0_numel, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0_base = tl.arange(0, R0_BLOCK)[None, :]
+    x0 = xindex
+    _tmp2 = tl.full([XBLOCK, R0_BLOCK], float("-inf"), tl.float32)
+    _tmp2_index = tl.full([XBLOCK, R0_BLOCK], 2147483647, tl.int32)
+    for r0_offset in tl.range(0, r0_numel, R0_BLOCK):
+        r0_index = r0_offset + r0_base
+        r0_mask = r0_index < r0_numel
+        r0_1 = r0_index
+        tmp0 = tl.load(in_ptr0 + (ADDRESS), r0_mask & xmask, other=0.0)
+        _tmp2_next, _tmp2_index_next = triton_helpers.maximum_with_index(
+            _tmp2, _tmp2_index, tmp0, r0_index
+        )
+        _tmp2 = tl.where(r0_mask & xmask, _tmp2_next, _tmp2)
+        _tmp2_index = tl.where(r0_mask & xmask, _tmp2_index_next, _tmp2_index)
+    tmp2, tmp3 = triton_helpers.max_with_index(_tmp2, _tmp2_index, 1)
+    tl.store(out_ptr0 + (x0), tmp3[:, None], xmask)
+"""
+
+
+@pytest.mark.parametrize("family", ["910B", "950"])
+def test_a_column_read_with_a_run_time_row_stride_is_priced_as_strided(family):
+    # a dynamic-shape column reduction reads ``x0 + ks0*r0_1``: its stride along the reduced
+    # dimension is a size known at run time. Read as contiguous, a 910B2 argmax over columns was
+    # estimated at a third of what bishengir required (XBLOCK 1 x R0_BLOCK 1024: 524,288 B), so
+    # its first config overflowed; priced as a wide stride it is its static counterpart's figure
+    ptrs = {"in_ptr0": "fp32", "out_ptr0": "i64"}
+    dynamic, static, contiguous = (
+        M.profile(textwrap.dedent(COLUMN_ARGMAX.replace("ADDRESS", a)), ptrs)
+        for a in ("x0 + ks0*r0_1", "x0 + 300*r0_1", "r0_1 + ks0*x0")
+    )
+    cfg = {"XBLOCK": 1, "R0_BLOCK": 1024}
+    assert dynamic["padded"] == static["padded"] == {"X,R0": M.ALIGN}
+    assert "padded" not in contiguous
+    assert M.estimate(dynamic, cfg, soc_family=family) == M.estimate(static, cfg, soc_family=family)
+    assert M.estimate(dynamic, cfg, soc_family=family) > M.estimate(
+        contiguous, cfg, soc_family=family
+    )
+    if family == "910B":
+        assert M.estimate(dynamic, cfg, soc_family=family) >= 524_288
+
+
 def test_multibuffering_doubles_only_the_loaded_buffers():
     prof = _profile(POINTWISE)
     single = M.class_bytes(prof, {"XBLOCK": 1024}, multibuffer=False)

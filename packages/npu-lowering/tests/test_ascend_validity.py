@@ -178,6 +178,13 @@ CASES = {
     # per-token int8 quantization: a cast to int8 of a [rows, row] tile, which 910B's bishengir
     # stages at about 420 bytes an element unless it is done on a flat view (narrow_cast.py)
     "int8_quant_rows": (lambda x: _quant_rows(x), lambda: (r(8, 1024),), {}),
+    # column reductions with dynamic shapes: the row stride is a size known at run time
+    # (``x0 + ks0*r0_1``), a strided read 910B's bishengir stages at a 32-byte block an element
+    "dynamic_columns": (
+        lambda a: (a.sum(0), torch.softmax(a, 0), torch.argmax(a, 0)),
+        lambda: (r(37, 300),),
+        {"dynamic": True},
+    ),
 }
 
 

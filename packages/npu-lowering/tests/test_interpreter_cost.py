@@ -49,11 +49,7 @@ def generic_reductions():
 
 
 def _arg_extremes(x):
-    # rows only: a column argmax over these 20 rows (XBLOCK 16 x R0_BLOCK 32) needs 264,736 B of
-    # the 910B2's UB, above the UB model's estimate (its value-and-index accumulators: an open
-    # gap, issue 34), so CI's Ascend check of this file's kernels would fail on that gap, not on
-    # what this test checks (the interpreter's element-by-element combine, the same for columns)
-    return torch.argmax(x, 1), torch.argmin(x, 1)
+    return torch.argmax(x, 1), torch.argmin(x, 1), torch.argmax(x, 0), torch.argmin(x, 0)
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
@@ -62,7 +58,7 @@ def test_argmax_argmin_reduce_without_a_combine_function(dynamic, cols):
     torch._dynamo.reset()
     torch.manual_seed(0)
     x = torch.randint(-3, 4, (20, cols)).float()  # many ties: the lowest index must win
-    x[3, 5] = float("nan")  # a NaN wins its row
+    x[3, 5] = float("nan")  # a NaN wins its row and its column
     x[7, :] = float("-inf")  # a row of -inf: the first index
     compiled = torch.compile(_arg_extremes, dynamic=dynamic)
     with generic_reductions() as calls:

@@ -415,14 +415,23 @@ class _Body:
                 else:
                     coeff = None
                     break
-            if coeff is None or len(names) != 1 or names[0] in self.ptr:
+            tiles = [n for n in names if self._tile_along(n, inner)]
+            if coeff is None or len(tiles) != 1 or any(n in self.ptr for n in names):
                 continue
-            val = self.env.get(names[0])
-            if val is not None and inner in val.shape:
+            if len(names) > 1:
+                # times a size known only at run time (``x0 + ks0*r0_1``, a dynamic-shape column
+                # read): a stride of unknown width, priced as a wide one (an upper bound)
+                strides.append(ALIGN)
+            else:
                 strides.append(abs(coeff))
         if not strides or 1 in strides:
             return None
         return min(strides)
+
+    def _tile_along(self, name: str, inner: str) -> bool:
+        """Whether ``name`` holds a tile that varies along the axis ``inner``."""
+        val = self.env.get(name)
+        return val is not None and inner in val.shape
 
     def _strided(self, ptr, shape: Shape, nbytes: int, temps: list) -> bool:
         """A tile whose innermost dimension is strided in memory: the DMA brings each element
