@@ -334,6 +334,7 @@ def main(argv: list[str]) -> int:
                 "pytest",
                 f"--junitxml={RESULTS / 'junit.xml'}",
                 f"--feature-results={RESULTS / 'features.json'}",
+                "--durations=30",  # the slowest tests in the log: where CI's hour goes
                 *argv,
             ]
             _log(" ".join(cmd))
