@@ -123,6 +123,22 @@ def test_a_column_read_with_a_run_time_row_stride_is_priced_as_strided(family):
     cfg = {"XBLOCK": 1, "R0_BLOCK": 1024}
     assert dynamic["padded"] == static["padded"] == {"X,R0": M.ALIGN}
     assert "padded" not in contiguous
+    # the middle dimension of a 3-D tensor: the kept dimensions are split with ``%`` / ``//``
+    # (a gather along X), the reduced one is still a strided read
+    middle = M.profile(
+        textwrap.dedent(
+            COLUMN_ARGMAX.replace("x0 = xindex", "x0 = xindex % ks0\n    x1 = xindex // ks0")
+            .replace("ks0, xnumel", "ks0, ks1, xnumel")
+            .replace("ADDRESS", "x0 + ks0*r0_1 + ks0*ks1*x1")
+        ),
+        ptrs,
+    )
+    assert middle["padded"] == {"X,R0": M.ALIGN}
+    # a dimension gathered along its own axis is priced as a gather, not as a strided read
+    gathered = M.profile(
+        textwrap.dedent(COLUMN_ARGMAX.replace("ADDRESS", "x0 + ks0*r0_1 + (r0_1 % 7)")), ptrs
+    )
+    assert "padded" not in gathered
     assert M.estimate(dynamic, cfg, soc_family=family) == M.estimate(static, cfg, soc_family=family)
     assert M.estimate(dynamic, cfg, soc_family=family) > M.estimate(
         contiguous, cfg, soc_family=family

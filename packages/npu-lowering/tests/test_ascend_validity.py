@@ -181,8 +181,8 @@ CASES = {
     # column reductions with dynamic shapes: the row stride is a size known at run time
     # (``x0 + ks0*r0_1``), a strided read 910B's bishengir stages at a 32-byte block an element
     "dynamic_columns": (
-        lambda a: (a.sum(0), torch.softmax(a, 0), torch.argmax(a, 0)),
-        lambda: (r(37, 300),),
+        lambda a, b: (a.sum(0), torch.softmax(a, 0), torch.argmax(a, 0), b.sum(1)),
+        lambda: (r(37, 300), r(4, 37, 300)),
         {"dynamic": True},
     ),
 }

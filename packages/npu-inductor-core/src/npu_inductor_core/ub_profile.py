@@ -420,13 +420,26 @@ class _Body:
                 continue
             if len(names) > 1:
                 # times a size known only at run time (``x0 + ks0*r0_1``, a dynamic-shape column
-                # read): a stride of unknown width, priced as a wide one (an upper bound)
-                strides.append(ALIGN)
+                # read): a stride of unknown width, priced as a wide one (an upper bound), unless
+                # that dimension is gathered (``%``, ``//`` along it: the gather's offsets are
+                # what is priced)
+                if not self._gathered_along(node, inner):
+                    strides.append(ALIGN)
             else:
                 strides.append(abs(coeff))
         if not strides or 1 in strides:
             return None
         return min(strides)
+
+    def _gathered_along(self, node, inner: str) -> bool:
+        """Whether a term of the address that makes it a gather varies along ``inner``."""
+        return any(
+            self._is_irregular(term)
+            and any(
+                isinstance(n, ast.Name) and self._tile_along(n.id, inner) for n in ast.walk(term)
+            )
+            for term in _terms(node)
+        )
 
     def _tile_along(self, name: str, inner: str) -> bool:
         """Whether ``name`` holds a tile that varies along the axis ``inner``."""
