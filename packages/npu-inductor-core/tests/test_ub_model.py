@@ -147,6 +147,38 @@ def test_a_column_read_with_a_run_time_row_stride_is_priced_as_strided(family):
         assert M.estimate(dynamic, cfg, soc_family=family) >= 524_288
 
 
+GATHER = """
+def k(in_ptr0, out_ptr0, ks0, ks1, ks2, xnumel, XBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x0 = (xindex % ks0)
+    x1 = ((xindex // ks0) % ks1)
+    x2 = xindex // ks2
+    tmp0 = tl.load(in_ptr0 + (ADDRESS), xmask)
+    tl.store(out_ptr0 + (xindex), tmp0, xmask)
+"""
+
+
+def test_a_gathers_offsets_are_the_buffers_its_evaluation_holds_at_once():
+    # a dynamic pad's offsets: 16 integer operations (a repeated subexpression computed once),
+    # evaluated left to right, hold at most a few results at once; 910B's bishengir planned
+    # 8,256 B at XBLOCK 512 for such a kernel, which every step as a buffer priced at 171,939
+    arithmetic = (
+        "ks1*x2 + ks1*(((x0 + x1 + ks1*x1 + ks1*x2) // ks1) % ks0) + ks1*ks2*x2 + ((x0 + x1) % ks1)"
+    )
+    prof = _profile(GATHER.replace("ADDRESS", arithmetic))
+    offsets = sum(n for p in prof["points"] for k, n in p.items() if k.startswith("g|"))
+    assert 2 <= offsets <= 6
+    # selected with tl.where / abs (a reflection pad's offsets), every step stays a buffer:
+    # bishengir planned 116,800 B at XBLOCK 1024 for such a kernel, 28 float32 blocks
+    selected = (
+        "tl.where(x1 < ks1, x1 + ks0*x2, tl_math.abs((-1) + x1) + ks0*x2) + tl_math.abs(x0 - 1)"
+    )
+    prof = _profile(GATHER.replace("ADDRESS", selected))
+    steps = sum(n for p in prof["points"] for k, n in p.items() if k.startswith("g|"))
+    assert steps >= 9
+
+
 def test_multibuffering_doubles_only_the_loaded_buffers():
     prof = _profile(POINTWISE)
     single = M.class_bytes(prof, {"XBLOCK": 1024}, multibuffer=False)

@@ -382,7 +382,9 @@ class _Body:
     def _pointer(self, node, temps: list, uses: list[str]) -> tuple[str | None, _Val]:
         """A load's or store's address: ``ptr + offsets``. Affine offsets become a strided
         DMA (no buffer); others (``%``, ``//``, an indirect index) a gather whose offsets are
-        computed as tiles, every step of them a buffer."""
+        computed as tiles: integer arithmetic alone holds the results its in-order evaluation
+        keeps live at once; with selections or calls (``tl.where``, ``abs``) every step is a
+        buffer (bishengir planned a reflection pad's 28 steps apart)."""
         dtype = next(
             (
                 self.ptr[n.id]
@@ -394,9 +396,75 @@ class _Body:
         own: list = []
         v = self.expr(node, own, uses, nested=False)
         if self._is_irregular(node):
-            temps.extend(t if isinstance(t, str) else t.like(cls="g") for t in own)
+            # the offsets' intermediate results: as many at once as evaluating the expression
+            # in order holds (a result dies once used), the widest of them
+            steps = sorted(
+                (t for t in own if not isinstance(t, str) and t.cls == "v"),
+                key=lambda t: (sum(1 for d in t.shape if d), t.nbytes),
+                reverse=True,
+            )
+            arithmetic = not any(
+                isinstance(n, (ast.Call, ast.IfExp, ast.Compare)) for n in ast.walk(node)
+            )
+            held = steps[: max(0, self._need(node) - 1)] if arithmetic else steps
+            rest = [t for t in own if isinstance(t, str) or t.cls != "v"]
+            temps.extend(t if isinstance(t, str) else t.like(cls="g") for t in held + rest)
             temps.append(v.like(kind="i", cls="g"))
         return dtype, v
+
+    def _has_tile(self, node) -> bool:
+        return any(
+            isinstance(n, ast.Name) and self.env.get(n.id, _SCALAR).is_tile for n in ast.walk(node)
+        )
+
+    def _operands(self, node) -> list:
+        """The operand expressions of a tile operation (a view passes its value through)."""
+        if isinstance(node, ast.BinOp):
+            return [node.left, node.right]
+        if isinstance(node, ast.UnaryOp):
+            return [node.operand]
+        if isinstance(node, ast.Compare):
+            return [node.left, *node.comparators]
+        if isinstance(node, ast.BoolOp):
+            return list(node.values)
+        if isinstance(node, ast.IfExp):
+            return [node.test, node.body, node.orelse]
+        if isinstance(node, ast.Call):
+            f = node.func
+            kids = [*node.args, *(k.value for k in node.keywords)]
+            if isinstance(f, ast.Attribute) and self._has_tile(f.value):
+                kids.insert(0, f.value)  # a method of a tile: ``x.to(tl.int64)``
+            return kids
+        return []
+
+    def _need(self, node) -> int:
+        """Tile buffers live at once while an expression is evaluated left to right, equal
+        subexpressions computed once (the compiler's CSE) and each result freed after its last
+        use; an operation's result is written while its operands are still live."""
+        order: list = []  # (result key, operand keys) of each tile operation, in evaluation order
+        done: set = set()
+
+        def visit(n):
+            while isinstance(n, (ast.Subscript, ast.Attribute)) and self._has_tile(n):
+                n = n.value  # a view of its value
+            if isinstance(n, ast.Name) or not self._has_tile(n):
+                return None
+            key = ast.dump(n)
+            if key not in done:
+                ops = [k for k in (visit(c) for c in self._operands(n)) if k is not None]
+                order.append((key, ops))
+                done.add(key)
+            return key
+
+        visit(node)
+        last = {k: i for i, (_, ops) in enumerate(order) for k in ops}
+        live: set = set()
+        peak = 0
+        for i, (key, ops) in enumerate(order):
+            live.add(key)
+            peak = max(peak, len(live))
+            live -= {k for k in ops if last.get(k) == i}
+        return peak
 
     def _inner_stride(self, node, shape: Shape) -> int | None:
         """The memory stride (elements) of the tile's innermost dimension in an address,
