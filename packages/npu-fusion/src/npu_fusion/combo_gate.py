@@ -164,6 +164,7 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
     nodes = [n for n in group if n.is_reduction()]
     reads = [_reads(n) for n in nodes]
     whole = [whole_reads(n) for n in nodes]
+    paired = [_paired_accumulator(n) for n in nodes]
     parent = list(range(len(nodes)))
 
     def root(i: int) -> int:
@@ -175,12 +176,35 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
     for i in range(len(nodes)):
         for j in range(i):
             rows = nodes[i].group[1][1] == nodes[j].group[1][1] and reads[i] & reads[j]
+            if paired[i] or paired[j]:
+                continue
             if rows or whole[i] & whole[j]:
                 parent[root(i)] = root(j)
     kept: dict[int, list] = {}
     for i, n in enumerate(nodes):
         kept.setdefault(root(i), []).append(n)
     return list(kept.values())
+
+
+# Reductions that carry more than one value per row (argmax / argmin: value and index; Welford:
+# mean, M2, weight; online softmax: max and sum). A combo kernel gives its sub-kernels one
+# XBLOCK; a row and a column reduction at one XBLOCK hold tiles of other shapes than each
+# alone, and the UB model under-estimates paired accumulators on 910B (a row + column argmax
+# combo needed 231,456 B of a 910B2's 196,608 B): those keep kernels of their own (no norm
+# or RoPE kernel the gate is for has one).
+_PAIRED = ("argmax", "argmin", "welford", "online_softmax")
+
+
+def _paired_accumulator(node) -> bool:
+    for sub in node.get_nodes():
+        buf = getattr(sub, "node", None)
+        try:
+            kind = buf.get_reduction_type() if buf is not None else None
+        except NotImplementedError:
+            continue
+        if kind and kind.startswith(_PAIRED):
+            return True
+    return False
 
 
 def whole_reads(node) -> set[str]:

@@ -15,8 +15,8 @@ reduction reads those instead (2 bytes an element for a bf16 gradient) and the t
 reductions are siblings.
 
 Only where the user left Inductor's realization thresholds alone (a user who set one chose
-what is stored), the value's cone (its producers up to the graph's inputs) is pointwise ops,
-views and gathers, at most ``_MAX_NODES`` nodes, and the users that get the copy reach only
+what is stored), the value's cone (its producers up to the graph's inputs) is pointwise ops
+and views (no gather: below), at most ``_MAX_NODES`` nodes, and the users that get the copy reach only
 reductions over leading dimensions (a weight's gradient) through pointwise nodes. A post-grad pass,
 registered with npu-inductor-core's ``graph_hooks.post_grad``: npu graphs only.
 """
@@ -32,6 +32,16 @@ from . import _compat, config
 aten = torch.ops.aten
 prims = torch.ops.prims
 _MAX_NODES = 48  # a RoPE backward's cone is about thirty nodes; past this, leave it
+# Gathers (indirect loads) are never recomputed: in the column reduction a gather indexed
+# along the reduced rows is an indirect load along r0, which the 950's bishengir aborts on (a
+# QK-norm backward's cos/sin rows at XBLOCK 8). A value whose cone holds one stays stored.
+_GATHERS = {
+    aten.index.Tensor,
+    aten.index_select.default,
+    aten.gather.default,
+    aten.embedding.default,
+    aten._unsafe_index.Tensor,
+}
 _VIEWS = {
     aten.slice.Tensor,
     aten.unsqueeze.default,
@@ -42,7 +52,6 @@ _VIEWS = {
     aten.permute.default,
     aten.split.Tensor,
     aten.split_with_sizes.default,
-    aten.index.Tensor,  # a gather: read at the rows it returns
     prims.iota.default,
     operator.getitem,  # a split's part
 }
@@ -116,7 +125,7 @@ def _cone(node: torch.fx.Node) -> list[torch.fx.Node] | None:
         n = stack.pop()
         if n in seen or n.op in ("placeholder", "get_attr"):
             continue
-        if not _pointwise(n) or len(seen) >= _MAX_NODES:
+        if not _pointwise(n) or n.target in _GATHERS or len(seen) >= _MAX_NODES:
             return None
         seen.add(n)
         stack.extend(n.all_input_nodes)

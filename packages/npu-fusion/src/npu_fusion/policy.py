@@ -31,7 +31,12 @@ def score_fusion(scheduler, node1, node2, upstream):
 
 
 def can_fuse(kind: str, node1, node2) -> bool:
-    if kind == "horizontal" and config.combo_kernels and _orders_norm_pair(node1, node2):
+    if (
+        kind == "horizontal"
+        and config.combo_kernels
+        and not _benchmarked()
+        and _orders_norm_pair(node1, node2)
+    ):
         log.debug(
             "refused horizontal fusion %s + %s: the pointwise node reads a reduction that reads "
             "the other's input element for element",
@@ -52,6 +57,15 @@ def can_fuse(kind: str, node1, node2) -> bool:
         fp.explain(),
     )
     return False
+
+
+def _benchmarked() -> bool:
+    """Whether the user asked Inductor to time fusions (``benchmark_fusion``): then a fusion
+    this policy would refuse by preference (the norm pair below) is left to that timing; the
+    UB rule still refuses what cannot fit."""
+    from torch._inductor import config as inductor
+
+    return bool(inductor.benchmark_fusion)
 
 
 def _orders_norm_pair(node1, node2) -> bool:
