@@ -165,6 +165,7 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
     reads = [_reads(n) for n in nodes]
     whole = [whole_reads(n) for n in nodes]
     paired = [_paired_accumulator(n) for n in nodes]
+    indirect = [_indirect(n) for n in nodes]
     parent = list(range(len(nodes)))
 
     def root(i: int) -> int:
@@ -178,7 +179,8 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
             rows = nodes[i].group[1][1] == nodes[j].group[1][1] and reads[i] & reads[j]
             if paired[i] or paired[j]:
                 continue
-            if rows or whole[i] & whole[j]:
+            orders = whole[i] & whole[j] and not (indirect[i] or indirect[j])
+            if rows or orders:
                 parent[root(i)] = root(j)
     kept: dict[int, list] = {}
     for i, n in enumerate(nodes):
@@ -205,6 +207,18 @@ def _paired_accumulator(node) -> bool:
         if kind and kind.startswith(_PAIRED):
             return True
     return False
+
+
+def _indirect(node) -> bool:
+    """Whether the node loads through a computed index (a gather). A row and a column
+    reduction joined for reading one buffer element for element would put a gather the row
+    reduction indexes along its rows (an embedding's rows before a norm) into the column
+    sub-kernel, indexed along that sub-kernel's reduction: the 950's bishengir aborts on such a
+    combo kernel (exit -6, a tiny Llama's first RMSNorm backward, every config). Rows of one
+    length (Q's and K's, gathering cos / sin per row) are not affected."""
+    return any(
+        getattr(getattr(sub, "_body", None), "indirect_vars", None) for sub in node.get_nodes()
+    )
 
 
 def whole_reads(node) -> set[str]:
