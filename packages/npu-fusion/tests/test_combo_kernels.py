@@ -119,3 +119,37 @@ def test_value_and_index_reductions_keep_their_own_kernels(npu, monkeypatch):
     assert _kernels_dynamic(_arg_extremes, a) == 2  # the row pair and the column pair
     monkeypatch.setattr(combo_gate, "_PAIRED", ())
     assert _kernels_dynamic(_arg_extremes, a) == 1
+
+
+def _gathered_norm(ids, table, w, s):  # an RMSNorm over rows gathered from a table
+    x = table[ids] * s
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+
+def _training_combos(npu) -> int:
+    """Combo kernels of a training step of ``_gathered_norm`` (forward and backward): the
+    backward's row reduction (``s``'s gradient) and column reduction (``w``'s) both read the
+    incoming gradient element for element and the gathered rows."""
+    from torch._inductor.utils import fresh_cache, run_and_get_code
+
+    torch.manual_seed(0)
+    ids = torch.randint(0, 10, (16,), device=npu)
+    table = torch.randn(10, 32, device=npu)
+    w = torch.randn(32, device=npu, requires_grad=True)
+    s = torch.randn(16, 32, device=npu, requires_grad=True)
+    torch._dynamo.reset()
+    step = torch.compile(_gathered_norm)
+    with fresh_cache():
+        _, code = run_and_get_code(
+            lambda: step(ids, table, w, s).backward(torch.randn(16, 32, device=npu))
+        )
+    return "\n".join(code).count("SequentialComboKernelGrid")
+
+
+def test_a_gathering_norm_backward_keeps_row_and_column_apart(npu, monkeypatch):
+    """In one combo kernel the column sub-kernel would index the gather along its own
+    reduction: the 950's bishengir aborts on that (combo_gate's ``_indirect``; a tiny Llama's
+    first RMSNorm over the embedding's rows). The control, the rule off: one combo kernel."""
+    assert _training_combos(npu) == 0
+    monkeypatch.setattr(combo_gate, "_indirect", lambda node: False)
+    assert _training_combos(npu) == 1
