@@ -96,3 +96,71 @@ def test_combo_kernel_is_saved_for_the_ascend_check(compiled, npu, tmp_path):
         compiled(_shared_weight, *_args(npu))
     (saved,) = tmp_path.glob("npu_kernel_*.py")
     assert "SequentialComboKernelGrid" in saved.read_text()
+
+
+def _unsaved():
+    """Kernels compiled under it are not saved for CI's Ascend check (npu-lowering's
+    ``save_kernels``): a control that shows what a rule prevents generates the kernel Ascend's
+    toolchain rejects."""
+    import npu_lowering.config as lowering_config
+
+    return lowering_config.patch(save_kernels=None)
+
+
+def _arg_extremes(a):  # row and column argmax / argmin of one square input: rows of one length
+    return a.argmax(1), a.argmin(1), a.argmax(0), a.argmin(0)
+
+
+def _kernels_dynamic(fn, *args) -> int:
+    from torch._inductor.utils import fresh_cache, run_and_get_code
+
+    torch._dynamo.reset()
+    with fresh_cache():
+        _, code = run_and_get_code(torch.compile(fn, dynamic=True), *args)
+    return "\n".join(code).count("@triton.jit")
+
+
+def test_value_and_index_reductions_keep_their_own_kernels(npu, monkeypatch):
+    """A row and a column argmax of one buffer are not joined (combo_gate's ``_PAIRED``): one
+    XBLOCK for both overflowed a 910B2's UB (231,456 B) where the UB model said they fit. The
+    control, the guard off: one combo kernel."""
+    a = torch.randn(6, 6, device=npu)
+    assert _kernels_dynamic(_arg_extremes, a) == 2  # the row pair and the column pair
+    monkeypatch.setattr(combo_gate, "_PAIRED", ())
+    with _unsaved():  # the control's kernel is the one the rule keeps from Ascend's toolchain
+        assert _kernels_dynamic(_arg_extremes, a) == 1
+
+
+def _gathered_norm(ids, table, w, s):  # an RMSNorm over rows gathered from a table
+    x = table[ids] * s
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+
+def _training_combos(npu) -> int:
+    """Combo kernels of a training step of ``_gathered_norm`` (forward and backward): the
+    backward's row reduction (``s``'s gradient) and column reduction (``w``'s) both read the
+    incoming gradient element for element and the gathered rows."""
+    from torch._inductor.utils import fresh_cache, run_and_get_code
+
+    torch.manual_seed(0)
+    ids = torch.randint(0, 10, (16,), device=npu)
+    table = torch.randn(10, 32, device=npu)
+    w = torch.randn(32, device=npu, requires_grad=True)
+    s = torch.randn(16, 32, device=npu, requires_grad=True)
+    torch._dynamo.reset()
+    step = torch.compile(_gathered_norm)
+    with fresh_cache():
+        _, code = run_and_get_code(
+            lambda: step(ids, table, w, s).backward(torch.randn(16, 32, device=npu))
+        )
+    return "\n".join(code).count("SequentialComboKernelGrid")
+
+
+def test_a_gathering_norm_backward_keeps_row_and_column_apart(npu, monkeypatch):
+    """In one combo kernel the column sub-kernel would index the gather along its own
+    reduction: the 950's bishengir aborts on that (combo_gate's ``_indirect``; a tiny Llama's
+    first RMSNorm over the embedding's rows). The control, the rule off: one combo kernel."""
+    assert _training_combos(npu) == 0
+    monkeypatch.setattr(combo_gate, "_indirect", lambda node: False)
+    with _unsaved():  # the control's combo kernel is the one Ascend's toolchain rejects
+        assert _training_combos(npu) == 1

@@ -228,3 +228,41 @@ def test_qk_norm_rope_training_forward_is_one_kernel(bench, tokens):
     assert fusion.training_kernels(w.fn, args, {})["forward"] == 1
     with fusion_config.patch(recompute_gathers=False):
         assert fusion.training_kernels(w.fn, args, {})["forward"] == 2
+
+
+# Kernels of a training step's backward at LLM shapes, bfloat16 (compiled without running a
+# kernel): a norm's backward reduces the incoming gradient over each row (the input's
+# gradient) and over the rows (the weight's gradient). npu-fusion recomputes the gradient's
+# shared pointwise value for the column reduction (norm_grad), joins the row and column
+# reductions that read one buffer element for element in one combo kernel, with the parts of
+# a concatenated gradient (combo_gate). At 4096 tokens the weight's gradient is a split or
+# mix-order reduction whose last step runs after the kernel (README, LLM fusions). The QK
+# rows take three: their shared value reads the cos/sin rows gathered at the positions, which
+# norm_grad does not recompute (a gather along the column reduction's rows aborts the 950's
+# bishengir), so the row kernel stores it for the Q and K column reductions.
+BACKWARD_KERNELS = {"add_rms_norm": 1, "qk_norm_rope": 3, "split_qkv_norm_rope": 3}
+POLICY_OFF = {"combo_kernels": False, "recompute_norm_inputs": False}
+
+
+def _backward_kernels(bench, name, tokens, **settings):
+    import npu_fusion.config as fusion_config
+
+    fusion, W = bench
+    w = _workload(W, name)
+    args = W.trainable(w, w.inputs(tokens, torch.bfloat16, "npu", W.Shapes()))
+    with fusion_config.patch(settings):
+        return fusion.training_kernels(w.fn, args, {})["backward"]
+
+
+@pytest.mark.parametrize("tokens", [1, 16, 256])
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(name, marks=pytest.mark.feature(row), id=name) for row, name in TRAINING.items()],
+)
+def test_training_backward_kernels(bench, name, tokens):
+    """BACKWARD_KERNELS at 1, 16 and 256 tokens (at one token split QKV's needs the policy's
+    refusal of the row epilogue's side-by-side fusion into the column reduction); the control,
+    npu-fusion's combo kernels and norm recompute off, takes more."""
+    assert _backward_kernels(bench, name, tokens) <= BACKWARD_KERNELS[name]
+    if tokens == 16:  # the control: upstream's plan takes more
+        assert _backward_kernels(bench, name, tokens, **POLICY_OFF) > BACKWARD_KERNELS[name]

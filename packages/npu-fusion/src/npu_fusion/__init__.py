@@ -24,10 +24,11 @@ def register() -> None:
         from npu_inductor_core import graph_hooks
         from npu_inductor_core.compile_hooks import around_compile_graph
 
-        from . import combo, gather_recompute, half_cat, log
+        from . import combo, gather_recompute, half_cat, log, norm_grad
 
         log.register()
         around_compile_graph("npu-fusion-combo", combo.graph_context)
         graph_hooks.post_grad("npu-fusion", half_cat.apply, half_cat.cache_key)
+        graph_hooks.post_grad("npu-fusion-norm-grad", norm_grad.apply, norm_grad.cache_key)
         graph_hooks.joint("npu-fusion", gather_recompute.apply, gather_recompute.cache_key)
         _registered = True

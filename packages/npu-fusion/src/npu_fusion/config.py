@@ -33,6 +33,10 @@ half_cat: bool = _env.flag("NPU_FUSION_HALF_CAT", True)
 # positions) are recomputed in the backward rather than saved by the forward (README).
 recompute_gathers: bool = True
 
+# A pointwise value that a norm backward's row reduction and its weight's column reduction both
+# read, recomputed for the column reduction instead of stored in float32 and read back (README).
+recompute_norm_inputs: bool = True
+
 _env.install(
     __name__,
     {

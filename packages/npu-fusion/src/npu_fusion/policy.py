@@ -16,7 +16,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-from . import config, score, ub_rule
+from . import combo_gate, config, score, ub_rule
 from .log import log
 
 
@@ -31,6 +31,19 @@ def score_fusion(scheduler, node1, node2, upstream):
 
 
 def can_fuse(kind: str, node1, node2) -> bool:
+    if (
+        kind == "horizontal"
+        and config.combo_kernels
+        and not _benchmarked()
+        and _orders_norm_pair(node1, node2)
+    ):
+        log.debug(
+            "refused horizontal fusion %s + %s: the pointwise node reads a reduction that reads "
+            "the other's input element for element",
+            node1.get_name(),
+            node2.get_name(),
+        )
+        return False
     if not config.ub_rule or not _priced(node1) or not _priced(node2):
         return True
     fp = ub_rule.footprint(node1, node2)
@@ -44,6 +57,50 @@ def can_fuse(kind: str, node1, node2) -> bool:
         fp.explain(),
     )
     return False
+
+
+def _benchmarked() -> bool:
+    """Whether the user asked Inductor to time fusions (``benchmark_fusion``): then a fusion
+    this policy would refuse by preference (the norm pair below) is left to that timing; the
+    UB rule still refuses what cannot fit."""
+    from torch._inductor import config as inductor
+
+    return bool(inductor.benchmark_fusion)
+
+
+def _orders_norm_pair(node1, node2) -> bool:
+    """A reduction fused side by side with a pointwise node that reads another reduction's
+    output, where the two reductions read one buffer element for element (a norm backward: the
+    row reduction's epilogue, the input's gradient, taken into the weight's column reduction
+    by loop reordering, as happens at one token). Fused so, the row reduction becomes the
+    column reduction's producer, and the pair that one combo kernel runs side by side
+    (combo_gate) takes two kernels and a stored intermediate; refused, the epilogue fuses into
+    its own reduction."""
+    for red, other in ((node1, node2), (node2, node1)):
+        if not red.is_reduction() or other.is_reduction():
+            continue
+        whole = combo_gate.whole_reads(red)
+        if not whole:
+            continue
+        for producer in _producers(other):
+            if producer is not red and producer.is_reduction():
+                if combo_gate.whole_reads(producer) & whole:
+                    return True
+    return False
+
+
+def _producers(node) -> list:
+    """The scheduler nodes (fused as they are now) that write what ``node`` reads."""
+    scheduler = node.scheduler
+    out = []
+    for dep in node.unmet_dependencies:
+        buf = scheduler.name_to_buf.get(dep.name)
+        if buf is None:
+            continue
+        producer = scheduler.name_to_fused_node.get(buf.defining_op_name())
+        if producer is not None and producer not in out:
+            out.append(producer)
+    return out
 
 
 def _priced(node) -> bool:
