@@ -191,9 +191,10 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
 # Reductions that carry more than one value per row (argmax / argmin: value and index; Welford:
 # mean, M2, weight; online softmax: max and sum). A combo kernel gives its sub-kernels one
 # XBLOCK; a row and a column reduction at one XBLOCK hold tiles of other shapes than each
-# alone, and the UB model under-estimates paired accumulators on 910B (a row + column argmax
-# combo needed 231,456 B of a 910B2's 196,608 B): those keep kernels of their own (no norm
-# or RoPE kernel the gate is for has one).
+# alone, and a column reduction's accumulators all stay in its strided read's layout on 910B
+# (a dynamic-shape row + column argmax combo needed 231,456 B of a 910B2's 196,608 B at the
+# row sub-kernel's block): those keep kernels of their own (no norm or RoPE kernel the gate
+# is for has one).
 _PAIRED = ("argmax", "argmin", "welford", "online_softmax")
 
 
