@@ -44,13 +44,13 @@ def _cpu(x):
 
 @pytest.fixture
 def compiled():
-    """compiled(fn, *args, **inductor_config) -> Compiled: a fresh compile for npu (no FX
-    graph or kernel cache reuse) under the given Inductor config, its results checked
-    against eager on CPU copies."""
+    """compiled(fn, *args, dynamic=None, **inductor_config) -> Compiled: a fresh compile for
+    npu (no FX graph or kernel cache reuse; ``dynamic`` as torch.compile takes it) under the
+    given Inductor config, its results checked against eager on CPU copies."""
     from torch._inductor import config, metrics
     from torch._inductor.utils import fresh_cache, run_and_get_code
 
-    def run(fn, *args, **patch):
+    def run(fn, *args, dynamic=None, **patch):
         for key in patch:  # a flag this torch does not have (2.11 lacks some of 2.13's)
             *path, name = key.split(".")
             owner = config
@@ -61,7 +61,7 @@ def compiled():
         torch._dynamo.reset()
         metrics.reset()
         with fresh_cache(), config.patch(patch):
-            out, codes = run_and_get_code(torch.compile(fn), *args)
+            out, codes = run_and_get_code(torch.compile(fn, dynamic=dynamic), *args)
         torch.testing.assert_close(_cpu(out), fn(*_cpu(args)), atol=1e-4, rtol=1e-4)
         return Compiled("\n".join(codes), metrics.ir_nodes_pre_fusion)
 

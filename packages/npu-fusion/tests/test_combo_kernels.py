@@ -111,24 +111,15 @@ def _arg_extremes(a):  # row and column argmax / argmin of one square input: row
     return a.argmax(1), a.argmin(1), a.argmax(0), a.argmin(0)
 
 
-def _kernels_dynamic(fn, *args) -> int:
-    from torch._inductor.utils import fresh_cache, run_and_get_code
-
-    torch._dynamo.reset()
-    with fresh_cache():
-        _, code = run_and_get_code(torch.compile(fn, dynamic=True), *args)
-    return "\n".join(code).count("@triton.jit")
-
-
-def test_value_and_index_reductions_keep_their_own_kernels(npu, monkeypatch):
+def test_value_and_index_reductions_keep_their_own_kernels(compiled, npu, monkeypatch):
     """A row and a column argmax of one buffer are not joined (combo_gate's ``_PAIRED``): one
     XBLOCK for both overflowed a 910B2's UB (231,456 B) where the UB model said they fit. The
     control, the guard off: one combo kernel."""
     a = torch.randn(6, 6, device=npu)
-    assert _kernels_dynamic(_arg_extremes, a) == 2  # the row pair and the column pair
+    assert compiled(_arg_extremes, a, dynamic=True).kernels == 2  # the row and the column pair
     monkeypatch.setattr(combo_gate, "_PAIRED", ())
     with _unsaved():  # the control's kernel is the one the rule keeps from Ascend's toolchain
-        assert _kernels_dynamic(_arg_extremes, a) == 1
+        assert compiled(_arg_extremes, a, dynamic=True).kernels == 1
 
 
 def _gathered_norm(ids, table, w, s):  # an RMSNorm over rows gathered from a table
