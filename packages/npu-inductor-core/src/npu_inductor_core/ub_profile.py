@@ -18,6 +18,7 @@ import inspect
 import textwrap
 from pathlib import Path
 
+from . import ub_address as address
 from . import ub_liveness
 
 ALIGN = 32  # bytes: Ascend's UB block; a buffer's innermost dimension is padded to it
@@ -177,18 +178,6 @@ def _arange_block(node) -> str | None:
     ):
         return node.args[1].id
     return None
-
-
-def _terms(node):
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _terms(node.left) + _terms(node.right)
-    return [node]
-
-
-def _factors(node):
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        return _factors(node.left) + _factors(node.right)
-    return [node]
 
 
 _SCRATCH = ("s|#1024:4", "s|#1024:1", "s|#512:4")  # a cast down to a narrow integer: fixed scratch
@@ -355,30 +344,6 @@ class _Body:
         out.extend(it)
         return tuple(out)
 
-    def _is_irregular(self, node) -> bool:
-        """Whether an index expression is beyond triton-ascend's pointer analysis: a
-        remainder or floor division, or a value computed by anything but aranges and casts
-        (an indirect index)."""
-        for n in ast.walk(node):
-            if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mod, ast.FloorDiv)):
-                return True
-            if isinstance(n, ast.Name) and n.id in self.irregular:
-                return True
-            if isinstance(n, ast.Call):
-                f = n.func
-                fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-                if fname not in (
-                    "arange",
-                    "full",
-                    "to",
-                    "broadcast_to",
-                    "program_id",
-                    "num_programs",
-                    "cdiv",
-                ):
-                    return True
-        return False
-
     def _pointer(self, node, temps: list, uses: list[str]) -> tuple[str | None, _Val]:
         """A load's or store's address: ``ptr + offsets``. Affine offsets become a strided
         DMA (no buffer); others (``%``, ``//``, an indirect index) a gather whose offsets are
@@ -395,7 +360,7 @@ class _Body:
         )
         own: list = []
         v = self.expr(node, own, uses, nested=False)
-        if self._is_irregular(node):
+        if address.is_irregular(node, self.irregular):
             # the offsets' intermediate results: as many at once as evaluating the expression
             # in order holds (a result dies once used), the widest of them
             steps = sorted(
@@ -403,116 +368,14 @@ class _Body:
                 key=lambda t: (sum(1 for d in t.shape if d), t.nbytes),
                 reverse=True,
             )
-            arithmetic = not any(
-                isinstance(n, (ast.Call, ast.IfExp, ast.Compare)) for n in ast.walk(node)
+            arithmetic = address.is_arithmetic(node)
+            held = (
+                steps[: max(0, address.held_at_once(node, self.env) - 1)] if arithmetic else steps
             )
-            held = steps[: max(0, self._need(node) - 1)] if arithmetic else steps
             rest = [t for t in own if isinstance(t, str) or t.cls != "v"]
             temps.extend(t if isinstance(t, str) else t.like(cls="g") for t in held + rest)
             temps.append(v.like(kind="i", cls="g"))
         return dtype, v
-
-    def _has_tile(self, node) -> bool:
-        return any(
-            isinstance(n, ast.Name) and self.env.get(n.id, _SCALAR).is_tile for n in ast.walk(node)
-        )
-
-    def _operands(self, node) -> list:
-        """The operand expressions of a tile operation (a view passes its value through)."""
-        if isinstance(node, ast.BinOp):
-            return [node.left, node.right]
-        if isinstance(node, ast.UnaryOp):
-            return [node.operand]
-        if isinstance(node, ast.Compare):
-            return [node.left, *node.comparators]
-        if isinstance(node, ast.BoolOp):
-            return list(node.values)
-        if isinstance(node, ast.IfExp):
-            return [node.test, node.body, node.orelse]
-        if isinstance(node, ast.Call):
-            f = node.func
-            kids = [*node.args, *(k.value for k in node.keywords)]
-            if isinstance(f, ast.Attribute) and self._has_tile(f.value):
-                kids.insert(0, f.value)  # a method of a tile: ``x.to(tl.int64)``
-            return kids
-        return []
-
-    def _need(self, node) -> int:
-        """Tile buffers live at once while an expression is evaluated left to right, equal
-        subexpressions computed once (the compiler's CSE) and each result freed after its last
-        use; an operation's result is written while its operands are still live."""
-        order: list = []  # (result key, operand keys) of each tile operation, in evaluation order
-        done: set = set()
-
-        def visit(n):
-            while isinstance(n, (ast.Subscript, ast.Attribute)) and self._has_tile(n):
-                n = n.value  # a view of its value
-            if isinstance(n, ast.Name) or not self._has_tile(n):
-                return None
-            key = ast.dump(n)
-            if key not in done:
-                ops = [k for k in (visit(c) for c in self._operands(n)) if k is not None]
-                order.append((key, ops))
-                done.add(key)
-            return key
-
-        visit(node)
-        last = {k: i for i, (_, ops) in enumerate(order) for k in ops}
-        live: set = set()
-        peak = 0
-        for i, (key, ops) in enumerate(order):
-            live.add(key)
-            peak = max(peak, len(live))
-            live -= {k for k in ops if last.get(k) == i}
-        return peak
-
-    def _inner_stride(self, node, shape: Shape) -> int | None:
-        """The memory stride (elements) of the tile's innermost dimension in an address,
-        when it is not 1; None for a contiguous (or unknown) one."""
-        inner = next((d for d in reversed(shape) if d), None)
-        if inner is None:
-            return None
-        strides = []
-        for term in _terms(node):
-            coeff, names = 1, []
-            for f in _factors(term):
-                if isinstance(f, ast.Constant) and isinstance(f.value, int):
-                    coeff *= f.value
-                elif isinstance(f, ast.Name):
-                    names.append(f.id)
-                else:
-                    coeff = None
-                    break
-            tiles = [n for n in names if self._tile_along(n, inner)]
-            if coeff is None or len(tiles) != 1 or any(n in self.ptr for n in names):
-                continue
-            if len(names) > 1:
-                # times a size known only at run time (``x0 + ks0*r0_1``, a dynamic-shape column
-                # read): a stride of unknown width, priced as a wide one (an upper bound), unless
-                # that dimension is gathered (``%``, ``//`` along it: the gather's offsets are
-                # what is priced)
-                if not self._gathered_along(node, inner):
-                    strides.append(ALIGN)
-            else:
-                strides.append(abs(coeff))
-        if not strides or 1 in strides:
-            return None
-        return min(strides)
-
-    def _gathered_along(self, node, inner: str) -> bool:
-        """Whether a term of the address that makes it a gather varies along ``inner``."""
-        return any(
-            self._is_irregular(term)
-            and any(
-                isinstance(n, ast.Name) and self._tile_along(n.id, inner) for n in ast.walk(term)
-            )
-            for term in _terms(node)
-        )
-
-    def _tile_along(self, name: str, inner: str) -> bool:
-        """Whether ``name`` holds a tile that varies along the axis ``inner``."""
-        val = self.env.get(name)
-        return val is not None and inner in val.shape
 
     def _strided(self, ptr, shape: Shape, nbytes: int, temps: list) -> bool:
         """A tile whose innermost dimension is strided in memory: the DMA brings each element
@@ -521,12 +384,14 @@ class _Body:
         True when the access is strided. Reduced
         along that dimension, every value of the tile keeps the layout; otherwise the tile is
         transposed into the normal one."""
-        stride = self._inner_stride(ptr, shape)
-        if stride is None or not shape:
+        inner = next((d for d in reversed(shape) if d), None)
+        if inner is None:
+            return False
+        stride = address.inner_stride(ptr, inner, self.env, self.ptr, self.irregular)
+        if stride is None:
             return False
         per = min(stride * nbytes, ALIGN) if stride == 2 else ALIGN
         key = ",".join(d or "1" for d in shape)
-        inner = next((d for d in reversed(shape) if d), "")
         if inner.startswith("R"):
             self.padded[key] = max(self.padded.get(key, 0), per)
         else:
@@ -585,7 +450,9 @@ class _Body:
             )
             # a contiguous transfer is bounded by its mask; a strided or gathered one selects
             # its elements with it, so the mask is materialized
-            selects = self._strided(ptr, shape, nbytes, temps) or self._is_irregular(ptr)
+            selects = self._strided(ptr, shape, nbytes, temps) or address.is_irregular(
+                ptr, self.irregular
+            )
             if selects:
                 self.selects.update(
                     n.id
@@ -695,7 +562,7 @@ class _Body:
             elif isinstance(s, ast.Assign):
                 temps, uses = [], []
                 v = self.expr(s.value, temps, uses, nested=False)
-                irregular = self._is_irregular(s.value)
+                irregular = address.is_irregular(s.value, self.irregular)
                 const = (
                     s.value.value
                     if isinstance(s.value, ast.Constant) and isinstance(s.value.value, int)
