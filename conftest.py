@@ -1,8 +1,11 @@
-"""Repository-wide pytest plugin: catalogue feature markers and the results file.
+"""Repository-wide pytest plugin: catalogue feature markers, the results file, fresh venvs.
 
 ``@pytest.mark.feature("ID", ...)`` names the catalogue rows a test verifies. Unknown or
 missing ids stop the run at collection. With ``--feature-results PATH`` the session writes
 every marked test's ids and outcome to PATH, which ``npu-inductor features`` reads.
+
+``fresh_venv`` makes an empty venv that already has this environment's torch and Triton (and
+what they require), for the tests that install our packages as a user does.
 """
 
 from __future__ import annotations
@@ -10,6 +13,9 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import subprocess
+import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -121,3 +127,85 @@ def pytest_sessionfinish(session, exitstatus):
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
     os.replace(tmp, path)
+
+
+# --- fresh venvs with this environment's torch ----------------------------------------------
+# Installing torch again in every fresh venv copies its 5 GB CUDA build (minutes, and a CI
+# machine's disk filled up with three of them). Instead the venv gets a .pth naming a folder
+# of symlinks, OUTSIDE the venv, to the installed files of torch, Triton and every distribution
+# they require (extras followed): pip sees them installed, never writes through them ("outside
+# environment"), and whatever the test installs into the venv comes first on sys.path.
+
+LINKED = ("torch", "triton")
+
+
+def _requirement_closure(names) -> dict[str, metadata.Distribution]:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    found: dict[str, metadata.Distribution] = {}
+    extras_seen: dict[str, set[str]] = {}
+    todo = [(name, set()) for name in names]
+    while todo:
+        name, extras = todo.pop()
+        key = canonicalize_name(name)
+        try:
+            dist = found.get(key) or metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # required only where it does not apply here; pip will say if it matters
+        first, new = key not in found, extras - extras_seen.get(key, set())
+        if not first and not new:
+            continue
+        found[key] = dist
+        extras_seen.setdefault(key, set()).update(new)
+        # base requirements on the first visit, those of extras not seen before on each
+        envs = ([{"extra": ""}] if first else []) + [{"extra": e} for e in sorted(new)]
+        for line in dist.requires or []:
+            req = Requirement(line)
+            if req.marker is None or any(req.marker.evaluate(env) for env in envs):
+                todo.append((req.name, set(req.extras)))
+    return found
+
+
+def _link_folder(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for dist in _requirement_closure(LINKED).values():
+        site = Path(dist.locate_file(""))
+        for top in {Path(f).parts[0] for f in dist.files or () if not str(f).startswith("..")}:
+            link = folder / top
+            if not link.exists() and (site / top).exists():
+                link.symlink_to(site / top)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def _linked_site(tmp_path_factory) -> Path:
+    return _link_folder(tmp_path_factory.mktemp("linked-site"))
+
+
+@pytest.fixture
+def fresh_venv(_linked_site):
+    """``make(path, env=None) -> bin folder``: a venv from the base Python whose only
+    distributions besides pip are this environment's torch, Triton and their requirements."""
+
+    def make(path: Path, env: dict[str, str] | None = None) -> Path:
+        subprocess.run([sys._base_executable, "-m", "venv", str(path)], check=True, env=env)
+        py = path / "bin" / "python"
+        # the venv's own setuptools is older than torch's requirement; the linked one serves
+        subprocess.run(
+            [py, "-m", "pip", "uninstall", "-q", "-y", "setuptools"],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
+        site = subprocess.run(
+            [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            env=env,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        (Path(site) / "_this_environment_torch.pth").write_text(f"{_linked_site}\n")
+        return path / "bin"
+
+    return make

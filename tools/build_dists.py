@@ -19,6 +19,11 @@
 
 Then ``twine check`` on everything in dist/ (README renders, metadata complete). The default
 torch is the one this environment runs.
+
+``--no-isolation`` builds in this environment instead (its torch and the build backends, which
+the dev environment has): the test of the wheelhouse uses it, since an isolated npu-sim build
+installs torch (5 GB) into a fresh build environment and recompiles the device against it,
+while every dev environment's creation already builds each package in isolation.
 """
 
 from __future__ import annotations
@@ -127,15 +132,27 @@ def repair(wheel: Path, out: Path) -> Path:
     return repaired
 
 
-def build_wheel(package: Path, tmp: Path, torch_version: str) -> Path:
+def build_wheel(package: Path, tmp: Path, torch_version: str, isolated: bool = True) -> Path:
     """One wheel of ``package`` into ``tmp``, its build environment on ``torch_version``."""
     with tempfile.TemporaryDirectory(prefix="build-constraint-") as cdir:
         constraint = Path(cdir) / "torch.txt"
         constraint.write_text(f"torch=={torch_version}\n")
         env = dict(os.environ, PIP_BUILD_CONSTRAINT=str(constraint))
+        if not isolated:  # pip refuses a build constraint without a build environment
+            env.pop("PIP_BUILD_CONSTRAINT")
         before = set(tmp.glob("*.whl"))
         _run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", tmp, package],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                *([] if isolated else ["--no-build-isolation"]),
+                "--wheel-dir",
+                tmp,
+                package,
+            ],
             env=env,
         )
     (wheel,) = set(tmp.glob("*.whl")) - before
@@ -161,8 +178,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-sdist", action="store_true", help="wheels only")
     parser.add_argument("--no-check", action="store_true", help="skip twine check")
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="build in this environment (its torch only; no --torch)",
+    )
     args = parser.parse_args(argv)
-    torches = args.torches or [torch.__version__.split("+")[0]]
+    here = torch.__version__.split("+")[0]
+    torches = args.torches or [here]
+    if args.no_isolation and torches != [here]:
+        parser.error(f"--no-isolation builds against this environment's torch {here} only")
+    no_isolation = ["--no-isolation"] if args.no_isolation else []
     out = args.out.resolve()
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -171,9 +197,20 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmpdir)
         for package in packages():
             if not args.no_sdist:
-                _run([sys.executable, "-m", "build", "--sdist", "--outdir", out, package])
+                _run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "build",
+                        "--sdist",
+                        *no_isolation,
+                        "--outdir",
+                        out,
+                        package,
+                    ]
+                )
             for i, version in enumerate(torches):
-                wheel = build_wheel(package, tmp, version)
+                wheel = build_wheel(package, tmp, version, isolated=not args.no_isolation)
                 minor = torch_minor(wheel)
                 if i and minor is None:  # not bound to torch: the first build serves every torch
                     wheel.unlink()

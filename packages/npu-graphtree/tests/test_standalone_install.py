@@ -2,7 +2,6 @@
 component may depend on; its patch registry) alone: no other npu-inductor package."""
 
 import subprocess
-import venv
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -20,13 +19,9 @@ OTHERS = (
 )
 
 
-def test_pip_install_alone_in_a_fresh_venv(tmp_path):
-    env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    py = env_dir / "bin" / "python"
-    torch_pin = (
-        f"torch=={__import__('torch').__version__.split('+')[0]}"  # the local wheel, no download
-    )
+def test_pip_install_alone_in_a_fresh_venv(tmp_path, fresh_venv):
+    py = fresh_venv(tmp_path / "venv") / "python"  # torch there already (root conftest)
+    torch_pin = f"torch=={__import__('torch').__version__.split('+')[0]}"
     proc = subprocess.run(
         [py, "-m", "pip", "install", "-q", torch_pin, str(CORE), str(PACKAGE)],
         capture_output=True,

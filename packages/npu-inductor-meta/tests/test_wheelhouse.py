@@ -3,14 +3,15 @@
 tools/build_dists.py builds every package's sdist and wheel into a wheelhouse (it runs
 ``twine check --strict`` on all of them). Then, in fresh venvs made from the base Python:
 - with no C/C++ compiler (CC=false CXX=false, and gcc/g++/cc/c++/clang shims first on PATH
-  that fail and log the call): torch and Triton from the machine's index (pip's own config;
-  the versions this environment runs), then ``pip install --no-index --find-links <wheelhouse>
+  that fail and log the call): this environment's torch and Triton (the root conftest's
+  ``fresh_venv``: linked, not installed again), what else our wheels require from the
+  machine's index (pip's own config), then ``pip install --no-index --find-links <wheelhouse>
   --only-binary :all: "npu-inductor[sim]"``; in that venv ``npu-inductor demo`` compiles the
   reference transformer block on npu (npu-sim) and matches eager, ``npu-inductor doctor`` is
   clean, and no compiler was ever called;
 - ``npu-graphtree`` alone from the wheelhouse: it and npu-inductor-core, nothing else of ours.
 
-Slow by nature (two native builds, two torch installs): a few minutes on 2 cores.
+Slow by nature (two native builds, two venvs): a few minutes on 2 cores.
 ``NPU_INDUCTOR_WHEELHOUSE=dist`` tests a wheelhouse already built (``hatch run dist``) instead.
 """
 
@@ -53,7 +54,14 @@ def wheelhouse(tmp_path_factory):
         return Path(os.environ["NPU_INDUCTOR_WHEELHOUSE"])
     out = tmp_path_factory.mktemp("wheelhouse") / "dist"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "build_dists.py"), "--out", str(out)],
+        # in this environment: isolated builds are what creating it did (tools/build_dists.py)
+        [
+            sys.executable,
+            str(ROOT / "tools" / "build_dists.py"),
+            "--no-isolation",
+            "--out",
+            str(out),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -81,11 +89,6 @@ def _clean_env(extra_path: list[Path] = ()) -> dict[str, str]:
     }
     env["PATH"] = os.pathsep.join([*map(str, extra_path), "/usr/local/bin", "/usr/bin", "/bin"])
     return env
-
-
-def _venv(path: Path, env: dict[str, str]) -> Path:
-    subprocess.run([sys._base_executable, "-m", "venv", str(path)], check=True, env=env)
-    return path / "bin"
 
 
 def _pip(bin_dir: Path, env: dict[str, str], *args: str) -> None:
@@ -165,7 +168,7 @@ def test_wheels_are_release_ready(wheelhouse):
 
 
 @pytest.mark.feature("X16")
-def test_install_without_a_compiler_and_compile_on_npu(wheelhouse, tmp_path):
+def test_install_without_a_compiler_and_compile_on_npu(wheelhouse, tmp_path, fresh_venv):
     shims, calls = tmp_path / "no-compiler", tmp_path / "compiler-calls.log"
     shims.mkdir()
     for name in COMPILERS:
@@ -176,7 +179,7 @@ def test_install_without_a_compiler_and_compile_on_npu(wheelhouse, tmp_path):
         shim.chmod(0o755)
     env = _clean_env([shims])
     env.update(CC="false", CXX="false")
-    bin_dir = _venv(tmp_path / "venv", env)
+    bin_dir = fresh_venv(tmp_path / "venv", env)
     env["PATH"] = os.pathsep.join([str(shims), str(bin_dir), env["PATH"]])
     env["VIRTUAL_ENV"] = str(tmp_path / "venv")
     # caches of its own: the compile below generates its code, no cache hit of another environment
@@ -259,11 +262,10 @@ def test_install_without_a_compiler_and_compile_on_npu(wheelhouse, tmp_path):
 
 
 @pytest.mark.feature("X16")
-def test_graphtree_installs_alone(wheelhouse, tmp_path):
+def test_graphtree_installs_alone(wheelhouse, tmp_path, fresh_venv):
     env = _clean_env()
-    bin_dir = _venv(tmp_path / "venv", env)
+    bin_dir = fresh_venv(tmp_path / "venv", env)
     env["PATH"] = os.pathsep.join([str(bin_dir), env["PATH"]])
-    _pip(bin_dir, env, f"torch=={metadata.version('torch').split('+')[0]}")
     _pip(
         bin_dir,
         env,
