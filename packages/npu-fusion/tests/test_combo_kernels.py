@@ -1,6 +1,7 @@
 """npu-fusion's combo kernels (``config.combo_kernels``, combo.py / combo_gate.py): on npu
 graphs only, only where the user left Inductor's flag alone, only for reductions over rows of
-one length that read a common buffer (the QK-norm case: tests/test_llm_fusions.py, X12/X13)."""
+one length that read a common buffer (the QK-norm case: tests/test_llm_fusions.py, X12/X13) or
+over columns of one count (its backward's weight gradients)."""
 
 import pytest
 import torch
@@ -25,6 +26,22 @@ def test_reductions_sharing_a_read_share_one_kernel(compiled, npu):
     assert compiled(_shared_weight, *_args(npu)).kernels == 1
     with fusion_config.patch(combo_kernels=False):
         assert compiled(_shared_weight, *_args(npu)).kernels == 2
+
+
+def _column_sums(a, b):  # columns of a and b, no common read
+    return (a * 2).sum(0), (b + 1).sum(0)
+
+
+# Inductor's hint for these: OUTER, and DEFAULT (few rows of many columns); fewer than 9 rows
+# would be unrolled into pointwise code (``unroll_reductions_threshold``)
+@pytest.mark.parametrize("rows, columns", [((40, 24), 16), ((32, 12), 128)])
+def test_reductions_over_columns_of_one_count_share_one_kernel(compiled, npu, rows, columns):
+    args = [torch.randn(r, columns, device=npu) for r in rows]
+    assert compiled(_column_sums, *args).kernels == 1
+    with fusion_config.patch(combo_kernels=False):
+        assert compiled(_column_sums, *args).kernels == 2
+    other = torch.randn(rows[1], columns // 2, device=npu)  # column counts differ
+    assert compiled(_column_sums, args[0], other).kernels == 2
 
 
 def test_the_user_flag_wins(compiled, npu):

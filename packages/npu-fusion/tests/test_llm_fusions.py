@@ -205,7 +205,7 @@ def _training_step_matches_eager(bench, name, dtype):
         torch.testing.assert_close(got, want)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize(
     "name",
     [pytest.param(name, marks=pytest.mark.feature(row), id=name) for row, name in TRAINING.items()],
@@ -237,10 +237,11 @@ def test_qk_norm_rope_training_forward_is_one_kernel(bench, tokens):
 # reductions that read one buffer element for element in one combo kernel, with the parts of
 # a concatenated gradient (combo_gate). At 4096 tokens the weight's gradient is a split or
 # mix-order reduction whose last step runs after the kernel (README, LLM fusions). The QK
-# rows take three: their shared value reads the cos/sin rows gathered at the positions, which
+# rows take two: their shared value reads the cos/sin rows gathered at the positions, which
 # norm_grad does not recompute (a gather along the column reduction's rows aborts the 950's
-# bishengir), so the row kernel stores it for the Q and K column reductions.
-BACKWARD_KERNELS = {"add_rms_norm": 1, "qk_norm_rope": 3, "split_qkv_norm_rope": 3}
+# bishengir), so the row kernel stores it for the Q and K column reductions, which reduce
+# 128 columns each and share a second combo kernel.
+BACKWARD_KERNELS = {"add_rms_norm": 1, "qk_norm_rope": 2, "split_qkv_norm_rope": 2}
 POLICY_OFF = {"combo_kernels": False, "recompute_norm_inputs": False}
 
 

@@ -4,8 +4,11 @@ Upstream's grouping (``ForeachKernelSchedulerNode._default_group_nodes_for_combo
 puts up to 8 independent kernels of a topological level into one launch, any kinds mixed. On
 npu only the case upstream's fusion cannot reach is taken: reductions over rows of one length
 that read a common buffer, e.g. Q's and K's RMSNorm + RoPE (32 and 8 heads of 128, both
-reading the cos/sin cache and the positions). Such sub-kernels share one block size (upstream's
-combo kernels share XBLOCK / R0_BLOCK), which fits each of them as it fits one. In training
+reading the cos/sin cache and the positions), and reductions over columns of one count (the
+same backward's weight gradients: 128 columns each, over Q's 32 and K's 8 heads' rows). Such
+sub-kernels share one block size (upstream's combo kernels share XBLOCK / R0_BLOCK), which
+fits each of them as it fits one: a row's length or a column count is the tile's other side,
+equal in both. In training
 graphs also two reductions that read one buffer element for element, whatever their row
 lengths (a norm backward's row and column reductions), with the pointwise nodes that write
 other parts of a concatenated buffer they write; their shared block is sized to the UB as any
@@ -158,14 +161,16 @@ def _concat_targets(node) -> set[str]:
 
 def _same_rows_sharing_reads(group: list) -> list[list]:
     """The reductions of ``group`` joined where two of them reduce rows of one length and
-    read a common buffer, or where both iterate over one buffer they read element for
-    element (a normalisation's backward: the input's gradient reduces the rows of the
-    incoming gradient, the weight's gradient its columns); each joined set is one group."""
+    read a common buffer, or both reduce columns of one count (no gather in either), or where
+    both iterate over one buffer they read element for element (a normalisation's backward:
+    the input's gradient reduces the rows of the incoming gradient, the weight's gradient its
+    columns); each joined set is one group."""
     nodes = [n for n in group if n.is_reduction()]
     reads = [_reads(n) for n in nodes]
     whole = [whole_reads(n) for n in nodes]
     paired = [_paired_accumulator(n) for n in nodes]
     indirect = [_indirect(n) for n in nodes]
+    columns = [_over_columns(n) for n in nodes]
     parent = list(range(len(nodes)))
 
     def root(i: int) -> int:
@@ -180,7 +185,13 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
             if paired[i] or paired[j]:
                 continue
             orders = whole[i] & whole[j] and not (indirect[i] or indirect[j])
-            if rows or orders:
+            cols = (
+                columns[i]
+                and columns[j]
+                and nodes[i].group[1][0] == nodes[j].group[1][0]
+                and not (indirect[i] or indirect[j])
+            )
+            if rows or orders or cols:
                 parent[root(i)] = root(j)
     kept: dict[int, list] = {}
     for i, n in enumerate(nodes):
@@ -222,6 +233,24 @@ def _indirect(node) -> bool:
     return any(
         getattr(getattr(sub, "_body", None), "indirect_vars", None) for sub in node.get_nodes()
     )
+
+
+def _over_columns(node) -> bool:
+    """Whether the node reduces over columns: every buffer it reads element for element (as
+    many elements as it iterates over) is read with a stride along the reduction (Inductor's
+    hint says OUTER only above some row count; a weight's gradient over one token's heads is
+    DEFAULT)."""
+    from torch._inductor.dependencies import MemoryDep
+
+    whole = whole_reads(node)
+    deps = [
+        d
+        for sub in node.get_nodes()
+        if sub.is_reduction()
+        for d in sub.read_writes.reads
+        if isinstance(d, MemoryDep) and d.name in whole
+    ]
+    return bool(deps) and not any(d.stride1_for_last_dim() for d in deps)
 
 
 def whole_reads(node) -> set[str]:
