@@ -133,13 +133,17 @@ def repair(wheel: Path, out: Path) -> Path:
 
 
 def build_wheel(package: Path, tmp: Path, torch_version: str, isolated: bool = True) -> Path:
-    """One wheel of ``package`` into ``tmp``, its build environment on ``torch_version``."""
+    """One wheel of ``package`` into ``tmp``: in pip's build environment on ``torch_version``,
+    or (``isolated=False``) in this environment."""
+    env, flags = dict(os.environ), []
     with tempfile.TemporaryDirectory(prefix="build-constraint-") as cdir:
-        constraint = Path(cdir) / "torch.txt"
-        constraint.write_text(f"torch=={torch_version}\n")
-        env = dict(os.environ, PIP_BUILD_CONSTRAINT=str(constraint))
-        if not isolated:  # pip refuses a build constraint without a build environment
-            env.pop("PIP_BUILD_CONSTRAINT")
+        if isolated:
+            constraint = Path(cdir) / "torch.txt"
+            constraint.write_text(f"torch=={torch_version}\n")
+            env["PIP_BUILD_CONSTRAINT"] = str(constraint)
+        else:  # pip refuses a build constraint without a build environment
+            env.pop("PIP_BUILD_CONSTRAINT", None)
+            flags.append("--no-build-isolation")
         before = set(tmp.glob("*.whl"))
         _run(
             [
@@ -148,7 +152,7 @@ def build_wheel(package: Path, tmp: Path, torch_version: str, isolated: bool = T
                 "pip",
                 "wheel",
                 "--no-deps",
-                *([] if isolated else ["--no-build-isolation"]),
+                *flags,
                 "--wheel-dir",
                 tmp,
                 package,

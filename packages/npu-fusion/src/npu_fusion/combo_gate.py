@@ -170,7 +170,7 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
     whole = [whole_reads(n) for n in nodes]
     paired = [_paired_accumulator(n) for n in nodes]
     indirect = [_indirect(n) for n in nodes]
-    columns = [_over_columns(n) for n in nodes]
+    columns = [_over_columns(n, w) for n, w in zip(nodes, whole)]
     parent = list(range(len(nodes)))
 
     def root(i: int) -> int:
@@ -184,14 +184,10 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
             rows = nodes[i].group[1][1] == nodes[j].group[1][1] and reads[i] & reads[j]
             if paired[i] or paired[j]:
                 continue
-            orders = whole[i] & whole[j] and not (indirect[i] or indirect[j])
-            cols = (
-                columns[i]
-                and columns[j]
-                and nodes[i].group[1][0] == nodes[j].group[1][0]
-                and not (indirect[i] or indirect[j])
-            )
-            if rows or orders or cols:
+            direct = not (indirect[i] or indirect[j])
+            orders = whole[i] & whole[j] and direct
+            cols = columns[i] and columns[j] and nodes[i].group[1][0] == nodes[j].group[1][0]
+            if rows or orders or (cols and direct):
                 parent[root(i)] = root(j)
     kept: dict[int, list] = {}
     for i, n in enumerate(nodes):
@@ -235,14 +231,13 @@ def _indirect(node) -> bool:
     )
 
 
-def _over_columns(node) -> bool:
-    """Whether the node reduces over columns: every buffer it reads element for element (as
-    many elements as it iterates over) is read with a stride along the reduction (Inductor's
+def _over_columns(node, whole: set[str]) -> bool:
+    """Whether the node reduces over columns: every buffer it reads element for element
+    (``whole``, its ``whole_reads``) is read with a stride along the reduction (Inductor's
     hint says OUTER only above some row count; a weight's gradient over one token's heads is
     DEFAULT)."""
     from torch._inductor.dependencies import MemoryDep
 
-    whole = whole_reads(node)
     deps = [
         d
         for sub in node.get_nodes()
