@@ -76,3 +76,27 @@ def test_embedding_kernels_are_marked_and_get_no_one_row_block():
             emb.weight.cpu()[ids] * 2, (32,), ln.weight.cpu(), ln.bias.cpu()
         )
     torch.testing.assert_close(out.cpu(), ref, atol=1e-5, rtol=1e-5)
+
+
+def test_a_gathered_row_only_one_of_which_fits_is_looped_at_two_rows():
+    """``table[ids]`` then an RMSNorm at hidden 4096: one float32 row of the gathering kernel
+    fits a core's UB, two do not. Kept whole it could only run one row a block, where Ascend's
+    front end rejects the gather (its index is wrapped for negative values on a one-element
+    tile); so the row is looped and every config takes two rows or more. Hidden 32: rows stay
+    whole (persistent)."""
+    from torch._inductor.utils import fresh_cache
+
+    def fn(ids, table, w):
+        x = table[ids]
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    for hidden, persistent in ((4096, False), (32, True)):
+        ids = torch.randint(0, 20, (4,), device="npu")
+        table = torch.randn(20, hidden, device="npu")
+        w = torch.randn(hidden, device="npu")
+        torch._dynamo.reset()
+        with torch.no_grad(), fresh_cache():
+            out, codes = run_and_get_code(torch.compile(fn), ids, table, w)
+        code = "\n".join(codes)
+        assert ("@triton_heuristics.persistent_reduction" in code) is persistent, hidden
+        torch.testing.assert_close(out, fn(ids, table, w), atol=1e-5, rtol=1e-5)

@@ -6,16 +6,26 @@ from __future__ import annotations
 import re
 
 # inductor_meta: the kernel indexes a tensor with loaded values (gather, embedding, scatter);
-# npu-lowering's codegen sets it
+# npu-lowering's codegen sets it (a combo kernel's: in its combo_grid_meta, torch 2.14+)
 INDIRECT_KEY = "npu_indirect_indexing"
+
+
+def indirect(inductor_meta: dict | None) -> bool:
+    """Whether the kernel (or a sub-kernel of a combo kernel) loads through a computed index."""
+    meta = inductor_meta or {}
+    return bool(meta.get(INDIRECT_KEY) or (meta.get("combo_grid_meta") or {}).get(INDIRECT_KEY))
 
 
 def without_one_row_indirect(configs: list, size_hints: dict, inductor_meta: dict | None) -> list:
     """triton-ascend 3.2.0's triton-adapter-opt aborts on an indirect load in a kernel whose x
     block is one row (PtrAnalysis: ``!(lBlock.hasSource() && rBlock.hasSource())``; BERT's
-    and OPT's embeddings + layer norm at XBLOCK=1, other blocks lower): such kernels drop
-    XBLOCK=1 configs where the x axis has more than one row and another config is left."""
-    if not (inductor_meta or {}).get(INDIRECT_KEY) or int(size_hints.get("x", 1)) <= 1:
+    and OPT's embeddings + layer norm at XBLOCK=1, other blocks lower; a row gathered by
+    ``table[ids]``, whose index is wrapped for negative values by a ``tl.where`` on a
+    one-element tile: "invalid index for value range", "cast<Ty>() argument of incompatible
+    type"): such kernels drop XBLOCK=1 configs where the x axis has more than one row and
+    another config is left (npu-lowering keeps a gathering kernel's row whole only where two
+    rows fit, so one is)."""
+    if not indirect(inductor_meta) or int(size_hints.get("x", 1)) <= 1:
         return configs
     return [c for c in configs if c.kwargs.get("XBLOCK") != 1] or configs
 
@@ -91,7 +101,7 @@ def fit_to_ub(
     prof, dev, family = _facts(triton_meta, meta, filename)
     if prof is None:
         return configs
-    floor = {"XBLOCK": 2} if meta.get(INDIRECT_KEY) and int(size_hints.get("x", 1)) > 1 else {}
+    floor = {"XBLOCK": 2} if indirect(meta) and int(size_hints.get("x", 1)) > 1 else {}
     out, seen = [], set()
     for cfg in configs:
         multibuffer = (getattr(cfg, "num_stages", 1) or 1) >= 2

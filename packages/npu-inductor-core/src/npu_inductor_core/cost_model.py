@@ -135,7 +135,7 @@ def statement_bytes(rec: dict) -> float:
 
 def record(inductor_meta: dict | None) -> dict | None:
     """A kernel's work record (``WORK_KEY``), or None; a combo kernel's rides in its
-    per-sub-kernel facts (``combo_grid_meta``: npu-lowering's combo_work)."""
+    per-sub-kernel facts (``combo_grid_meta``: npu-lowering's combo_meta)."""
     meta = inductor_meta or {}
     return meta.get(WORK_KEY) or (meta.get("combo_grid_meta") or {}).get(WORK_KEY) or None
 

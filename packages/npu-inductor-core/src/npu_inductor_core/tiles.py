@@ -179,9 +179,12 @@ def rows_fit(buffers: int, block: int, dev: Device, multibuffer: bool = False) -
     return fits_buffers(row_buffers(buffers), block, dev, multibuffer)
 
 
-def row_kept_whole(buffers: int, rnumel: int, dev: Device, int8: bool = False) -> bool:
+def row_kept_whole(
+    buffers: int, rnumel: int, dev: Device, int8: bool = False, rows: int = 1
+) -> bool:
     """Whether a reduction's row (``rnumel`` elements, a power of two in its block) can be
-    held whole by one core: one row fits by ``rows_fit``. Not on 910B-class parts for a row
+    held whole by one core: ``rows`` rows (a kernel whose configs keep more than one row, as
+    ``without_one_row_indirect`` has an indirect-load kernel's) fit by ``rows_fit``. Not on 910B-class parts for a row
     converted to 8-bit integers: bishengir's 910B plans for such rows are above ``rows_fit``'s
     figure even with the cast done on a flat view (npu-lowering's narrow_cast; the
     two-dimensional cast kept about 420 bytes an element): a per-token quant row of 4096
@@ -190,7 +193,7 @@ def row_kept_whole(buffers: int, rnumel: int, dev: Device, int8: bool = False) -
     143,456 B and 32,802 B for them, below its own figures)."""
     if int8 and _family(dev) == "910B":
         return False
-    return rows_fit(buffers, next_power_of_2(max(1, int(rnumel))), dev)
+    return rows_fit(buffers, rows * next_power_of_2(max(1, int(rnumel))), dev)
 
 
 def fits_ub(cfg, triton_meta: dict, dev: Device, persistent_rnumel: int | None = None) -> bool:

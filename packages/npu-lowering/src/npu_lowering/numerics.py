@@ -91,7 +91,18 @@ def row_stays_on_chip(device, features) -> bool:
         return False
     names = features.buf_accesses()
     int8 = any(_dtype_of(name) in (torch.int8, torch.uint8) for name in names)
-    return tiles.row_kept_whole(len(names), int(rnumel), npu_device(device.index or 0), int8)
+    # a kernel that loads through a computed index keeps two rows or more per block (Ascend's
+    # front end rejects such a load at one row: tiles.without_one_row_indirect), so its row
+    # stays whole only where two fit; else it is looped, at two rows or more
+    rows = 2 if _gathers(features) else 1
+    return tiles.row_kept_whole(len(names), int(rnumel), npu_device(device.index or 0), int8, rows)
+
+
+def _gathers(features) -> bool:
+    return any(
+        getattr(getattr(node, "_body", None), "indirect_vars", None)
+        for node in getattr(features, "node_schedule", ())
+    )
 
 
 def _dtype_of(name: str):

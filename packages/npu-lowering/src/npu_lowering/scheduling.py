@@ -9,7 +9,7 @@ from torch._inductor.select_algorithm import TritonTemplateKernel
 
 from torch._inductor.virtualized import V
 
-from . import _compat, combo_work, fp64_compute, numerics
+from . import _compat, combo_meta, fp64_compute, numerics
 from .kernel import NpuTritonKernel, save_kernel
 from .runtime.entries import fusion_policy
 
@@ -37,9 +37,9 @@ class NpuScheduling(TritonScheduling):
 
     def _build_combo_kernel(self, *args, **kwargs):
         # torch 2.14+: the combo kernels upstream builds carry their sub-kernels' summed work
-        # record for the cost model (combo_work.py)
+        # record for the cost model and their indirect mark (combo_meta.py)
         kernel = super()._build_combo_kernel(*args, **kwargs)
-        combo_work.attach(kernel)
+        combo_meta.attach(kernel)
         return kernel
 
     def codegen_template(self, template_node, epilogue_nodes, prologue_nodes, **kwargs):

@@ -1,21 +1,24 @@
-"""A combo kernel's work record for the cost model: the sum of its sub-kernels' records.
+"""A combo kernel's npu meta: the sum of its sub-kernels' work records (the cost model) and
+whether one of them indexes indirectly (Ascend's config rules).
 
 Upstream's ``ComboKernel.jit_line`` writes a combo kernel's inductor_meta from the kernel
 class's common meta (a classmethod, no view of the sub-kernels) and its own
 ``combo_grid_meta(size_hints_list)``, a dict of per-sub-kernel facts the launcher reads by key.
 That method is the one place per combo kernel that sees the sub-kernels while the meta is
-written, so npu's combo kernels answer it with one more key, ``npu_work``: the sub-kernels'
-records summed (bytes added; statements weighted by each sub-kernel's element count, so the
-record's element count is 1). ``NpuScheduling._build_combo_kernel`` attaches it to each combo
+written, so npu's combo kernels answer it with npu's keys: ``npu_work``, the sub-kernels' records
+summed (bytes added; statements weighted by each sub-kernel's element count, so the record's
+element count is 1), and ``ascend_rules.INDIRECT_KEY`` when a sub-kernel loads through a
+computed index (its configs then keep XBLOCK above one row, as a single kernel's do). ``NpuScheduling._build_combo_kernel`` attaches it to each combo
 kernel it builds (torch 2.14 and later; 2.13 builds combo kernels inline, without the method,
-and its combo kernels stay priced as a bare launch).
+and its combo kernels stay priced as a bare launch and carry no indirect mark: npu-fusion
+keeps gathers out of its joins there).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from npu_inductor_core import cost_model
+from npu_inductor_core import ascend_rules, cost_model
 
 # counts of a record that scale with its element count
 _PER_ELEMENT = ("vector_ops", "special_ops", "composite_ops")
@@ -29,6 +32,8 @@ def attach(combo) -> None:
         work = summed(sub._npu_work() for sub in combo.sub_kernels if hasattr(sub, "_npu_work"))
         if work:
             meta[cost_model.WORK_KEY] = work
+        if any(getattr(sub, "_npu_indirect", False) for sub in combo.sub_kernels):
+            meta[ascend_rules.INDIRECT_KEY] = True
         return meta
 
     # an instance attribute, as upstream asks ``self.combo_grid_meta`` for this one kernel
