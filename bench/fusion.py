@@ -239,11 +239,13 @@ def llm_rows(
                     with _saving(save):
                         row[vname], out = measure_compile_only(w.fn, args, variant)
                 row["minimum_gm_bytes"] = W.minimum_gm_bytes(args, out, w.gather)
-                if w.trains:
+                if w.trains:  # the training step's kernels are saved with the row's too
                     for vname, variant in VARIANTS.items():
-                        row[vname]["training"] = training_kernels(
-                            w.fn, W.trainable(w, args), variant
-                        )
+                        save = save_root / f"{w.name}-{t}-{dtype}-{vname}" if save_root else None
+                        with _saving(save):
+                            row[vname]["training"] = training_kernels(
+                                w.fn, W.trainable(w, args), variant
+                            )
                 rows.append(row)
                 print_llm_row(row)
     return rows
