@@ -83,14 +83,20 @@ def test_a_gathered_row_only_one_of_which_fits_is_looped_at_two_rows():
     fits a core's UB, two do not. Kept whole it could only run one row a block, where Ascend's
     front end rejects the gather (its index is wrapped for negative values on a one-element
     tile); so the row is looped and every config takes two rows or more. Hidden 32: rows stay
-    whole (persistent)."""
+    whole (persistent). An embedding (no wrap) at 4096 stays whole at one row, as before."""
     from torch._inductor.utils import fresh_cache
 
-    def fn(ids, table, w):
-        x = table[ids]
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+    def indexed(ids, table, w):
+        return _norm(table[ids], w)
 
-    for hidden, persistent in ((4096, False), (32, True)):
+    def embedded(ids, table, w):
+        return _norm(torch.nn.functional.embedding(ids, table), w)
+
+    for fn, hidden, persistent in (
+        (indexed, 4096, False),
+        (indexed, 32, True),
+        (embedded, 4096, True),
+    ):
         ids = torch.randint(0, 20, (4,), device="npu")
         table = torch.randn(20, hidden, device="npu")
         w = torch.randn(hidden, device="npu")
@@ -98,5 +104,9 @@ def test_a_gathered_row_only_one_of_which_fits_is_looped_at_two_rows():
         with torch.no_grad(), fresh_cache():
             out, codes = run_and_get_code(torch.compile(fn), ids, table, w)
         code = "\n".join(codes)
-        assert ("@triton_heuristics.persistent_reduction" in code) is persistent, hidden
+        assert ("@triton_heuristics.persistent_reduction" in code) is persistent, (fn, hidden)
         torch.testing.assert_close(out, fn(ids, table, w), atol=1e-5, rtol=1e-5)
+
+
+def _norm(x, w):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w

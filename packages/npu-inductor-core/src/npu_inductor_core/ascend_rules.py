@@ -23,8 +23,8 @@ def without_one_row_indirect(configs: list, size_hints: dict, inductor_meta: dic
     ``table[ids]``, whose index is wrapped for negative values by a ``tl.where`` on a
     one-element tile: "invalid index for value range", "cast<Ty>() argument of incompatible
     type"): such kernels drop XBLOCK=1 configs where the x axis has more than one row and
-    another config is left (npu-lowering keeps a gathering kernel's row whole only where two
-    rows fit, so one is)."""
+    another config is left (npu-lowering keeps the row of a kernel gathering with a wrapped
+    index whole only where two rows fit, so one is)."""
     if not indirect(inductor_meta) or int(size_hints.get("x", 1)) <= 1:
         return configs
     return [c for c in configs if c.kwargs.get("XBLOCK") != 1] or configs

@@ -91,18 +91,27 @@ def row_stays_on_chip(device, features) -> bool:
         return False
     names = features.buf_accesses()
     int8 = any(_dtype_of(name) in (torch.int8, torch.uint8) for name in names)
-    # a kernel that loads through a computed index keeps two rows or more per block (Ascend's
-    # front end rejects such a load at one row: tiles.without_one_row_indirect), so its row
-    # stays whole only where two fit; else it is looped, at two rows or more
-    rows = 2 if _gathers(features) else 1
+    # a gather whose index is wrapped for negative values (``table[ids]``: a ``tl.where`` on
+    # the loaded index) is rejected by Ascend's front end at one row a block
+    # (tiles.without_one_row_indirect), so such a kernel's row stays whole only where two rows
+    # fit; else it is looped, at two rows or more. An embedding's index is not wrapped: its row
+    # of 4096 stays whole at one row (its plan passes both SoCs' compilers)
+    rows = 2 if _wrapped_gathers(features) else 1
     return tiles.row_kept_whole(len(names), int(rnumel), npu_device(device.index or 0), int8, rows)
 
 
-def _gathers(features) -> bool:
-    return any(
-        getattr(getattr(node, "_body", None), "indirect_vars", None)
-        for node in getattr(features, "node_schedule", ())
-    )
+def _wrapped_gathers(features) -> bool:
+    """Whether a node of the kernel indexes with a loaded value it wraps for negative values
+    (upstream's ``indirect_indexing(..., wrap_neg=True)``, kept on the loop body's
+    ``set_indirect*`` shims; unreadable counts as wrapped)."""
+    for node in getattr(features, "node_schedule", ()):
+        body = getattr(node, "_body", None)
+        for name, shim in (getattr(body, "submodules", None) or {}).items():
+            if name.startswith("set_indirect"):
+                keywords = getattr(getattr(shim, "clone", None), "keywords", None) or {}
+                if keywords.get("wrap_neg", True):
+                    return True
+    return False
 
 
 def _dtype_of(name: str):
