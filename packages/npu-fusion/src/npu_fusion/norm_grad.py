@@ -15,10 +15,11 @@ reduction reads those instead (2 bytes an element for a bf16 gradient) and the t
 reductions are siblings.
 
 Only where the user left Inductor's realization thresholds alone (a user who set one chose
-what is stored), the value's cone (its producers up to the graph's inputs) is pointwise ops
-and views (gathers of a graph input's rows only: below), at most ``_MAX_NODES`` nodes, and the users that get the copy reach only
-reductions over leading dimensions (a weight's gradient) through pointwise nodes. A post-grad pass,
-registered with npu-inductor-core's ``graph_hooks.post_grad``: npu graphs only.
+what is stored), the value's cone (its producers up to the graph's inputs) is pointwise ops,
+views and gathers of a graph input's rows (below), at most ``_MAX_NODES`` nodes, and the users
+that get the copy reach only reductions over leading dimensions (a weight's gradient) through
+pointwise nodes. A post-grad pass, registered with npu-inductor-core's
+``graph_hooks.post_grad``: npu graphs only.
 """
 
 from __future__ import annotations
@@ -144,7 +145,9 @@ def _gathers_from_input(node: torch.fx.Node) -> bool:
     table = node.args[0]
     if isinstance(table, torch.fx.Node) and table.op == "placeholder":
         return True
-    indices = [a for a in node.args[1:] for a in (a if isinstance(a, (list, tuple)) else [a])]
+    indices = [
+        i for arg in node.args[1:] for i in (arg if isinstance(arg, (list, tuple)) else [arg])
+    ]
     return all(not isinstance(i, torch.fx.Node) or _computed(i) for i in indices)
 
 

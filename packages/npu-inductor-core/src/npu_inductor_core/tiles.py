@@ -183,13 +183,13 @@ def row_kept_whole(
     buffers: int, rnumel: int, dev: Device, int8: bool = False, rows: int = 1
 ) -> bool:
     """Whether a reduction's row (``rnumel`` elements, a power of two in its block) can be
-    held whole by one core: ``rows`` rows (a kernel whose configs keep more than one row, as
-    ``without_one_row_indirect`` has an indirect-load kernel's) fit by ``rows_fit``. Not on 910B-class parts for a row
-    converted to 8-bit integers: bishengir's 910B plans for such rows are above ``rows_fit``'s
-    figure even with the cast done on a flat view (npu-lowering's narrow_cast; the
-    two-dimensional cast kept about 420 bytes an element): a per-token quant row of 4096
-    planned 193,124 B against 163,566 B by the row buffers, SwiGLU + quant's row of 2048
-    167,488 B (82 bytes an element), so such a row stays a loop there (the 950 planned
+    held whole by one core: ``rows`` rows (more than one for a kernel whose configs keep more,
+    as ``without_one_row_indirect`` has a wrapped gather's) fit by ``rows_fit``. Not on
+    910B-class parts for a row converted to 8-bit integers: bishengir's 910B plans for such rows
+    are above ``rows_fit``'s figure even with the cast done on a flat view (npu-lowering's
+    narrow_cast; the two-dimensional cast kept about 420 bytes an element): a per-token quant
+    row of 4096 planned 193,124 B against 163,566 B by the row buffers, SwiGLU + quant's row of
+    2048 167,488 B (82 bytes an element), so such a row stays a loop there (the 950 planned
     143,456 B and 32,802 B for them, below its own figures)."""
     if int8 and _family(dev) == "910B":
         return False

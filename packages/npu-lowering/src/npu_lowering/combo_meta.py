@@ -5,13 +5,13 @@ Upstream's ``ComboKernel.jit_line`` writes a combo kernel's inductor_meta from t
 class's common meta (a classmethod, no view of the sub-kernels) and its own
 ``combo_grid_meta(size_hints_list)``, a dict of per-sub-kernel facts the launcher reads by key.
 That method is the one place per combo kernel that sees the sub-kernels while the meta is
-written, so npu's combo kernels answer it with npu's keys: ``npu_work``, the sub-kernels' records
-summed (bytes added; statements weighted by each sub-kernel's element count, so the record's
-element count is 1), and ``ascend_rules.INDIRECT_KEY`` when a sub-kernel loads through a
-computed index (its configs then keep XBLOCK above one row, as a single kernel's do). ``NpuScheduling._build_combo_kernel`` attaches it to each combo
-kernel it builds (torch 2.14 and later; 2.13 builds combo kernels inline, without the method,
-and its combo kernels stay priced as a bare launch and carry no indirect mark: npu-fusion
-keeps gathers out of its joins there).
+written, so npu's combo kernels answer it with npu's keys: ``npu_work``, the sub-kernels'
+records summed (bytes added; statements weighted by each sub-kernel's element count, so the
+record's element count is 1), and ``ascend_rules.INDIRECT_KEY`` when a sub-kernel loads through
+a computed index (its configs then keep XBLOCK above one row, as a single kernel's do).
+``NpuScheduling._build_combo_kernel`` attaches it to each combo kernel it builds (torch 2.14 and
+later; 2.13 builds combo kernels inline, without the method, and its combo kernels stay priced
+as a bare launch and carry no indirect mark: npu-fusion keeps gathers out of its joins there).
 """
 
 from __future__ import annotations
