@@ -73,7 +73,7 @@ def apply(gm: torch.fx.GraphModule) -> int:
 
 
 def cache_key() -> str:
-    return f"npu-norm-grad-3-{config.recompute_norm_inputs}"
+    return f"npu-norm-grad-1-{config.recompute_norm_inputs}"
 
 
 def _realization_left_alone() -> bool:
