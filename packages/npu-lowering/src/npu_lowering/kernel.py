@@ -31,7 +31,7 @@ from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, Triton
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
-from . import _compat, hoist, kernel_work, narrow_cast, numerics
+from . import _compat, hoist, kernel_work, narrow_cast, numerics, scatter_mask
 from .runtime import grid as npu_grid
 from npu_inductor_core import tiles as tiling
 from .runtime.flavour import flavour
@@ -303,6 +303,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         self._npu_preloop: hoist.PreLoop | None = None  # lines before the loops (hoist.py)
         self._npu_load_name: str | None = None  # the buffer load() is reading
         self._npu_written: OrderedSet | None = None  # buffers this kernel writes
+        self._npu_scatter_fold: scatter_mask.Fold | None = None  # the atomic store's mask fold
         super().__init__(*args, **kwargs)  # writes the range-tree headers (get_pid below)
 
     def _lift_helper(self, fn, values, dtypes) -> str:
@@ -480,6 +481,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         opts = super().indexing(index, **kwargs)
         if isinstance(opts, IndexingOptions) and opts.has_indirect():
             self._npu_indirect = True
+        if self._npu_scatter_fold is not None and kwargs.get("mask_constant_index"):
+            return scatter_mask.folded_indexing(opts, self._npu_scatter_fold)
         if self._npu_loading and self.is_combo_kernel and isinstance(opts, IndexingOptions):
             opts = self._unmasked_constant_load(index, opts)
         # (an indirect index has the shape of the values it was computed from, whatever axes its
@@ -568,6 +571,18 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
             value.mask_vars = self._npu_load_masks
         self._npu_load_masks = None
         return value
+
+    def store(self, name, index, value, mode=None):
+        # a scatter-add to a gathered address under a mask of two axes (scatter_mask.py)
+        fold = scatter_mask.plan(self, index) if mode == "atomic_add" else None
+        if fold is None:
+            return super().store(name, index, value, mode)
+        value = scatter_mask.masked_value(self, fold, name, value)
+        self._npu_scatter_fold = fold
+        try:
+            return super().store(name, index, value, mode)
+        finally:
+            self._npu_scatter_fold = None
 
     def inductor_meta_per_kernel(self):
         return {**super().inductor_meta_per_kernel(), **self._npu_inductor_meta()}
