@@ -144,10 +144,11 @@ def _gathered_norm(ids, table, w, s):  # an RMSNorm over rows gathered from a ta
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
 
 
-def _training_combos(npu) -> int:
-    """Combo kernels of a training step of ``_gathered_norm`` (forward and backward): the
-    backward's row reduction (``s``'s gradient) and column reduction (``w``'s) both read the
-    incoming gradient element for element and the gathered rows."""
+def _training_combos(npu) -> tuple[int, set]:
+    """Combo kernels of a training step of ``_gathered_norm`` (forward and backward), and the
+    XBLOCKs of their configs: the backward's row reduction (``s``'s gradient) and column
+    reduction (``w``'s) both read the incoming gradient element for element and the gathered
+    rows."""
     from torch._inductor.utils import fresh_cache, run_and_get_code
 
     torch.manual_seed(0)
@@ -161,14 +162,39 @@ def _training_combos(npu) -> int:
         _, code = run_and_get_code(
             lambda: step(ids, table, w, s).backward(torch.randn(16, 32, device=npu))
         )
-    return "\n".join(code).count("SequentialComboKernelGrid")
+        xblocks = _combo_xblocks()
+    return "\n".join(code).count("SequentialComboKernelGrid"), xblocks
 
 
-def test_a_gathering_norm_backward_keeps_row_and_column_apart(npu, monkeypatch):
-    """In one combo kernel the column sub-kernel would index the gather along its own
-    reduction: the 950's bishengir aborts on that (combo_gate's ``_indirect``; a tiny Llama's
-    first RMSNorm over the embedding's rows). The control, the rule off: one combo kernel."""
-    assert _training_combos(npu) == 0
-    monkeypatch.setattr(combo_gate, "_indirect", lambda node: False)
-    with _unsaved():  # the control's combo kernel is the one Ascend's toolchain rejects
-        assert _training_combos(npu) == 1
+def test_a_gathering_norm_backward_shares_one_kernel_above_one_row(npu, monkeypatch):
+    """The backward's row and column reductions share one combo kernel (torch 2.14+), which
+    carries its gathering sub-kernel's mark, so no config runs one row a block (Ascend's front
+    end rejects the row gather ``table[ids]`` there). Torch 2.13 builds combo kernels without
+    the mark: there the two stay apart. The control, the mark dropped: XBLOCK=1 comes back."""
+    from npu_fusion import _compat
+
+    from npu_inductor_core import ascend_rules
+
+    if not _compat.combo_kernels_marked():
+        assert _training_combos(npu)[0] == 0
+        return
+    combos, xblocks = _training_combos(npu)
+    assert combos == 1 and xblocks and 1 not in xblocks, xblocks
+    monkeypatch.setattr(ascend_rules, "indirect", lambda meta: False)
+    with _unsaved():  # the control's configs are the ones Ascend's toolchain rejects
+        assert 1 in _training_combos(npu)[1]
+
+
+def _combo_xblocks() -> set:
+    """XBLOCKs of the configs of the combo kernels loaded since the cache was fresh."""
+    from torch._inductor.codecache import PyCodeCache
+
+    from npu_lowering.runtime.autotuner import NpuCachingAutotuner
+
+    return {
+        c.kwargs.get("XBLOCK")
+        for mod in PyCodeCache.modules
+        for k in vars(mod).values()
+        if isinstance(k, NpuCachingAutotuner) and "combo_grid_meta" in k.inductor_meta
+        for c in k.configs
+    }

@@ -26,3 +26,13 @@ def left_default(module, name: str) -> bool:
     if module._is_default(name):
         return True
     return not at_least("2.15") and getattr(module, name) == module._config[name].default
+
+
+def combo_kernels_marked() -> bool:
+    """Whether npu's combo kernels carry their sub-kernels' indirect-load mark, so Ascend's
+    config rules keep a gathering combo kernel above one row: torch 2.14+ builds combo kernels
+    through ``TritonScheduling._build_combo_kernel``, which npu-lowering's scheduling extends;
+    2.13 builds them inline."""
+    from torch._inductor.codegen.triton import TritonScheduling
+
+    return hasattr(TritonScheduling, "_build_combo_kernel")

@@ -27,6 +27,8 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from . import _compat
+
 _lock = threading.Lock()
 _depth = 0  # npu graphs compiling now (threads, nesting): the last one out restores
 _previous = None
@@ -220,12 +222,15 @@ def _paired_accumulator(node) -> bool:
 
 
 def _indirect(node) -> bool:
-    """Whether the node loads through a computed index (a gather). A row and a column
-    reduction joined for reading one buffer element for element would put a gather the row
-    reduction indexes along its rows (an embedding's rows before a norm) into the column
-    sub-kernel, indexed along that sub-kernel's reduction: the 950's bishengir aborts on such a
-    combo kernel (exit -6, a tiny Llama's first RMSNorm backward, every config). Rows of one
-    length (Q's and K's, gathering cos / sin per row) are not affected."""
+    """Whether the node loads through a computed index (a gather), where that keeps it out of
+    a row and column join: on torch 2.13 only. A gather indexed by a row's own loaded index
+    (``table[ids]``) fails Ascend's front end at one row per block; a kernel marked as
+    gathering keeps its configs above one row (Ascend's config rules), and a combo kernel
+    carries the mark from torch 2.14 (``_compat.combo_kernels_marked``). Unmarked, the combo
+    kernel's shared XBLOCK went to 1 (the column sub-kernel's), which the gathering row
+    sub-kernel's front end refused (a tiny Llama's first RMSNorm backward)."""
+    if _compat.combo_kernels_marked():
+        return False
     return any(
         getattr(getattr(sub, "_body", None), "indirect_vars", None) for sub in node.get_nodes()
     )

@@ -15,10 +15,11 @@ reduction reads those instead (2 bytes an element for a bf16 gradient) and the t
 reductions are siblings.
 
 Only where the user left Inductor's realization thresholds alone (a user who set one chose
-what is stored), the value's cone (its producers up to the graph's inputs) is pointwise ops
-and views (no gather: below), at most ``_MAX_NODES`` nodes, and the users that get the copy reach only
-reductions over leading dimensions (a weight's gradient) through pointwise nodes. A post-grad pass,
-registered with npu-inductor-core's ``graph_hooks.post_grad``: npu graphs only.
+what is stored), the value's cone (its producers up to the graph's inputs) is pointwise ops,
+views and gathers of a graph input's rows (below), at most ``_MAX_NODES`` nodes, and the users
+that get the copy reach only reductions over leading dimensions (a weight's gradient) through
+pointwise nodes. A post-grad pass, registered with npu-inductor-core's
+``graph_hooks.post_grad``: npu graphs only.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from . import _compat, config
 aten = torch.ops.aten
 prims = torch.ops.prims
 _MAX_NODES = 48  # a RoPE backward's cone is about thirty nodes; past this, leave it
-# Gathers (indirect loads) are never recomputed: in the column reduction a gather indexed
-# along the reduced rows is an indirect load along r0, which the 950's bishengir aborts on (a
-# QK-norm backward's cos/sin rows at XBLOCK 8). A value whose cone holds one stays stored.
+# Gathers of rows from a graph input (RoPE's cos/sin cache at the positions) are recomputed
+# as any pointwise value: in the column reduction they are indirect loads along its rows,
+# which Ascend's front end takes at two rows a block or more (npu's kernels keep such blocks).
+# A gather from a computed table is not: the cone would have to recompute the table.
 _GATHERS = {
     aten.index.Tensor,
     aten.index_select.default,
@@ -73,7 +75,7 @@ def apply(gm: torch.fx.GraphModule) -> int:
 
 
 def cache_key() -> str:
-    return f"npu-norm-grad-1-{config.recompute_norm_inputs}"
+    return f"npu-norm-grad-4-{config.recompute_norm_inputs}"
 
 
 def _realization_left_alone() -> bool:
@@ -118,19 +120,53 @@ def _pointwise(node: torch.fx.Node) -> bool:
 
 def _cone(node: torch.fx.Node) -> list[torch.fx.Node] | None:
     """``node`` and its producers back to the graph's inputs, in graph order; None when one
-    of them is not pointwise, a view or a gather, or there are more than ``_MAX_NODES``."""
+    of them is not pointwise, a view or a gather of a graph input's rows, or there are more
+    than ``_MAX_NODES``."""
     seen: set[torch.fx.Node] = set()
     stack = [node]
     while stack:
         n = stack.pop()
         if n in seen or n.op in ("placeholder", "get_attr"):
             continue
-        if not _pointwise(n) or n.target in _GATHERS or len(seen) >= _MAX_NODES:
+        if not (_pointwise(n) or _gathers_from_input(n)) or len(seen) >= _MAX_NODES:
             return None
         seen.add(n)
         stack.extend(n.all_input_nodes)
     order = {n: i for i, n in enumerate(node.graph.nodes)}
     return sorted(seen, key=order.__getitem__)
+
+
+def _gathers_from_input(node: torch.fx.Node) -> bool:
+    """A gather whose table is a graph input (its first argument), or whose indices are
+    computed from no input (the half-cat rewrite's rotated half: a column permutation by
+    ``iota % half``, a direct index in the generated code). Only where combo kernels carry the
+    indirect mark (torch 2.14+): on 2.13 ``combo_gate`` keeps gathering reductions apart, and
+    a recomputed gather would only add a kernel."""
+    if node.op != "call_function" or node.target not in _GATHERS or not node.args:
+        return False
+    if not _compat.combo_kernels_marked():
+        return False
+    table = node.args[0]
+    if isinstance(table, torch.fx.Node) and table.op == "placeholder":
+        return True
+    indices = [
+        i for arg in node.args[1:] for i in (arg if isinstance(arg, (list, tuple)) else [arg])
+    ]
+    return all(not isinstance(i, torch.fx.Node) or _computed(i) for i in indices)
+
+
+def _computed(node: torch.fx.Node) -> bool:
+    """Whether ``node`` is computed by pointwise ops from constants alone (no graph input)."""
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n.op != "call_function" or not _pointwise(n) or len(seen) > _MAX_NODES:
+            return False
+        stack.extend(n.all_input_nodes)
+    return True
 
 
 def _reaches_only_column_reductions(user: torch.fx.Node) -> bool:

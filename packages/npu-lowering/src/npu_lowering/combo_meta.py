@@ -11,7 +11,7 @@ record's element count is 1), and ``ascend_rules.INDIRECT_KEY`` when a sub-kerne
 a computed index (its configs then keep XBLOCK above one row, as a single kernel's do).
 ``NpuScheduling._build_combo_kernel`` attaches it to each combo kernel it builds (torch 2.14 and
 later; 2.13 builds combo kernels inline, without the method, and its combo kernels stay priced
-as a bare launch and carry no indirect mark).
+as a bare launch and carry no indirect mark: npu-fusion keeps gathers out of its joins there).
 """
 
 from __future__ import annotations
