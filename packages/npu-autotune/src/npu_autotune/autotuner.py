@@ -202,7 +202,7 @@ def _combo_untuned(kernel) -> bool:
     are not tuned, 1 = all but foreach kernels, 2 = all. Read where the kernel runs."""
     from torch._inductor import config as inductor_config
 
-    combo = "combo_grid_meta" in kernel.inductor_meta
+    combo = kernel_objects.COMBO_META_KEY in kernel.inductor_meta
     level = getattr(inductor_config, "combo_kernels_autotune", 1)
     if level not in (0, 1, 2):
         raise ValueError(f"combo_kernels_autotune must be 0, 1 or 2, got {level!r}")

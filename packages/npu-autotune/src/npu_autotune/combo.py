@@ -12,7 +12,7 @@ kernel of that shape (the tile generator: UB budget, vector cores), one warp, on
 
 from __future__ import annotations
 
-from npu_inductor_core import tiles
+from npu_inductor_core import kernel_objects, tiles
 
 GROUPS = "combo_tuning_groups"
 
@@ -56,7 +56,7 @@ def adapt(kernel, dev: tiles.Device, *, exhaustive: bool, multibuffer: bool) -> 
     candidate. Kernels without a plan (no per-sub-kernel blocks, the stitched no-bench
     config) are left alone."""
     meta = kernel.inductor_meta
-    combo = meta.get("combo_grid_meta") or {}
+    combo = meta.get(kernel_objects.COMBO_META_KEY) or {}
     groups = meta.get(GROUPS)
     if not groups or "heuristic_0" not in combo:
         return

@@ -36,7 +36,11 @@ def variants(kernel) -> list:
         return cached
     out = []
     hinted = kernel.inductor_meta.get(KEY)
-    if hinted and kernel.heuristic_type in _KINDS and "combo_grid_meta" not in kernel.inductor_meta:
+    if (
+        hinted
+        and kernel.heuristic_type in _KINDS
+        and kernel_objects.COMBO_META_KEY not in kernel.inductor_meta
+    ):
         for size_hints in hinted.values():
             if cands := candidates(kernel, size_hints):
                 out.append((dict(size_hints), cands[0]))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from .kernel_objects import kernel_fact
+
 # inductor_meta: the kernel indexes a tensor with loaded values (gather, embedding, scatter);
 # npu-lowering's codegen sets it (a combo kernel's: in its combo_grid_meta, torch 2.14+)
 INDIRECT_KEY = "npu_indirect_indexing"
@@ -12,8 +14,7 @@ INDIRECT_KEY = "npu_indirect_indexing"
 
 def indirect(inductor_meta: dict | None) -> bool:
     """Whether the kernel (or a sub-kernel of a combo kernel) loads through a computed index."""
-    meta = inductor_meta or {}
-    return bool(meta.get(INDIRECT_KEY) or (meta.get("combo_grid_meta") or {}).get(INDIRECT_KEY))
+    return bool(kernel_fact(inductor_meta, INDIRECT_KEY))
 
 
 def without_one_row_indirect(configs: list, size_hints: dict, inductor_meta: dict | None) -> list:

@@ -26,6 +26,7 @@ import math
 import re
 
 from .device import Device
+from .kernel_objects import kernel_fact
 from .ub_profile import _DTYPE_BYTES
 
 
@@ -136,8 +137,7 @@ def statement_bytes(rec: dict) -> float:
 def record(inductor_meta: dict | None) -> dict | None:
     """A kernel's work record (``WORK_KEY``), or None; a combo kernel's rides in its
     per-sub-kernel facts (``combo_grid_meta``: npu-lowering's combo_meta)."""
-    meta = inductor_meta or {}
-    return meta.get(WORK_KEY) or (meta.get("combo_grid_meta") or {}).get(WORK_KEY) or None
+    return kernel_fact(inductor_meta, WORK_KEY) or None
 
 
 def work_of(inductor_meta: dict, programs: int, dev: Device | None = None) -> KernelWork | None:

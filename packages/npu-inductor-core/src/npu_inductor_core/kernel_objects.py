@@ -57,6 +57,17 @@ SIMULATED_FLAVOUR = "interpreter"
 ASCEND_FLAVOUR = "ascend"
 # size hints of the sizes a dynamic kernel should also be tuned for (multi_kernel_hints)
 HINT_SIZE_HINTS_KEY = "npu_hint_size_hints"
+# upstream's per-sub-kernel facts of a combo kernel; npu-lowering's combo_meta adds npu's there
+COMBO_META_KEY = "combo_grid_meta"
+
+
+def kernel_fact(inductor_meta: dict | None, key: str):
+    """A fact npu-lowering's codegen wrote under ``key``: the kernel's own, else (a combo
+    kernel) the one in its ``COMBO_META_KEY`` dict; None where neither has it."""
+    meta = inductor_meta or {}
+    if meta.get(key) is not None:
+        return meta[key]
+    return (meta.get(COMBO_META_KEY) or {}).get(key)
 
 
 def flavour_of(inductor_meta: dict | None, default: str | None = None) -> str | None:
