@@ -102,7 +102,9 @@ def training(w: W.Workload, args: tuple, variant: dict) -> dict:
     }
 
 
-def rows(tokens: list[int], dtypes: list[str], only: str | None) -> list[dict]:
+def rows(tokens: list[int], dtypes: list[str], only: str | None, done=None) -> list[dict]:
+    """Each workload's row per dtype and token count; ``done(rows)`` after each (the JSON is
+    written as rows finish: the interpreter takes minutes a row at 256 tokens)."""
     out = []
     for w in W.WORKLOADS:
         if only and not any(k.strip() in w.name for k in only.split(",")):
@@ -117,6 +119,8 @@ def rows(tokens: list[int], dtypes: list[str], only: str | None) -> list[dict]:
                         row[name]["training"] = training(w, args, variant)
                 out.append(row)
                 print_row(row)
+                if done:
+                    done(out)
     return out
 
 
@@ -155,18 +159,23 @@ def main(argv=None) -> int:
         " backward, ours | upstream's plan | minimum |"
     )
     print("|---|---|---|---|---|---|---|---|")
-    result = rows([int(t) for t in a.tokens.split(",")], a.dtypes.split(","), a.only)
-    a.json.write_text(
-        json.dumps(
-            {
-                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
-                "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
-                "torch": torch.__version__,
-                "rows": result,
-            },
-            indent=1,
+
+    def write(result):
+        a.json.write_text(
+            json.dumps(
+                {
+                    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                        timespec="minutes"
+                    ),
+                    "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+                    "torch": torch.__version__,
+                    "rows": result,
+                },
+                indent=1,
+            )
         )
-    )
+
+    rows([int(t) for t in a.tokens.split(",")], a.dtypes.split(","), a.only, write)
     return 0
 
 

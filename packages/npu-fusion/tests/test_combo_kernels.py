@@ -198,3 +198,35 @@ def _combo_xblocks() -> set:
         if isinstance(k, NpuCachingAutotuner) and "combo_grid_meta" in k.inductor_meta
         for c in k.configs
     }
+
+
+def _norm_backward_combos(npu, width: int) -> int:
+    """Combo kernels of an RMSNorm training step over 16 rows of ``width``: the backward's row
+    reduction (the input's gradient) and column reduction (the weight's) read the incoming
+    gradient element for element."""
+    from torch._inductor.utils import fresh_cache, run_and_get_code
+
+    x = torch.randn(16, width, device=npu, requires_grad=True)
+    w = torch.randn(width, device=npu, requires_grad=True)
+
+    def norm(x, w):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    torch._dynamo.reset()
+    with fresh_cache():
+        _, code = run_and_get_code(
+            lambda: torch.compile(norm)(x, w).backward(torch.randn(16, width, device=npu))
+        )
+    return "\n".join(code).count("SequentialComboKernelGrid")
+
+
+def test_a_row_and_column_join_needs_rows_that_share_a_block(npu, monkeypatch):
+    """Joined, the two reductions share one XBLOCK that the row sizes: rows of 64 share a
+    kernel; rows of 4096 fill a block one at a time on the 910B2 (the UB), where the column
+    sub-kernel would read one column a program, so they keep two kernels. The control: with
+    one shared row enough, the wide rows join too."""
+    assert _norm_backward_combos(npu, 64) == 1
+    assert _norm_backward_combos(npu, 4096) == 0
+    monkeypatch.setattr(combo_gate, "MIN_SHARED_ROWS", 1)
+    with _unsaved():  # the control's kernel is the one this rule avoids
+        assert _norm_backward_combos(npu, 4096) == 1

@@ -9,8 +9,9 @@ same backward's weight gradients: 128 columns each, over Q's 32 and K's 8 heads'
 sub-kernels share one block size (upstream's combo kernels share XBLOCK / R0_BLOCK), which
 fits each of them as it fits one: a row's length or a column count is the tile's other side,
 equal in both. In training
-graphs also two reductions that read one buffer element for element, whatever their row
-lengths (a norm backward's row and column reductions), with the pointwise nodes that write
+graphs also two reductions that read one buffer element for element (a norm backward's row
+and column reductions) where ``MIN_SHARED_ROWS`` rows of the longer one fit a block (below),
+with the pointwise nodes that write
 other parts of a concatenated buffer they write; their shared block is sized to the UB as any
 combo kernel's (the LLM training rows' kernels pass the Ascend check), and npu's partition
 (``_partition``) keeps such a group in one kernel. Every other npu node keeps its own kernel;
@@ -187,7 +188,7 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
             if paired[i] or paired[j]:
                 continue
             direct = not (indirect[i] or indirect[j])
-            orders = whole[i] & whole[j] and direct
+            orders = whole[i] & whole[j] and direct and _columns_share_a_block(nodes[i], nodes[j])
             cols = columns[i] and columns[j] and nodes[i].group[1][0] == nodes[j].group[1][0]
             if rows or orders or (cols and direct):
                 parent[root(i)] = root(j)
@@ -195,6 +196,35 @@ def _same_rows_sharing_reads(group: list) -> list[list]:
     for i, n in enumerate(nodes):
         kept.setdefault(root(i), []).append(n)
     return list(kept.values())
+
+
+# A row and a column reduction joined share one XBLOCK, which the longer of their reductions
+# sizes (the combo kernel's block holds XBLOCK of its rows whole). Where fewer rows than this fit
+# a block, the column sub-kernel reads fewer columns than a 32-byte block of bf16 from each row
+# and re-reads its per-row values (a norm's statistics) once per column block; add + RMSNorm's
+# backward at hidden 4096 (XBLOCK 1 on the 910B2) moved 1.48x the minimum GM bytes at 16 tokens
+# and 1.50x at 256 where its two kernels apart move 1.16x and 1.36x (bench/fusion_llm_traffic.py).
+MIN_SHARED_ROWS = 16
+
+
+def _columns_share_a_block(a, b) -> bool:
+    """Whether ``MIN_SHARED_ROWS`` rows of the longer of the two reductions fit the UB by
+    the row fact (npu-inductor-core's ``tiles.row_kept_whole``), over the buffers the two
+    reductions read and write."""
+    from npu_inductor_core import tiles
+    from npu_inductor_core.device import device
+    from torch._inductor.dependencies import WeakDep
+    from torch._inductor.virtualized import V
+
+    length = max(V.graph.sizevars.optimization_hint(n.group[1][1], fallback=1) for n in (a, b))
+    names = {
+        d.name
+        for n in (a, b)
+        for d in (*n.read_writes.reads, *n.read_writes.writes)
+        if not isinstance(d, WeakDep)
+    }
+    index = getattr(a.get_device(), "index", None) or 0
+    return tiles.row_kept_whole(len(names), length, device(index), rows=MIN_SHARED_ROWS)
 
 
 # Reductions that carry more than one value per row (argmax / argmin: value and index; Welford:
