@@ -7,10 +7,11 @@ sub-kernel). The 950's bishengir-compile (ascendnpu-ir 1.2.0) aborts on that (ex
 same scatter under one axis' mask (``xmask`` or ``r0_mask`` alone), or with an address that is
 not gathered, compiles on both SoCs. So the mask of every axis but x moves into the operands:
 a lane it masks adds the sum's identity (``-0.0``, which leaves ``-0.0`` as it is; ``0``;
-bool's ``False``) at its row's first element (the address with those axes at 0, which the
-row's first lane writes anyway: nothing outside the written rows is touched, and the extra
-atomics spread over rows), and the atomic keeps x's mask. A mask that is no axis' own (an
-indirect load's) sends its lanes to element 0 of the output instead: their row may not exist.
+bool's ``False``) at its row's first element (the address with the reduction axes at 0, which
+the row's first lane writes anyway: nothing outside the written rows is touched, and the extra
+atomics spread over rows), and the atomic keeps x's mask. A mask of another kind (an indirect
+load's, a second tiling axis') sends its lanes to element 0 of the output instead: their row,
+or their index, may not exist.
 """
 
 from __future__ import annotations
@@ -47,7 +48,10 @@ def plan(kernel, index) -> Fold | None:
         return None
     kept = OrderedSet(name for name in names if name == X_MASK)
     moved = [name for name in names if name not in kept]
-    if all(name in axes for name in moved):
+    # a reduction axis at 0: the row's first element, its gathered index loaded there too (a
+    # reduction's masked load reads ``other=0``). Another axis' masked lanes may hold an index
+    # loaded under that mask, undefined there: those go to element 0
+    if all(name in axes and axes[name].is_reduction for name in moved):
         at_zero = {var: 0 for name in moved for var in axes[name].var_list}
         masked_address = kernel.index_to_str(opts.index.subs(at_zero))
     else:
