@@ -227,27 +227,20 @@ def llm_rows(
     import llm_workloads as W
 
     rows = []
-    for w in W.WORKLOADS:
-        if only and not any(k.strip() in w.name for k in only.split(",")):
-            continue
-        for dtype in dtypes:
-            for t in tokens:
-                args = w.inputs(t, getattr(torch, dtype), "npu", W.Shapes())
-                row = {"workload": w.name, "tokens": t, "dtype": dtype}
-                for vname, variant in VARIANTS.items():
-                    save = save_root / f"{w.name}-{t}-{dtype}-{vname}" if save_root else None
-                    with _saving(save):
-                        row[vname], out = measure_compile_only(w.fn, args, variant)
-                row["minimum_gm_bytes"] = W.minimum_gm_bytes(args, out, w.gather)
-                if w.trains:  # the training step's kernels are saved with the row's too
-                    for vname, variant in VARIANTS.items():
-                        save = save_root / f"{w.name}-{t}-{dtype}-{vname}" if save_root else None
-                        with _saving(save):
-                            row[vname]["training"] = training_kernels(
-                                w.fn, W.trainable(w, args), variant
-                            )
-                rows.append(row)
-                print_llm_row(row)
+    for w, dtype, t, args in W.cases(tokens, dtypes, only):
+        row = {"workload": w.name, "tokens": t, "dtype": dtype}
+        for vname, variant in VARIANTS.items():
+            save = save_root / f"{w.name}-{t}-{dtype}-{vname}" if save_root else None
+            with _saving(save):
+                row[vname], out = measure_compile_only(w.fn, args, variant)
+        row["minimum_gm_bytes"] = W.minimum_gm_bytes(args, out, w.gather)
+        if w.trains:  # the training step's kernels are saved with the row's too
+            for vname, variant in VARIANTS.items():
+                save = save_root / f"{w.name}-{t}-{dtype}-{vname}" if save_root else None
+                with _saving(save):
+                    row[vname]["training"] = training_kernels(w.fn, W.trainable(w, args), variant)
+        rows.append(row)
+        print_llm_row(row)
     return rows
 
 

@@ -106,21 +106,16 @@ def rows(tokens: list[int], dtypes: list[str], only: str | None, done=None) -> l
     """Each workload's row per dtype and token count; ``done(rows)`` after each (the JSON is
     written as rows finish: the interpreter takes minutes a row at 256 tokens)."""
     out = []
-    for w in W.WORKLOADS:
-        if only and not any(k.strip() in w.name for k in only.split(",")):
-            continue
-        for dtype in dtypes:
-            for t in tokens:
-                args = w.inputs(t, getattr(torch, dtype), "npu", W.Shapes())
-                row = {"workload": w.name, "tokens": t, "dtype": dtype}
-                for name, variant in VARIANTS.items():
-                    row[name] = {"inference": inference(w, args, variant)}
-                    if w.trains:
-                        row[name]["training"] = training(w, args, variant)
-                out.append(row)
-                print_row(row)
-                if done:
-                    done(out)
+    for w, dtype, t, args in W.cases(tokens, dtypes, only):
+        row = {"workload": w.name, "tokens": t, "dtype": dtype}
+        for name, variant in VARIANTS.items():
+            row[name] = {"inference": inference(w, args, variant)}
+            if w.trains:
+                row[name]["training"] = training(w, args, variant)
+        out.append(row)
+        print_row(row)
+        if done:
+            done(out)
     return out
 
 

@@ -153,6 +153,17 @@ WORKLOADS = (
 )
 
 
+def cases(tokens: list[int], dtypes: list[str], only: str | None = None):
+    """(workload, dtype name, tokens, inputs) for each workload (``only``: comma-separated
+    substrings of the names to keep), dtype and token count, at the default shapes on npu."""
+    for w in WORKLOADS:
+        if only and not any(k.strip() in w.name for k in only.split(",")):
+            continue
+        for dtype in dtypes:
+            for t in tokens:
+                yield w, dtype, t, w.inputs(t, getattr(torch, dtype), "npu", Shapes())
+
+
 def trainable(w: Workload, args: tuple) -> tuple:
     """``args`` with the floating inputs a training step differentiates requiring grad (not a
     gathered table: the cos/sin cache is a buffer)."""
