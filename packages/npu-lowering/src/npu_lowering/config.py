@@ -35,6 +35,10 @@ small_gemm_templates: bool = _env.flag(
 # the Ascend cost model alone decides, per GEMM (template vs aclnn's GEMM, small_gemm.py)
 small_gemm_max_macs: Optional[int] = None
 
+# a persistent reduction takes a read of a row it already holds from that row (``tl.gather``,
+# row_reuse.py); False: every read from GM, as upstream
+row_reuse: bool = True
+
 # a folder: every generated npu kernel's source is also written there (for ascend_check); not in the cache key
 save_kernels: Optional[str] = _env.text("NPU_LOWERING_SAVE_KERNELS", internal=True)
 

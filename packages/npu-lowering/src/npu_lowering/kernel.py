@@ -31,7 +31,7 @@ from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, Triton
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
-from . import _compat, hoist, kernel_work, narrow_cast, numerics, scatter_mask
+from . import _compat, hoist, kernel_work, narrow_cast, numerics, row_reuse, scatter_mask
 from .runtime import grid as npu_grid
 from npu_inductor_core import tiles as tiling
 from .runtime.flavour import flavour
@@ -304,6 +304,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         self._npu_load_name: str | None = None  # the buffer load() is reading
         self._npu_written: OrderedSet | None = None  # buffers this kernel writes
         self._npu_scatter_fold: scatter_mask.Fold | None = None  # the atomic store's mask fold
+        self._npu_rows: dict = {}  # whole rows loaded, by (buffer, base) (row_reuse.py)
         super().__init__(*args, **kwargs)  # writes the range-tree headers (get_pid below)
 
     def _lift_helper(self, fn, values, dtypes) -> str:
@@ -560,6 +561,9 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # The loaded value carries upstream's mask vars, not the reduced mask: values computed
         # from it (an indirect index) are masked downstream as upstream masks them (T5's
         # shifted decoder ids: the reduced mask on the embedding load zeroed position 0).
+        held = row_reuse.gather(self, name, index)  # a row this kernel holds, read elsewhere
+        if held is not None:
+            return held
         self._npu_loading, self._npu_load_masks, self._npu_load_name = True, None, name
         before = self._npu_passes.before_load(self)
         try:
@@ -567,6 +571,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         finally:
             self._npu_loading, self._npu_load_name = False, None
         self._npu_passes.after_load(self, name, before)
+        row_reuse.record(self, name, index, value)
         if self._npu_load_masks is not None and hasattr(value, "mask_vars"):
             value.mask_vars = self._npu_load_masks
         self._npu_load_masks = None
