@@ -179,6 +179,39 @@ def test_split_qkv_norm_rope_matches_eager_in_one_kernel(bench, dtype):
     _qk_matches_eager_in_one_kernel(bench, QK_ROWS["X13"], dtype)
 
 
+def _qk_reads_each_row_once(bench, name, tmp_path):
+    """At 256 tokens (8192 query rows: Inductor hints a reduction over that many rows DEFAULT,
+    and a combo sub-kernel gets no tiling scores to turn it back to INNER) each head's row is
+    held whole (a persistent reduction, no r loop) and the rotation takes its halves from the
+    held row (npu-lowering's row_reuse: ``tl.gather``), not from GM again."""
+    import re
+
+    from torch._inductor.utils import fresh_cache
+
+    fusion, W = bench
+    w = _workload(W, name)
+    args = w.inputs(256, torch.bfloat16, "npu", W.Shapes())
+    torch._dynamo.reset()
+    with fresh_cache(), fusion._saving(tmp_path):
+        counts, _ = fusion.measure_compile_only(w.fn, args, {})
+    (kernel,) = [p.read_text() for p in tmp_path.glob("*.py")]
+    assert counts["kernels"] == 1, counts
+    assert "@triton_heuristics.persistent_reduction" in kernel and "r0_offset in" not in kernel
+    assert kernel.count("tl.gather(") == 4, kernel  # Q's and K's two halves
+    x_loads = re.findall(r"tl\.load\(in_ptr0 \+ \(([^,]*)\)", kernel)
+    assert not any("%" in index for index in x_loads), x_loads
+
+
+@pytest.mark.feature("X12")
+def test_qk_norm_rope_reads_each_row_once(bench, tmp_path):
+    _qk_reads_each_row_once(bench, QK_ROWS["X12"], tmp_path)
+
+
+@pytest.mark.feature("X13")
+def test_split_qkv_norm_rope_reads_each_row_once(bench, tmp_path):
+    _qk_reads_each_row_once(bench, QK_ROWS["X13"], tmp_path)
+
+
 # The training direction of the workloads that have one (add + RMSNorm, QK-norm + RoPE, split
 # QKV + norm + RoPE; the int8 rows have no gradient): a step's gradients against eager's.
 # Kernels per direction at LLM shapes are in bench/fusion.py's table (npu-fusion README).

@@ -123,6 +123,29 @@ def _dtype_of(name: str):
         return None
 
 
+def _inner(features, hint) -> bool:
+    """Whether the kernel's reductions run along rows stored with stride 1. Inductor's INNER
+    hint says so; a reduction over many rows (``num_splits``: more rows than twice the cores'
+    lanes) is hinted DEFAULT at lowering, and a kernel of its own turns that back to INNER by its
+    tiling scores, which a combo kernel's sub-kernel has none of (split QKV + RMSNorm at 256
+    tokens: Q's norm looped beside K's persistent one, its row read twice). So a DEFAULT kernel
+    whose reductions read every buffer at stride 1 along the reduction is inner too."""
+    from torch._inductor.dependencies import MemoryDep
+    from torch._inductor.runtime.hints import ReductionHint
+
+    if hint == ReductionHint.INNER:
+        return True
+    if hint != ReductionHint.DEFAULT or not features.reduction_nodes():
+        return False
+    return all(
+        not isinstance(dep, MemoryDep)
+        or dep.is_contiguous()
+        or dep.stride1_for_last_dim(result_for_complex_expression=False)
+        for node in features.reduction_nodes()
+        for dep in node.read_writes.reads
+    )
+
+
 def _strict_rblock(features) -> bool:
     """Whether the kernel has a reduction whose block upstream fixes (batch-invariant sums:
     ``strict_reduction_rblock`` on torch 2.15, ``strict_sum_rblock`` on 2.14, none on 2.13):
@@ -193,7 +216,7 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
         ):
             return upstream
         device = V.graph.get_current_device_or_throw()
-        if device.type != "npu" or features.get_reduction_hint() != ReductionHint.INNER:
+        if device.type != "npu" or not _inner(features, features.get_reduction_hint()):
             return upstream
         return row_stays_on_chip(device, features)
 

@@ -53,7 +53,7 @@ def _split(index, var):
         free = term.free_symbols
         if free and var not in free:
             base.append(term)
-        elif free <= {var}:  # a constant offset is a place in the row
+        elif free <= {var}:  # a constant offset: where the row starts, or a place in it
             along.append(term)
         else:
             return None
@@ -88,20 +88,24 @@ def _key(kernel, name, index):
 
 
 def record(kernel, name, index, value) -> None:
-    """Remember ``value`` as the row of ``name`` at its base if ``index`` reads a whole row."""
+    """Remember ``value`` as the row of ``name`` at its base if ``index`` reads a whole row
+    (``base + c + r``: the row starts ``c`` elements past the base)."""
     found = _key(kernel, name, index)
-    if found is not None and found[1] == found[2][0]:
-        kernel._npu_rows.setdefault(found[0], value)
+    if found is not None:
+        start = sympy.expand(found[1] - found[2][0])
+        if start.is_Integer:
+            kernel._npu_rows.setdefault(found[0], (value, start))
 
 
 def gather(kernel, name, index):
     """The held row gathered at this load's positions, or None to load from GM."""
     found = _key(kernel, name, index)
-    if found is None:
+    if found is None or found[0] not in kernel._npu_rows:
         return None
     key, along, (var, length, dim) = found
-    row = kernel._npu_rows.get(key)
-    if row is None or along == var or getattr(row, "shape", None) is None:
+    row, start = kernel._npu_rows[key]
+    along = sympy.expand(along - start)  # the place in the row
+    if along == var or getattr(row, "shape", None) is None:
         return None
     bounds = bound_sympy(along, {var: ValueRanges(0, length - 1)})
     if not (bounds.is_int and bounds.lower >= 0 and bounds.upper <= length - 1):
