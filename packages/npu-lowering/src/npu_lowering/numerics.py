@@ -125,11 +125,11 @@ def _dtype_of(name: str):
 
 def _inner(features, hint) -> bool:
     """Whether the kernel's reductions run along rows stored with stride 1. Inductor's INNER
-    hint says so; a reduction over many rows (``num_splits``: more rows than twice the cores'
-    lanes) is hinted DEFAULT at lowering, and a kernel of its own turns that back to INNER by its
-    tiling scores, which a combo kernel's sub-kernel has none of (split QKV + RMSNorm at 256
-    tokens: Q's norm looped beside K's persistent one, its row read twice). So a DEFAULT kernel
-    whose reductions read every buffer at stride 1 along the reduction is inner too."""
+    hint says so; a reduction over many rows (``num_splits``: 64 rows a core or more) is
+    hinted DEFAULT at lowering, and a kernel of its own turns that back to INNER by its tiling
+    scores, which a combo kernel's sub-kernel has none of (split QKV + RMSNorm at 256 tokens:
+    Q's norm looped beside K's persistent one, its row read twice). So a DEFAULT kernel whose
+    reductions read every buffer at stride 1 along the reduction is inner too."""
     from torch._inductor.dependencies import MemoryDep
     from torch._inductor.runtime.hints import ReductionHint
 
@@ -204,7 +204,6 @@ class NpuChoices(FusionChoices):  # fusion order: npu-fusion's policy (fusion_ch
         # npu: an inner reduction whose row stays on chip is persistent (one read of the row);
         # upstream's answer elsewhere, and wherever it already says yes, the user turned
         # persistent reductions off, or upstream fixes the reduction's block
-        from torch._inductor.runtime.hints import ReductionHint
         from torch._inductor.virtualized import V
 
         upstream = InductorChoices.should_use_persistent_reduction(features, cooperative_reduction)
