@@ -561,7 +561,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # The loaded value carries upstream's mask vars, not the reduced mask: values computed
         # from it (an indirect index) are masked downstream as upstream masks them (T5's
         # shifted decoder ids: the reduced mask on the embedding load zeroed position 0).
-        held = row_reuse.gather(self, name, index)  # a row this kernel holds, read elsewhere
+        row = row_reuse.plan(self, name, index)
+        held = row_reuse.gather(self, row)  # a row this kernel holds, read elsewhere
         if held is not None:
             return held
         self._npu_loading, self._npu_load_masks, self._npu_load_name = True, None, name
@@ -571,7 +572,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         finally:
             self._npu_loading, self._npu_load_name = False, None
         self._npu_passes.after_load(self, name, before)
-        row_reuse.record(self, name, index, value)
+        row_reuse.record(self, row, value)
         if self._npu_load_masks is not None and hasattr(value, "mask_vars"):
             value.mask_vars = self._npu_load_masks
         self._npu_load_masks = None

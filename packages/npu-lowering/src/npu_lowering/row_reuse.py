@@ -75,7 +75,9 @@ def _in_tree_indices(kernel, base, row_var):
     return sympy.expand(base)
 
 
-def _key(kernel, name, index):
+def plan(kernel, name, index):
+    """This load's row key, place in the row and axis, or None where no row can be held
+    (computed once per load: ``gather`` before it, ``record`` after it)."""
     from torch._inductor.virtualized import V
 
     axis = _row_axis(kernel)
@@ -87,19 +89,18 @@ def _key(kernel, name, index):
     return (name, _in_tree_indices(kernel, parts[0], axis[0])), parts[1], axis
 
 
-def record(kernel, name, index, value) -> None:
-    """Remember ``value`` as the row of ``name`` at its base if ``index`` reads a whole row
-    (``base + c + r``: the row starts ``c`` elements past the base)."""
-    found = _key(kernel, name, index)
+def record(kernel, found, value) -> None:
+    """Remember ``value`` as the row at its base if the load ``found`` (``plan``) read a whole
+    row (``base + c + r``: the row starts ``c`` elements past the base)."""
     if found is not None:
         start = sympy.expand(found[1] - found[2][0])
         if start.is_Integer:
             kernel._npu_rows.setdefault(found[0], (value, start))
 
 
-def gather(kernel, name, index):
-    """The held row gathered at this load's positions, or None to load from GM."""
-    found = _key(kernel, name, index)
+def gather(kernel, found):
+    """The held row gathered at the positions of the load ``found`` (``plan``), or None to
+    load from GM."""
     if found is None or found[0] not in kernel._npu_rows:
         return None
     key, along, (var, length, dim) = found
