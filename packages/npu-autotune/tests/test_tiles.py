@@ -272,3 +272,17 @@ def test_a_block_that_fits_only_single_buffered_is_emitted_single_buffered(tmp_p
         got["npu_kernel_mb_double"]["ub_bytes"] <= got["npu_kernel_mb_double"]["ub_available_bytes"]
     )
     assert got["npu_kernel_reverse"]["retried_without_multibuffer"]  # did not fit double-buffered
+
+
+def test_a_reduction_over_two_axes_gets_a_block_per_axis():
+    dev = tiles.Device()
+    hints = {"x": 8, "r0_": 64, "r1_": 8}
+    for c in tiles.reduction(hints, SIG2, dev, exhaustive=True):
+        # the innermost axis first, as upstream unravels a reduction block
+        assert c.kwargs["R1_BLOCK"] == 8 and c.kwargs["R0_BLOCK"] >= 1
+    assert tiles.reduction_blocks(hints, 32) == {"R0_BLOCK": 4, "R1_BLOCK": 8}
+    assert tiles.reduction_blocks({"x": 8, "r0_": 100}, 32) == {"R0_BLOCK": 32}
+    # a persistent block holds both axes whole
+    assert tiles.persistent_rnumel(hints, {"XBLOCK": 1}) == 512
+    for c in tiles.reduction(hints, SIG2, dev, persistent=True):
+        assert "R0_BLOCK" not in c.kwargs and tiles.fits_ub(c, SIG2, dev, 512)

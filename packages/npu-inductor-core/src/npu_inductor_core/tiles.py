@@ -230,14 +230,34 @@ def ub_estimate(
     )
 
 
-def persistent_rnumel(size_hints: dict | None, kwargs: dict) -> int | None:
-    """A persistent reduction holds the whole (power-of-2) reduction in its block."""
-    if not size_hints or "R0_BLOCK" in kwargs:
-        return None
+def reduction_numel(size_hints: dict) -> int:
+    """Elements of a whole reduction block: the product of the (power-of-two) reduction axes'
+    sizes (``r0_``, and ``r1_`` for a tiled reduction)."""
     r = 1
     for k, v in size_hints.items():
         if k.startswith("r"):
             r *= next_power_of_2(max(1, int(v)))
+    return r
+
+
+def reduction_blocks(size_hints: dict, rblock: int) -> dict:
+    """A looped reduction's ``rblock`` elements as one block per reduction axis
+    (``R0_BLOCK``, ``R1_BLOCK``...), innermost axis first as upstream unravels them, so that
+    a tiled reduction's kernel gets every block it declares."""
+    prefixes = sorted((k for k in size_hints if k.startswith("r")), reverse=True) or ["r0_"]
+    left, out = max(1, int(rblock)), {}
+    for prefix in prefixes:
+        size = next_power_of_2(max(1, int(size_hints.get(prefix, 1))))
+        out[f"{prefix.upper()}BLOCK"] = b = max(1, min(size, left))
+        left = max(1, left // b)
+    return dict(sorted(out.items()))
+
+
+def persistent_rnumel(size_hints: dict | None, kwargs: dict) -> int | None:
+    """A persistent reduction holds the whole (power-of-2) reduction in its block."""
+    if not size_hints or "R0_BLOCK" in kwargs:
+        return None
+    r = reduction_numel(size_hints)
     return r if r > 1 else None
 
 
@@ -336,9 +356,9 @@ def reduction(
 ) -> list[Config]:
     """XBLOCK rows per program (split axis), R0_BLOCK of the reduction per sub-block (looped
     reductions only: persistent ones hold the whole row; exhaustive tuning also tries half and
-    a quarter of it)."""
+    a quarter of it; a tiled reduction's block spread over its axes by ``reduction_blocks``)."""
     xnumel = next_power_of_2(max(1, int(size_hints.get("x", 1))))
-    rnumel = next_power_of_2(max(1, int(size_hints.get("r0_", 1))))
+    rnumel = reduction_numel(size_hints)
     pointers = len(_pointers(triton_meta))
     out = []
     for mb in (False, True) if multibuffer else (False,):
@@ -358,9 +378,9 @@ def reduction(
                 max_x //= 2
             for programs in program_targets(xnumel, dev, exhaustive):
                 xblock = max(1, min(max_x, next_power_of_2(-(-xnumel // programs))))
-                kwargs = (
-                    {"XBLOCK": xblock} if rblock is None else {"XBLOCK": xblock, "R0_BLOCK": rblock}
-                )
+                kwargs = {"XBLOCK": xblock}
+                if rblock is not None:
+                    kwargs.update(reduction_blocks(size_hints, rblock))
                 kwargs.update(tiled_rows(size_hints, max_x // xblock))
                 out.append(make(kwargs, mb))
     return _fitting(out, triton_meta, dev, rnumel if persistent else None)

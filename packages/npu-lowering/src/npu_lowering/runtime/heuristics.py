@@ -146,7 +146,7 @@ def _persistent_reduction(
     )
     if not isinstance(theirs, list):
         return _adopting(theirs)  # a combo kernel with per-sub-kernel blocks: upstream built it
-    rblock = tiling.next_power_of_2(max(1, size_hints.get("r0_", 1)))
+    rblock = tiling.reduction_numel(size_hints)
     if inductor_meta.get("RSPLIT_SIZE"):
         configs = _mix_order_configs(theirs, triton_meta, rblock, inductor_meta)
         return _autotune(
