@@ -90,7 +90,10 @@ def _orders_norm_pair(node1, node2) -> bool:
 
 
 def _producers(node) -> list:
-    """The scheduler nodes (fused as they are now) that write what ``node`` reads."""
+    """The scheduler nodes (fused as they are now, on ``node``'s device) that write what
+    ``node`` reads. A producer on another device (a cpu computation a graph moves to npu) is
+    never in a kernel with it, and its scheduling group is its own backend's (cpp's nests its
+    sizes)."""
     scheduler = node.scheduler
     out = []
     for dep in node.unmet_dependencies:
@@ -98,7 +101,11 @@ def _producers(node) -> list:
         if buf is None:
             continue
         producer = scheduler.name_to_fused_node.get(buf.defining_op_name())
-        if producer is not None and producer not in out:
+        if (
+            producer is not None
+            and producer not in out
+            and producer.get_device() == node.get_device()
+        ):
             out.append(producer)
     return out
 

@@ -32,6 +32,7 @@ from .ascend_route import AscendRouteMixin
 from .entries import kernel_binary_cache, sim_launch, static_binder, static_describer  # noqa: F401
 from .flavour import flavour
 from .static_result import NpuStaticCompileResult, NpuStaticKernel  # noqa: F401
+from .value_args import without_value_alignment
 
 log = logging.getLogger(__name__)
 # (kernel name, grid, config kwargs, triton_meta) of recent simulated launches: tests check
@@ -71,6 +72,7 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.triton_meta = without_value_alignment(self.triton_meta)
         if len(self.configs or ()) > 1 and self._deterministic_reduction():
             # determinism (deterministic mode, batch-invariance, run-to-run): no timing may decide a reduction's block (and so its
             # summation order). Upstream's pick (filter_reduction_configs_for_determinism,
@@ -368,6 +370,7 @@ class NpuCachingAutotuner(LaunchingAutotuner):
         without a configs-only mode: templates, user kernels, foreach...)."""
         adopted = object.__new__(cls)
         adopted.__dict__.update(kernel.__dict__)
+        adopted.triton_meta = without_value_alignment(adopted.triton_meta)
         adopted.tuning = kernel_objects.tuning("npu")
         return adopted
 
