@@ -219,3 +219,19 @@ def test_size_asserts_for_each_output_of_a_multi_output_fallback():
         assert not any(c.format(buf) in code for c in checks for buf in (1, 2)), code
     want = x.cpu().sort()
     assert torch.equal(out[0].cpu(), want[0]) and torch.equal(out[1].cpu(), want[1])
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_embedding_bag_outputs_pass_their_size_checks(dynamic):
+    """The size checks of a multi-output fallback whose CPU kernel shapes its outputs apart
+    from the meta kernel (EmbeddingBag's bookkeeping: npu-sim returns a device's shapes); the
+    checks stay on (the default)."""
+    w = torch.randn(10, 4, device="npu")
+    i = torch.randint(10, (8,), device="npu")
+    o = torch.tensor([0, 2, 6], device="npu")
+    fn = lambda w, i, o: torch.ops.aten._embedding_bag(w, i, o, False, 0, False, None)  # noqa: E731
+    torch._dynamo.reset()
+    out, codes = run_and_get_code(torch.compile(fn, dynamic=dynamic), w, i, o)
+    assert "_embedding_bag" in "\n".join(codes)  # the premise: checked as a fallback's outputs
+    for a, e in zip(out, fn(w, i, o)):
+        assert a.shape == e.shape and torch.equal(a.cpu(), e.cpu())

@@ -154,3 +154,19 @@ def test_the_cost_model_decides_per_gemm(monkeypatch):
         cost_model.COSTS, family, dataclasses.replace(costs, aclnn_launch_s=costs.kernel_launch_s)
     )
     assert "tl.dot(" not in compiled(linear_gelu, args())
+
+
+@pytest.mark.parametrize("autotune", [False, True], ids=["default", "max_autotune"])
+@pytest.mark.parametrize("op", ["addmm", "baddbmm"])
+def test_a_bias_with_beta_zero_is_ignored_as_aten_ignores_it(op, autotune):
+    # beta=0: a NaN or inf in the bias stays out of the result (ATen's rule); upstream's
+    # template epilogue multiplied the bias by 0 and gave NaN everywhere
+    torch.manual_seed(0)
+    batch = () if op == "addmm" else (3,)
+    a, b = torch.randn(*batch, 32, 64), torch.randn(*batch, 64, 48)
+    bias = torch.full((*batch, 1, 48), float("nan"))
+    fn = lambda bias, a, b: getattr(torch.ops.aten, op)(bias, a, b, beta=0.0, alpha=2.0)  # noqa: E731
+    with config.patch(max_autotune=autotune):
+        code = compiled(fn, [t.to("npu") for t in (bias, a, b)])
+    assert "tl.dot(" in code  # the premise: a template computes the product
+    assert not torch.isnan(fn(bias, a, b)).any()
