@@ -177,6 +177,14 @@ def _one_tile_config():
         _ONE_TILE.reset(token)
 
 
+def _one_tile_lowering(target, *args, **kwargs):
+    """Upstream's lowering of ``target`` under the one-tile policy (its template only)."""
+    from torch._inductor.lowering import lowerings
+
+    with _one_tile_config():
+        return lowerings[target](*args, **kwargs)
+
+
 def user_lowering(target, operands, chained=None):
     """torch 2.13: the entry of ``target`` in upstream's ``lowering.user_lowerings`` (consulted
     before ``lowerings[target]``, which runs when the entry returns None). A user's own entry
@@ -185,7 +193,6 @@ def user_lowering(target, operands, chained=None):
     None (upstream's lowering, unchanged)."""
 
     def lowering(*args, **kwargs):
-        from torch._inductor.lowering import lowerings
 
         if chained is not None:
             out = chained(*args, **kwargs)
@@ -196,8 +203,7 @@ def user_lowering(target, operands, chained=None):
             return _product_only(target, mat1, mat2, kwargs.get("alpha", 1))
         if not applies(mat1, mat2):
             return None
-        with _one_tile_config():
-            return lowerings[target](*args, **kwargs)
+        return _one_tile_lowering(target, *args, **kwargs)
 
     lowering._npu_small_gemm = True
     lowering.chained = chained
@@ -271,9 +277,6 @@ def _product_only(target, mat1, mat2, alpha):
     from torch._inductor.lowering import lowerings
 
     product = getattr(torch.ops.aten, _PRODUCT[target.overloadpacket.__name__]).default
-    if applies(mat1, mat2):
-        with _one_tile_config():
-            out = lowerings[product](mat1, mat2)
-    else:
-        out = lowerings[product](mat1, mat2)
+    lower = _one_tile_lowering if applies(mat1, mat2) else lambda op, *a: lowerings[op](*a)
+    out = lower(product, mat1, mat2)
     return out if alpha == 1 else lowerings[torch.ops.aten.mul.Tensor](out, alpha)
