@@ -14,7 +14,9 @@ statements where the peak may fall. A statement list is plain data::
 A buffer key is ``class|dims:bytes`` (``b`` after the bytes for bits; dims in Inductor's order,
 ``1`` for a size-1 dimension, empty for a scalar; classes in ub_model.CLASSES). A statement's
 value key is set only when the value is a tile (a buffer); its temporaries are the buffers the
-statement needs while it runs (nested operations, gather offsets, math expansions).
+statement needs while it runs (gather offsets, math expansions). A defined name starting with
+``%`` is an operation nested in a program statement, placed before it as a statement of its
+own (the compiler's SSA form); ``ops`` counts the program's statements, not those.
 """
 
 from __future__ import annotations
@@ -52,25 +54,38 @@ def live_points(stmts: list, loops: list) -> list[dict[str, int]]:
         if d is not None and v is not None:
             first.setdefault(d, i)
             last.setdefault(d, i)
-    # a value used in a loop it was defined before, or carried round it, lives through it
+    # a value used in a loop it was defined before, or carried round it (read in the loop
+    # before the loop writes it: an accumulator), lives through it; one written and then read
+    # within an iteration lives as in straight-line code
     for lo, hi in loops:
-        for name in first:
-            used_inside = any(name in stmts[i][1] for i in range(lo, hi + 1))
-            if used_inside and (
-                first[name] < lo or any(stmts[i][0] == name for i in range(lo, hi + 1))
-            ):
+        first_use: dict[str, int] = {}
+        first_def: dict[str, int] = {}
+        for i in range(lo, hi + 1):
+            for u in stmts[i][1]:
+                first_use.setdefault(u, i)
+            if stmts[i][0] is not None:
+                first_def.setdefault(stmts[i][0], i)
+        for name, used_at in first_use.items():
+            if name in first and (first[name] < lo or used_at <= first_def.get(name, hi + 1)):
                 last[name] = max(last[name], hi)
     values = _widest(stmts, start_from_last=True)
+    starts: dict[int, list[str]] = {}
+    ends: dict[int, list[str]] = {}
+    for name, key in values.items():
+        starts.setdefault(first[name], []).append(key)
+        ends.setdefault(last[name], []).append(key)
     points = []
+    live: dict[str, int] = {}
     for i in range(len(stmts)):
-        live: dict[str, int] = {}
-        for name, key in values.items():
-            if first[name] <= i <= last[name]:
-                live[key] = live.get(key, 0) + 1
-        for key in stmts[i][2]:
+        for key in starts.get(i, ()):
             live[key] = live.get(key, 0) + 1
-        if live:
-            points.append(live)
+        point = {k: c for k, c in live.items() if c}
+        for key in stmts[i][2]:
+            point[key] = point.get(key, 0) + 1
+        if point:
+            points.append(point)
+        for key in ends.get(i, ()):
+            live[key] -= 1
     return points
 
 
@@ -94,16 +109,17 @@ def profile_of(record: dict) -> dict:
     math family's temporaries summed over the body, and the strided tiles."""
     stmts = [tuple(s) for s in record["stmts"]]
     points = live_points(stmts, record.get("loops", ()))
+    # a point whose buffers another point holds too cannot be the peak: taken largest first,
+    # a point dominated by any other is dominated by one kept before it
+    unique = {tuple(sorted(p.items())): p for p in points}
     kept: list[dict[str, int]] = []
-    for i, p in enumerate(points):
-        # a point whose buffers another point holds too cannot be the peak
-        if p in kept or any(_dominated(p, q) for q in points[i + 1 :] + points[:i] if q != p):
-            continue
-        kept.append(p)
+    for p in sorted(unique.values(), key=lambda p: -sum(p.values())):
+        if not any(_dominated(p, q) for q in kept):
+            kept.append(p)
     out = {
         "points": kept,
         "blocks": dict(record.get("blocks", {})),
-        "ops": sum(1 for s in stmts if s[3] is not None),
+        "ops": sum(1 for s in stmts if s[3] is not None and not str(s[0]).startswith("%")),
         "apart": apart(stmts),
     }
     # the body-wide temporaries of the math expansions ("f") and of Philox ("r")

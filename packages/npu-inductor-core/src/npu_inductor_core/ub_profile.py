@@ -180,6 +180,8 @@ def _arange_block(node) -> str | None:
     return None
 
 
+# the operations that make a value (a call may be a math function, a cast or a load)
+_OPERATIONS = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.Call)
 _SCRATCH = ("s|#1024:4", "s|#1024:1", "s|#512:4")  # a cast down to a narrow integer: fixed scratch
 
 
@@ -205,19 +207,79 @@ class _Body:
             tuple[str | None, list[str], list, _Val | None]
         ] = []  # (def, uses, temps, value)
         self.loops: list[tuple[int, int]] = []  # statement index ranges of loop bodies
+        self.cse: dict[str, str] = {}  # a nested operation's expression -> its value's name
+        self.cse_names: dict[str, set[str]] = {}  # a name -> the expressions written over it
+        self.named: dict[int, str] = {}  # id of a nested operation's node -> its value's name
+        self.flatten = True  # nested operations are values of their own (False: an address)
+        self.op_cls = "v"  # the class of a nested operation's buffer ("g": gather offsets)
+        self.owned: dict[str, tuple[int, int]] = {}  # a name -> its nested operations' range
+        self.bounds_ops: set[str] = set()  # nested operations of masks that only bound
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, node, temps: list, uses: list[str], nested: bool = True) -> _Val:
-        """The value of an expression; the tile-shaped results of nested operations (each a
-        buffer while the statement runs) go to ``temps``."""
-        v = self._expr(node, temps, uses)
-        if (
-            nested
-            and v.is_tile
-            and isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.Call))
-        ):
-            temps.append(v.like())
-        return v
+        """The value of an expression. A nested operation with a tile result is a value of its
+        own (``_operation``), as in the compiler's SSA form."""
+        if nested and self.flatten and isinstance(node, _OPERATIONS):
+            return self._operation(node, temps, uses)
+        return self._expr(node, temps, uses)
+
+    def _operation(self, node, temps: list, uses: list[str]) -> _Val:
+        """A nested operation as a statement of its own, placed before the statement it is part
+        of: its buffer lives from there to its last use, so evaluating a long expression holds
+        only the results still to be combined, and an operation written again later (the same
+        expression over the same names) is computed once and kept (the compiler's CSE), which
+        is how bishengir plans upstream's min/max index macros repeated over 27 gather taps."""
+        own_temps: list = []
+        own_uses: list[str] = []
+        v = self._expr(node, own_temps, own_uses)
+        if not v.is_tile:
+            temps.extend(own_temps)
+            uses.extend(own_uses)
+            return v
+        key, names = self._key(node)
+        name = self.cse.get(key)
+        if name is None:
+            name = f"%{len(self.stmts)}"
+            self.stmts.append((name, own_uses, own_temps, v.like(cls=self.op_cls)))
+            self.env[name] = self.stmts[-1][3]
+            self.cse[key] = name
+            for n in names:
+                self.cse_names.setdefault(n, set()).add(key)
+        self.named[id(node)] = name
+        uses.append(name)
+        return self.env[name]
+
+    def _key(self, node) -> tuple[str, list[str]]:
+        """An operation's expression with its nested operations named by their values (so
+        equal keys are equal values, in constant time per operation), and the names it reads
+        directly."""
+        parts, names = [type(node).__name__], []
+        for _, field in ast.iter_fields(node):
+            for child in field if isinstance(field, list) else [field]:
+                if not isinstance(child, ast.AST):
+                    parts.append(repr(child))
+                elif id(child) in self.named:
+                    parts.append(self.named[id(child)])
+                else:
+                    parts.append(ast.dump(child))
+                    names.extend(n.id for n in ast.walk(child) if isinstance(n, ast.Name))
+        return "|".join(parts), names
+
+    def _assigned(self, name: str) -> None:
+        """A name assigned again: the operations written over it are new values."""
+        for key in self.cse_names.pop(name, ()):
+            self.cse.pop(key, None)
+
+    def _operations_in(self, names) -> set[str]:
+        """The nested operations (``_operation``) whose values the names reach."""
+        out: set[str] = set()
+        todo = [n for n in names if n.startswith("%")]
+        while todo:
+            n = todo.pop()
+            if n not in out:
+                out.add(n)
+                todo.extend(u for u in self.stmts[int(n[1:])][1] if u.startswith("%"))
+        return out
 
     def _expr(self, node, temps: list, uses: list[str]) -> _Val:
         if isinstance(node, ast.Name):
@@ -347,9 +409,8 @@ class _Body:
     def _pointer(self, node, temps: list, uses: list[str]) -> tuple[str | None, _Val]:
         """A load's or store's address: ``ptr + offsets``. Affine offsets become a strided
         DMA (no buffer); others (``%``, ``//``, an indirect index) a gather whose offsets are
-        computed as tiles: integer arithmetic alone holds the results its in-order evaluation
-        keeps live at once; with selections or calls (``tl.where``, ``abs``) every step is a
-        buffer (bishengir planned a reflection pad's 28 steps apart)."""
+        computed as tiles: each step a value of its own (``_operation``) of the gather-offset
+        class, the last one the offsets the gather reads."""
         dtype = next(
             (
                 self.ptr[n.id]
@@ -358,22 +419,16 @@ class _Body:
             ),
             None,
         )
+        gather = address.is_irregular(node, self.irregular)
         own: list = []
-        v = self.expr(node, own, uses, nested=False)
-        if address.is_irregular(node, self.irregular):
-            # the offsets' intermediate results: as many at once as evaluating the expression
-            # in order holds (a result dies once used), the widest of them
-            steps = sorted(
-                (t for t in own if not isinstance(t, str) and t.cls == "v"),
-                key=lambda t: (sum(1 for d in t.shape if d), t.nbytes),
-                reverse=True,
-            )
-            arithmetic = address.is_arithmetic(node)
-            held = (
-                steps[: max(0, address.held_at_once(node, self.env) - 1)] if arithmetic else steps
-            )
-            rest = [t for t in own if isinstance(t, str) or t.cls != "v"]
-            temps.extend(t if isinstance(t, str) else t.like(cls="g") for t in held + rest)
+        saved = self.flatten, self.op_cls
+        self.flatten, self.op_cls = gather, "g"
+        try:
+            v = self.expr(node, own, uses, nested=False)
+        finally:
+            self.flatten, self.op_cls = saved
+        if gather:
+            temps.extend(t if isinstance(t, str) or t.cls != "v" else t.like(cls="g") for t in own)
             temps.append(v.like(kind="i", cls="g"))
         return dtype, v
 
@@ -442,8 +497,13 @@ class _Body:
             value = self.expr(value_node, temps, uses) if value_node is not None else _SCALAR
             # a mask only bounds the transfer: its bits, never a broadcast buffer ("k")
             bounds: list = []
-            rest = [self.expr(a, bounds, uses) for a in positional]
-            rest += [self.expr(v, bounds, uses) for k, v in kw.items() if k in ("mask", "other")]
+            first = len(self.stmts)
+            mask_uses: list[str] = []
+            rest = [self.expr(a, bounds, mask_uses) for a in positional]
+            rest += [
+                self.expr(v, bounds, mask_uses) for k, v in kw.items() if k in ("mask", "other")
+            ]
+            uses.extend(mask_uses)
             nbytes = _DTYPE_BYTES.get(dtype or "", 4)
             shape = (
                 _broadcast(idx.shape, *(v.shape for v in rest)) if name == "load" else value.shape
@@ -460,6 +520,9 @@ class _Body:
                     for n in ast.walk(a)
                     if isinstance(n, ast.Name)
                 )
+                self.selects.update(self._operations_in(mask_uses))
+            else:
+                self.bounds_ops.update(op for op, _, _, _ in self.stmts[first:])
             temps.extend(
                 t if isinstance(t, str) or t.kind != "b" or selects else t.like(cls="k")
                 for t in bounds
@@ -467,7 +530,11 @@ class _Body:
             if name != "load":
                 return _SCALAR
             return _Val(shape, nbytes, _kind_of(dtype), cls="l")
-        args = [self.expr(a, temps, uses) for a in node.args]
+        args, arg_uses = [], []
+        for a in node.args:
+            arg_uses.append([])
+            args.append(self.expr(a, temps, arg_uses[-1]))
+            uses.extend(arg_uses[-1])
         if name == "arange":
             axis = _axis(node.args[1]) if len(node.args) >= 2 else None
             return _Val((axis,) if axis else (), 4, "i")
@@ -492,6 +559,7 @@ class _Body:
         if name == "where":
             if node.args:
                 self.selects.update(n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name))
+                self.selects.update(self._operations_in(arg_uses[0]))
                 for t in temps:  # the condition's own operations: a select mask
                     if not isinstance(t, str) and t.kind == "b":
                         t.cls = "v"
@@ -549,6 +617,7 @@ class _Body:
                 self.expr(s.iter, [], uses)
                 self.stmts.append((getattr(s.target, "id", None), uses, [], _SCALAR))
                 self.env[getattr(s.target, "id", "_")] = _SCALAR
+                self._assigned(getattr(s.target, "id", "_"))
                 self.block(s.body)
                 self.loops.append((start, len(self.stmts) - 1))
             elif isinstance(s, ast.AnnAssign):
@@ -561,6 +630,7 @@ class _Body:
                     self.env[s.target.id] = _SCALAR
             elif isinstance(s, ast.Assign):
                 temps, uses = [], []
+                start = len(self.stmts)
                 v = self.expr(s.value, temps, uses, nested=False)
                 irregular = address.is_irregular(s.value, self.irregular)
                 const = (
@@ -575,6 +645,8 @@ class _Body:
                     if name is None:
                         continue
                     self.env[name] = v
+                    self._assigned(name)
+                    self.owned[name] = (start, len(self.stmts))
                     (self.irregular.add if irregular else self.irregular.discard)(name)
                     if const is not None:
                         self.consts[name] = const
@@ -604,6 +676,11 @@ class _Body:
                 for t in temps:
                     if not isinstance(t, str) and t.kind == "b":
                         t.cls = "k"
+                lo, hi = self.owned.get(d, (0, 0))
+                self.bounds_ops.update(op for op, _, _, _ in self.stmts[lo:hi])
+        for op, _, _, made in self.stmts:
+            if op in self.bounds_ops and op not in self.selects and made.kind == "b":
+                made.cls = "k"
 
     def record(self) -> dict:
         """The body as a statement list (ub_liveness): each statement's defined name, the

@@ -32,6 +32,7 @@ from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
 from . import _compat, hoist, kernel_work, narrow_cast, numerics, row_reuse, scatter_mask
+from .index_printer import npu_texpr
 from .runtime import grid as npu_grid
 from npu_inductor_core import tiles as tiling
 from .runtime.flavour import flavour
@@ -288,6 +289,7 @@ def _standard_combine(fn) -> str | None:
 
 class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
     overrides = NpuTritonKernelOverrides  # type: ignore[assignment]
+    kexpr = npu_texpr  # min/max over a tile as one vector operation
     # Per-program sub-block loops with a grid capped at the vector cores. Off, kernels are
     # upstream's (one block per program, grid = block count); tests switch it off to show
     # that a capped grid without the loop computes a wrong result.
