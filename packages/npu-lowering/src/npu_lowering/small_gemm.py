@@ -119,23 +119,30 @@ def template_is_faster(device, dtype, batch: int, m: int, n: int, k: int) -> boo
     return template < aten
 
 
+def _triton_backend() -> bool:
+    """Whether Inductor's GEMM backends include Triton templates."""
+    from torch._inductor import config
+
+    return "TRITON" in config.max_autotune_gemm_backends.upper().split(",")
+
+
+def _on_npu(mat) -> bool:
+    device = getattr(mat, "get_device", lambda: None)()
+    return device is not None and device.type in DEVICES
+
+
 def applies(mat1, mat2) -> bool:
     from torch._inductor import config
 
     if not enabled() or config.max_autotune or config.max_autotune_gemm:
         return False
-    if "TRITON" not in config.max_autotune_gemm_backends.upper().split(","):
+    if not _triton_backend() or not _on_npu(mat1):
         return False
     try:
         device, dtypes = mat1.get_device(), {mat1.get_dtype(), mat2.get_dtype()}
     except AttributeError:
         return False
-    if (
-        device is None
-        or device.type not in DEVICES
-        or not dtypes <= set(DTYPES)
-        or len(dtypes) != 1
-    ):
+    if not dtypes <= set(DTYPES) or len(dtypes) != 1:
         return False
     if not _tiles_for(device.type):
         return False  # no template candidates for this device (npu-autotune not installed)
@@ -262,13 +269,8 @@ def _template_may_take(mat1, mat2) -> bool:
 
     if applies(mat1, mat2):
         return True
-    device = getattr(mat1, "get_device", lambda: None)()
-    return (
-        device is not None
-        and device.type in DEVICES
-        and bool(config.max_autotune or config.max_autotune_gemm)
-        and "TRITON" in config.max_autotune_gemm_backends.upper().split(",")
-    )
+    autotuning = bool(config.max_autotune or config.max_autotune_gemm)
+    return autotuning and _triton_backend() and _on_npu(mat1)
 
 
 def _product_only(target, mat1, mat2, alpha):
