@@ -646,8 +646,13 @@ class _Helpers:
     keeps live beside the result. Found through the kernel file's own imports (the modules
     are those the kernel runs with), then through each helper's module globals."""
 
-    def __init__(self, kernel_source: str):
-        tree = ast.parse(textwrap.dedent(kernel_source))
+    def __init__(self, kernel_source: str | ast.Module):
+        # the kernel's parsed module may be handed over (parsing a large kernel twice costs)
+        tree = (
+            kernel_source
+            if isinstance(kernel_source, ast.Module)
+            else ast.parse(textwrap.dedent(kernel_source))
+        )
         self.local = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
         self.namespace = _imported_names(tree)
         self._memo: dict[object, int] = {}
@@ -731,14 +736,15 @@ def statements(
     the ``def`` of the kernel ``name``, or of the only function. The helpers a call may inline
     are found through ``helpers_source`` (the kernel module's imports and helper functions;
     default: ``body`` itself)."""
-    stmts = ast.parse(textwrap.dedent(body)).body
+    tree = ast.parse(textwrap.dedent(body))
+    stmts = tree.body
     defs = [s for s in stmts if isinstance(s, ast.FunctionDef) and (name is None or s.name == name)]
     if name is not None and not defs:
         raise LookupError(f"no kernel {name!r} in the source")
     if defs and (name is not None or len(defs) == 1):
         stmts = defs[0].body
     b = _Body(
-        dict(pointer_dtypes or {}), _Helpers(body if helpers_source is None else helpers_source)
+        dict(pointer_dtypes or {}), _Helpers(tree if helpers_source is None else helpers_source)
     )
     b.block(stmts)
     return b.record()
