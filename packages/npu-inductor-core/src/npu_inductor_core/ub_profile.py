@@ -32,7 +32,6 @@ from .ub_names import (
 
 ALIGN = 32  # bytes: Ascend's UB block; a buffer's innermost dimension is padded to it
 
-# noqa: F401 (re-exported)
 
 Shape = tuple  # of axis names ("X", "R0", ...) or None for a size-1 dimension
 
