@@ -21,6 +21,8 @@ own (the compiler's SSA form); ``ops`` counts the program's statements, not thos
 
 from __future__ import annotations
 
+NESTED = "%"  # the prefix of a nested operation's defined name (a front end's SSA values)
+
 
 def _rank(key: str) -> tuple:
     """How wide a value's buffer is, to keep a name's widest definition: its tile
@@ -119,7 +121,7 @@ def profile_of(record: dict) -> dict:
     out = {
         "points": kept,
         "blocks": dict(record.get("blocks", {})),
-        "ops": sum(1 for s in stmts if s[3] is not None and not str(s[0]).startswith("%")),
+        "ops": sum(1 for s in stmts if s[3] is not None and not str(s[0]).startswith(NESTED)),
         "apart": apart(stmts),
     }
     # the body-wide temporaries of the math expansions ("f") and of Philox ("r")

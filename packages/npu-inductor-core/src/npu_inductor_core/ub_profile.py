@@ -177,7 +177,7 @@ class _Body:
         key, names = self._key(node)
         name = self.cse.get(key)
         if name is None:
-            name = f"%{len(self.stmts)}"
+            name = f"{ub_liveness.NESTED}{len(self.stmts)}"
             self.stmts.append((name, own_uses, own_temps, v.like(cls=self.op_cls)))
             self.env[name] = self.stmts[-1][3]
             self.cse[key] = name
@@ -211,12 +211,13 @@ class _Body:
     def _operations_in(self, names) -> set[str]:
         """The nested operations (``_operation``) whose values the names reach."""
         out: set[str] = set()
-        todo = [n for n in names if n.startswith("%")]
+        nested = ub_liveness.NESTED
+        todo = [n for n in names if n.startswith(nested)]
         while todo:
             n = todo.pop()
             if n not in out:
                 out.add(n)
-                todo.extend(u for u in self.stmts[int(n[1:])][1] if u.startswith("%"))
+                todo.extend(u for u in self.stmts[int(n[len(nested) :])][1] if u.startswith(nested))
         return out
 
     def _expr(self, node, temps: list, uses: list[str]) -> _Val:
