@@ -20,6 +20,18 @@ from pathlib import Path
 
 from . import ub_address as address
 from . import ub_liveness
+from .ub_values import (  # noqa: F401 (ALIGN re-exported)
+    _SCALAR,
+    _SCRATCH,
+    ALIGN,
+    Shape,
+    _broadcast,
+    _kind_of,
+    _Val,
+    emulation,
+    mask_combine,
+    strided_buffer,
+)
 from .ub_names import (
     _AXES,
     _DTYPE_BYTES,
@@ -27,58 +39,7 @@ from .ub_names import (
     _REDUCTIONS,
     _SCANS,
     _VALUE_AND_INDEX,
-    I64_TEMPS,
 )
-
-ALIGN = 32  # bytes: Ascend's UB block; a buffer's innermost dimension is padded to it
-
-
-Shape = tuple  # of axis names ("X", "R0", ...) or None for a size-1 dimension
-
-
-class _Val:
-    __slots__ = ("shape", "nbytes", "kind", "cls")
-
-    def __init__(self, shape: Shape = (), nbytes: int = 4, kind: str = "f", cls: str = "v"):
-        # kind: "f" float, "i" integer, "b" bool (i1); cls: the buffer class (CLASSES)
-        self.shape, self.nbytes, self.kind, self.cls = tuple(shape), nbytes, kind, cls
-
-    @property
-    def is_tile(self) -> bool:
-        return bool(self.shape)
-
-    def like(self, shape=None, nbytes=None, kind=None, cls: str = "v") -> "_Val":
-        return _Val(
-            self.shape if shape is None else shape,
-            nbytes or self.nbytes,
-            kind or self.kind,
-            cls=cls,
-        )
-
-    def key(self) -> str:
-        dims = ",".join(d or "1" for d in self.shape)
-        return f"{self.cls}|{dims}:{self.nbytes}{'b' if self.kind == 'b' else ''}"
-
-
-_SCALAR = _Val((), 4)
-
-
-def _kind_of(dtype: str | None) -> str:
-    if dtype in ("int1", "i1"):
-        return "b"
-    return "i" if dtype and (dtype.startswith(("int", "uint", "i", "u"))) else "f"
-
-
-def _broadcast(*shapes: Shape) -> Shape:
-    shapes = [s for s in shapes if s]
-    if not shapes:
-        return ()
-    rank = max(len(s) for s in shapes)
-    out = [None] * rank
-    for s in shapes:
-        for i, d in enumerate(((None,) * (rank - len(s))) + tuple(s)):
-            out[i] = out[i] or d
-    return tuple(out)
 
 
 def _dtype_name(node) -> str | None:
@@ -120,7 +81,9 @@ def _arange_block(node) -> str | None:
 
 # the operations that make a value (a call may be a math function, a cast or a load)
 _OPERATIONS = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.Call)
-_SCRATCH = ("s|#1024:4", "s|#1024:1", "s|#512:4")  # a cast down to a narrow integer: fixed scratch
+
+
+_ARITH = {ast.Mod: "mod", ast.FloorDiv: "floordiv", ast.Div: "truediv", ast.Mult: "mul"}
 
 
 class _Body:
@@ -247,17 +210,7 @@ class _Body:
                 nbytes = max(nbytes, 4)
             v = _Val(_broadcast(a.shape, b.shape), nbytes, kind)
             self._emulation(v, node.op, temps)
-            if (
-                v.kind == "b"
-                and a.kind == "b"
-                and b.kind == "b"
-                and sum(1 for d in v.shape if d) >= 2
-            ):
-                # masks combined across two dimensions: each operand broadcast first (as
-                # float16, then back to bits), one 32-byte block per element each
-                temps.extend(
-                    v.like(cls="m") for x in (a, b) if x.shape != v.shape for _ in range(2)
-                )
+            mask_combine(v, (a, b), temps)
             return v
         if isinstance(node, ast.UnaryOp):
             return self.expr(node.operand, temps, uses).like()
@@ -313,23 +266,7 @@ class _Body:
 
     @staticmethod
     def _emulation(v: _Val, op, temps: list) -> None:
-        """Integer arithmetic the vector unit does not have: 8/16-bit integers are computed
-        in float32 (via float16) and cast back through a fixed scratch; 64-bit division
-        and remainder are emulated with several temporaries."""
-        if not v.is_tile or v.kind != "i":
-            return
-        if v.nbytes < 4:
-            temps.extend(
-                [
-                    v.like(nbytes=2, cls="e"),
-                    v.like(nbytes=4, cls="e"),
-                    v.like(nbytes=4, cls="e"),
-                    v.like(nbytes=4, cls="e"),
-                ]
-            )
-            temps.extend(_SCRATCH)
-        elif v.nbytes == 8 and isinstance(op, (ast.Mod, ast.FloorDiv, ast.Div, ast.Mult)):
-            temps.extend(v.like(cls="e") for _ in range(I64_TEMPS))
+        emulation(v, _ARITH.get(type(op)), temps)
 
     @staticmethod
     def _index(shape: Shape, sl) -> Shape:
@@ -384,12 +321,7 @@ class _Body:
         stride = address.inner_stride(ptr, inner, self.env, self.ptr, self.irregular)
         if stride is None:
             return False
-        per = min(stride * nbytes, ALIGN) if stride == 2 else ALIGN
-        key = ",".join(d or "1" for d in shape)
-        if inner.startswith("R"):
-            self.padded[key] = max(self.padded.get(key, 0), per)
-        else:
-            temps.append(f"p|{key}:{per}")
+        strided_buffer(shape, stride, nbytes, self.padded, temps)
         return True
 
     def call(self, node: ast.Call, temps: list, uses: list[str]) -> _Val:

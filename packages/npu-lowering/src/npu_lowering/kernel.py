@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -31,7 +32,7 @@ from torch._inductor.codegen.triton import IndexingOptions, TritonKernel, Triton
 from torch.utils._ordered_set import OrderedSet
 from torch._inductor.virtualized import V
 
-from . import _compat, hoist, kernel_work, narrow_cast, numerics, row_reuse, scatter_mask
+from . import _compat, hoist, kernel_work, narrow_cast, numerics, row_reuse, scatter_mask, ub_record
 from .index_printer import npu_texpr
 from .runtime import grid as npu_grid
 from npu_inductor_core import tiles as tiling
@@ -59,10 +60,11 @@ def npu_imports(upstream_imports: str) -> str:
     return upstream_imports.rstrip("\n") + "\n" + NPU_IMPORTS
 
 
-def save_kernel(src: str) -> None:
+def save_kernel(src: str, ub=None) -> None:
     """With ``npu_lowering.config.save_kernels`` (default $NPU_LOWERING_SAVE_KERNELS) a folder,
     keep every generated kernel's source there (ascend_check checks each one with
-    triton-ascend's front end)."""
+    triton-ascend's front end), and beside it codegen's record of its values (``ub_record``,
+    ``<name>.ub.json``) for the UB model's cross-check."""
     from . import config
 
     folder = config.save_kernels
@@ -79,6 +81,8 @@ def save_kernel(src: str) -> None:
         )
         tmp.write_text(named)
         os.replace(tmp, path)
+        if ub is not None:
+            path.with_suffix(".ub.json").write_text(json.dumps(ub()))
 
 
 class NpuRuntimeMixin:
@@ -307,7 +311,26 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         self._npu_written: OrderedSet | None = None  # buffers this kernel writes
         self._npu_scatter_fold: scatter_mask.Fold | None = None  # the atomic store's mask fold
         self._npu_rows: dict = {}  # whole rows loaded, by (buffer, base) (row_reuse.py)
+        self._npu_ub = ub_record.Recorder()  # the values it emits, for the UB model
+        self._npu_record_masks = None  # the last load's or store's index and mask vars
         super().__init__(*args, **kwargs)  # writes the range-tree headers (get_pid below)
+
+    def create_cse_var(self, *args, **kwargs):
+        var = super().create_cse_var(*args, **kwargs)
+        self._npu_ub.var(var)
+        return var
+
+    def record_op_trace(self, name, args, kwargs, result=None) -> None:
+        self._npu_ub.op(self, name, args, kwargs, result)
+        super().record_op_trace(name, args, kwargs, result)
+
+    def reduction(self, dtype, src_dtype, reduction_type, value):
+        return self._npu_ub.reduction(
+            self,
+            reduction_type,
+            value,
+            lambda: super(NpuTritonKernel, self).reduction(dtype, src_dtype, reduction_type, value),
+        )
 
     def _lift_helper(self, fn, values, dtypes) -> str:
         # A scan whose combine is one add (cumsum) or one multiply (cumprod) of a single value
@@ -416,6 +439,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # upstream writes a non-loop axis' index variable (``r0_1 = r0_index``) into the body
         # where it is first used; a persistent reduction axis' goes before the loops, where a
         # hoisted load may use it
+        self._npu_ub.entry(entry)
         if not self._before_loops(entry.root):
             return super().codegen_iteration_ranges_entry(entry)
         body, self.body = self.body, self._npu_preloop.code
@@ -482,6 +506,8 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         the values are upstream's. Looped reductions whose index lacks the reduction axis keep
         upstream's load (the value would be treated as invariant across the loop)."""
         opts = super().indexing(index, **kwargs)
+        if isinstance(opts, IndexingOptions):
+            self._npu_record_masks = (opts.index, [str(m) for m in opts.mask_vars])
         if isinstance(opts, IndexingOptions) and opts.has_indirect():
             self._npu_indirect = True
         if self._npu_scatter_fold is not None and kwargs.get("mask_constant_index"):
@@ -574,6 +600,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         finally:
             self._npu_loading, self._npu_load_name = False, None
         self._npu_passes.after_load(self, name, before)
+        self._npu_ub.load(self, name, value)
         row_reuse.record(self, row, value)
         if self._npu_load_masks is not None and hasattr(value, "mask_vars"):
             value.mask_vars = self._npu_load_masks
@@ -584,13 +611,27 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # a scatter-add to a gathered address under a mask of two axes (scatter_mask.py)
         fold = scatter_mask.plan(self, index) if mode == "atomic_add" else None
         if fold is None:
-            return super().store(name, index, value, mode)
+            return self._npu_ub.store(
+                self,
+                name,
+                value,
+                lambda: super(NpuTritonKernel, self).store(name, index, value, mode),
+            )
         value = scatter_mask.masked_value(self, fold, name, value)
         self._npu_scatter_fold = fold
         try:
-            return super().store(name, index, value, mode)
+            self._npu_ub.store(
+                self,
+                name,
+                value,
+                lambda: super(NpuTritonKernel, self).store(name, index, value, mode),
+            )
         finally:
             self._npu_scatter_fold = None
+
+    def store_reduction(self, name, index, value):
+        store = super().store_reduction
+        self._npu_ub.store(self, name, value, lambda: store(name, index, value))
 
     def inductor_meta_per_kernel(self):
         return {**super().inductor_meta_per_kernel(), **self._npu_inductor_meta()}
@@ -746,5 +787,5 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # (upstream's ``triton_helpers.set_driver_to_gpu()`` line calls npu's helpers, where
         # it does nothing: runtime/helpers.py)
         src = super().codegen_kernel(name)
-        save_kernel(src)
+        save_kernel(src, lambda: self._npu_ub.record(self))
         return src

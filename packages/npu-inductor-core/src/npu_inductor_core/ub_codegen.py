@@ -1,0 +1,285 @@
+"""The UB model's codegen front end: the statement list (``ub_liveness``) of a kernel from
+what codegen recorded as it emitted the kernel (npu-lowering's ``ub_record``), not from its
+source read back (``ub_profile``, kept as the cross-check). The buffer rules are
+``ub_profile``'s own (its value class, broadcast, integer emulation, strided staging) and
+``ub_names``' tables; what differs is only where a value's facts come from: its dtype, block
+shape, operation and operands are codegen's CSE variable's.
+
+A record is plain data::
+
+    {"values": {name: {"op", "args", "dtype", "shape", ...load facts}},
+     "stores": [{"value", "ptr", "uses", "gather", "terms", "masks"}, ...],
+     "entries": {index variable: {"root", "irregular"}},
+     "trees": {prefix: {"dim", "persistent", "reduction"}}, "ndim": int,
+     "blocks": {constexpr: int},
+     "lines": [[indentation, defined name or None, "for" | "store" | "line"], ...]}
+"""
+
+from __future__ import annotations
+
+from . import ub_liveness
+from .ub_names import _AXES, _DTYPE_BYTES, _MATH_TEMPS
+from .ub_values import _kind_of as _kind
+from .ub_values import _SCALAR, _Val, _broadcast, emulation, mask_combine, strided_buffer
+
+# the ops codegen prints as ``%`` / ``//`` / ``/`` / ``*``: ub_profile.emulation's names
+_ARITH = {"mod": "mod", "truncdiv": "floordiv", "truediv": "truediv", "mul": "mul"}
+_BOOL = {"bool": "int1"}  # torch's name of the bit type
+_HEADERS = ("index", "base", "mask")  # a tree's tile-valued header variables ({prefix}index)
+
+
+def _kind_of(dtype: str) -> str:
+    return _kind(_BOOL.get(dtype, dtype))
+
+
+def _axis(token: str | None) -> str | None:
+    if token is None:
+        return None
+    return _AXES.get(token, token)
+
+
+class _Convert:
+    def __init__(self, record: dict, pointer_dtypes: dict[str, str]):
+        self.rec = record
+        self.ptr = pointer_dtypes
+        self.values: dict[str, dict] = record["values"]
+        self.env: dict[str, _Val] = {}
+        self.stmts: list = []  # (def, uses, temps, _Val | None)
+        self.padded: dict[str, int] = {}
+        self.selects: set[str] = set()
+        self.cse: dict[tuple, str] = {}
+        self.defined = {name for _, name, _ in record["lines"] if name}
+        self._trees()
+
+    # -- the range trees' header variables ---------------------------------------------
+    def _trees(self) -> None:
+        """The tile values a tree's header defines: ``{p}index``, ``{p}base`` (int32) and
+        ``{p}mask`` (bool), each of the tree's block along its dimension."""
+        self.headers: dict[str, tuple[_Val, list[str]]] = {}
+        ndim = self.rec["ndim"]
+        for prefix, tree in self.rec["trees"].items():
+            shape = [None] * ndim
+            if tree["dim"] is not None:
+                shape[tree["dim"]] = _axis(f"{prefix.upper()}BLOCK")
+            index = _Val(tuple(shape), 4, "i")
+            alias = "r" if prefix.startswith("r") else None
+            for h in _HEADERS:
+                v = _Val(tuple(shape), 1, "b") if h == "mask" else index
+                uses = [f"{prefix}index"] if h == "mask" else []
+                if h == "index" and not tree["persistent"]:
+                    uses = [f"{prefix}base"]
+                self.headers[f"{prefix}{h}"] = (v, uses)
+                if alias and h != "mask":
+                    self.headers[f"{alias}{h}"] = (v, [f"{prefix}{h}"])
+
+    # -- values -------------------------------------------------------------------------
+    def _val(self, facts: dict, cls: str = "v") -> _Val:
+        shape = tuple(_axis(d) for d in facts.get("shape") or ())
+        dtype = facts.get("dtype") or "float32"
+        return _Val(shape, _DTYPE_BYTES.get(dtype, 4), _kind_of(dtype), cls)
+
+    def _resolve(self, names: list[str]) -> list[str]:
+        """Operands by the names the body defines: a variable codegen made but never wrote (a
+        reduction's unused intermediate) stands for its own operands."""
+        out: list[str] = []
+        todo = list(names)
+        seen: set[str] = set()
+        while todo:
+            n = todo.pop(0)
+            if n in seen:
+                continue
+            seen.add(n)
+            if n in self.defined or n not in self.values:
+                out.append(n)
+            else:
+                todo[:0] = self.values[n].get("args", [])
+        return out
+
+    def _nested(self, key: tuple, uses: list[str], v: _Val, temps: list) -> str:
+        """A nested operation as a statement of its own, computed once (CSE)."""
+        name = self.cse.get(key)
+        if name is None:
+            name = f"{ub_liveness.NESTED}{len(self.stmts)}"
+            self.stmts.append((name, uses, temps, v))
+            self.env[name] = v
+            self.cse[key] = name
+        return name
+
+    def _masks(self, masks: list[str], uses: list[str]) -> list[str]:
+        """A transfer's masks: more than one are combined (``a & b``), a nested operation."""
+        if len(masks) < 2:
+            uses.extend(masks)
+            return list(masks)
+        vals = [self._get(m) for m in masks]
+        v = _Val(_broadcast(*(x.shape for x in vals)), 1, "b")
+        temps: list = []
+        mask_combine(v, vals, temps)
+        both = self._nested(("and", *masks), list(masks), v, temps)
+        uses.append(both)
+        return [*masks, both]
+
+    def _get(self, name: str) -> _Val:
+        return self.env.get(name, _SCALAR)
+
+    def _address(self, a: dict, shape: tuple, nbytes: int, temps: list, uses: list) -> bool:
+        """A load's or store's address: its index variables, and for a gather the offsets
+        computed as tiles (``g``); a strided innermost dimension staged (``p``). True when the
+        access selects its elements with its mask (strided or gathered)."""
+        uses.extend(a["uses"])
+        if a["gather"]:
+            # the offsets: each scaled term, then their sum, tiles of the gather-offset class
+            # as wide as the widest index (an int64 indirect index: 8 bytes, emulated multiply)
+            vals = [self._get(n) for n in a["uses"]]
+            tiles = [x for x in vals if x.is_tile]
+            off = _Val(
+                _broadcast(*(x.shape for x in vals)), max([4] + [x.nbytes for x in tiles]), "i", "g"
+            )
+            summed: list[str] = []
+            for coeff, names in a["terms"]:
+                if coeff not in (None, 1) and any(self._get(n).is_tile for n in names):
+                    own: list = []
+                    emulation(off, "mul", own)
+                    own = [t.like(cls="e") for t in own]
+                    summed.append(
+                        self._nested(("mul", coeff, *names), list(names), off.like(cls="g"), own)
+                    )
+                else:
+                    summed.extend(names)
+            if len(a["terms"]) > 1:
+                self._nested(("add", a["index"]), summed, off.like(cls="g"), [])
+            temps.append(off.like(kind="i", cls="g"))
+            return True
+        inner = next((d for d in reversed(shape) if d), None)
+        if inner is None:
+            return False
+        strides: list = []
+        for coeff, names in a["terms"]:
+            along = [n for n in names if inner in self._get(n).shape]
+            if coeff is None or len(along) != 1:
+                continue
+            strides.append(abs(coeff) if len(names) == 1 else float("inf"))
+        if not strides or 1 in strides:
+            return False
+        strided_buffer(shape, min(strides), nbytes, self.padded, temps)
+        return True
+
+    def _load(self, name: str, f: dict) -> None:
+        temps: list = []
+        uses: list[str] = []
+        dtype = self.ptr.get(f["ptr"], f.get("dtype") or "float32")
+        v = _Val(
+            tuple(_axis(d) for d in f["shape"] or ()), _DTYPE_BYTES[dtype], _kind_of(dtype), "l"
+        )
+        selects = self._address(f, v.shape, v.nbytes, temps, uses)
+        masks = self._masks(f["masks"], uses)
+        if selects:
+            self.selects.update(masks)
+        self._define(name, uses, temps, v)
+
+    def _store(self, s: dict) -> None:
+        temps: list = []
+        uses: list[str] = [s["value"]] if s["value"] else []
+        v = self._get(s["value"])
+        dtype = self.ptr.get(s["ptr"], "float32")
+        selects = self._address(s, v.shape, _DTYPE_BYTES[dtype], temps, uses)
+        masks = self._masks(s["masks"], uses)
+        if selects:
+            self.selects.update(masks)
+        self.stmts.append((None, uses, temps, None))
+
+    def _op(self, name: str, f: dict) -> None:
+        temps: list = []
+        uses = self._resolve(f.get("args", []))
+        v = self._val(f)
+        op = f["op"]
+        if op == "where" and uses:
+            self.selects.add(uses[0])
+        if f.get("masks"):  # a reduction's operand selected with the kernel's masks
+            self.selects.update(self._masks(f["masks"], uses))
+        if op in ("to_dtype", "convert_element_type") and v.kind == "i" and v.nbytes < 4:
+            src = self._get(uses[0]) if uses else v
+            if src.is_tile:
+                temps.append(src.like(nbytes=4, kind="i", cls="e"))
+        else:
+            emulation(v, _ARITH.get(op), temps)
+        extra = _MATH_TEMPS.get(op, 0) if v.is_tile else 0
+        temps.extend(v.like(cls="r" if op.startswith("rand") else "f") for _ in range(extra))
+        self._define(name, uses, temps, v)
+
+    def _accumulator(self, name: str, f: dict) -> None:
+        """A looped reduction's accumulator: its first line initialises it (a full tile), each
+        later one selects the combined value into it under the kernel's masks."""
+        if name not in self.env:
+            return self._define(name, [], [], self._val(f))
+        uses: list[str] = []
+        self.selects.update(self._masks(f["masks"], uses))
+        uses += [n for n, g in self.values.items() if name in g.get("args", ()) and n in self.env]
+        self._define(name, uses + [name], [], self._val(f))
+
+    def _define(self, name: str, uses: list, temps: list, v: _Val) -> None:
+        self.env[name] = v
+        self.stmts.append((name, uses, temps, v))
+
+    # -- the body -----------------------------------------------------------------------
+    def run(self) -> dict:
+        loops: list[list[int]] = []
+        open_loops: list[tuple[int, int]] = []  # (indentation, first statement)
+        stores = iter(self.rec["stores"])
+        for indent, name, kind in self.rec["lines"]:
+            while open_loops and indent <= open_loops[-1][0]:
+                loops.append([open_loops.pop()[1], len(self.stmts) - 1])
+            if kind == "for":
+                open_loops.append((indent, len(self.stmts)))
+                self.stmts.append((None, [], [], _SCALAR))
+            elif kind == "store":
+                s = next(stores, None)
+                if s is not None:
+                    self._store(s)
+            elif name in self.values and self.values[name]["op"] == "load":
+                self._load(name, self.values[name])
+            elif name in self.values and self.values[name].get("kind") == "accumulator":
+                self._accumulator(name, self.values[name])
+            elif name in self.values:
+                self._op(name, self.values[name])
+            elif name in self.rec["entries"]:
+                e = self.rec["entries"][name]
+                self._define(name, [e["root"]], [], self._get(e["root"]))
+            elif name in self.headers:
+                v, uses = self.headers[name]
+                self._define(name, uses, [], v)
+            else:
+                self.stmts.append((name, [], [], _SCALAR))
+        while open_loops:
+            loops.append([open_loops.pop()[1], len(self.stmts) - 1])
+        return self._finish(sorted(loops))
+
+    def _finish(self, loops: list) -> dict:
+        """Masks no ``tl.where`` or strided/gathered transfer selects with only bound: their
+        bits (``k``); then each statement's keys."""
+        stmts = []
+        for d, uses, temps, v in self.stmts:
+            if v is not None and v.kind == "b" and d not in self.selects and v.is_tile:
+                v = v.like(cls="k")
+            stmts.append(
+                [
+                    d,
+                    list(uses),
+                    [t if isinstance(t, str) else t.key() for t in temps],
+                    v.key() if v is not None and v.is_tile else None,
+                ]
+            )
+        out = {"stmts": stmts, "loops": loops, "blocks": dict(self.rec.get("blocks", {}))}
+        if self.padded:
+            out["padded"] = dict(self.padded)
+        return out
+
+
+def statements(record: dict, pointer_dtypes: dict[str, str] | None = None) -> dict:
+    """The statement list (ub_liveness) of a kernel from codegen's record of it."""
+    return _Convert(record, dict(pointer_dtypes or {})).run()
+
+
+def profile(record: dict, pointer_dtypes: dict[str, str] | None = None) -> dict:
+    """The UB profile of a kernel from codegen's record (``statements``, priced by
+    ub_liveness.profile_of), as ``ub_profile.profile`` gives it from the source."""
+    return ub_liveness.profile_of(statements(record, pointer_dtypes))

@@ -1,0 +1,237 @@
+"""The values a kernel emits, recorded by codegen as it emits them, for the UB model's codegen
+front end (``npu_inductor_core.ub_codegen``), which turns this record into the statement list
+``ub_liveness`` prices (issue 35: the source read back by ``ub_profile`` is the cross-check).
+
+What comes from codegen's own objects: each CSE variable's dtype and block shape
+(``create_cse_var``), the operation and operand variables of every op CSEProxy runs
+(``record_op_trace``), a reduction's operand and the variables it makes, each load's and
+store's pointer argument, sympy index and masks, the range trees' index variables and the
+constexpr blocks. What still comes from the emitted lines: their order and loop nesting (each
+line's defined name, the text before `` = ``, and ``for`` headers by indentation), because
+upstream splices its buffers into the body in ``codegen_body`` with no hook per line.
+"""
+
+from __future__ import annotations
+
+import sympy
+import torch
+from torch._inductor.codegen.common import CSEVariable, is_buffer_removed
+
+from torch.utils._sympy.functions import FloorDiv, ModularIndexing
+
+from . import _compat
+
+# an address whose index holds these is a gather (as ``x % 8`` / ``x // 8`` in the source)
+_IRREGULAR = (ModularIndexing, FloorDiv, sympy.Mod)
+
+
+def _dtype(dtype) -> str | None:
+    return str(dtype).removeprefix("torch.") if isinstance(dtype, torch.dtype) else None
+
+
+def _axis(dim) -> str | None:
+    """A block shape's dimension as an axis name: ``XBLOCK`` -> ``XBLOCK`` (the converter maps
+    it), ``1`` -> None."""
+    text = str(dim)
+    return None if text == "1" else text
+
+
+def _shape(shape) -> list | None:
+    return None if shape is None else [_axis(d) for d in shape]
+
+
+class Recorder:
+    """One kernel's record, filled by NpuTritonKernel's hooks."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, dict] = {}  # a defined name -> its facts
+        self.stores: list[dict] = []  # stores in the order codegen emitted them
+        self.entries: dict[str, dict] = {}  # range-tree index variables (x0 = xindex % 8)
+        self._reducing: list | None = None  # variables made while a reduction is emitted
+
+    # -- hooks ---------------------------------------------------------------------------
+    def var(self, var) -> None:
+        """Every CSE variable, from ``create_cse_var``: its dtype and shape."""
+        self.values.setdefault(
+            var.name,
+            {"op": None, "args": [], "dtype": _dtype(var.dtype), "shape": _shape(var.shape)},
+        )
+        if self._reducing is not None:
+            self._reducing.append(var.name)
+
+    def op(self, kernel, name: str, args, kwargs, result) -> None:
+        """An op CSEProxy ran (``record_op_trace``): its operands by name (loads and stores
+        are recorded by the kernel's own ``load`` / ``store``, which indirect loads and
+        reduction stores reach too)."""
+        if name in ("load", "store"):
+            return
+        results = result if isinstance(result, (list, tuple)) else [result]
+        for r in results:
+            if isinstance(r, CSEVariable) and r.name in self.values:
+                facts = self.values[r.name]
+                if facts["op"] is None:  # else a CSE hit: the first definition stands
+                    facts.update(op=name, args=_names([*args, *kwargs.values()]))
+
+    def load(self, kernel, buf: str, value) -> None:
+        """A load: its value's facts and its address (the index indexing() prepared)."""
+        facts = self.values.get(getattr(value, "name", None))
+        if facts is not None and facts["op"] is None:
+            facts.update(op="load", **self._address(kernel, buf, False))
+
+    def store(self, kernel, buf: str, value, emit) -> None:
+        """A store, emitted by ``emit``: its address and the buffer its line went to (upstream
+        writes the body's stores before the stores after a reduction loop)."""
+        after = _compat.lines_of(kernel.post_loop_store)
+        count = len(after)
+        emit()
+        section = 1 if len(_compat.lines_of(kernel.post_loop_store)) > count else 0
+        self.stores.append(
+            {
+                "buf": buf,
+                "value": _name(value),
+                "section": section,
+                **self._address(kernel, buf, True),
+            }
+        )
+
+    def reduction(self, kernel, reduction_type: str, value, emit):
+        """A reduction: the variables it makes, each reading the one before (the operand
+        broadcast, masked, reduced), the last the result."""
+        outer, self._reducing = self._reducing, []
+        try:
+            result = emit()
+        finally:
+            made, self._reducing = self._reducing, outer
+        prev = _names(value if isinstance(value, tuple) else [value])
+        masks = self._reduction_masks(kernel)
+        for i, name in enumerate(made):
+            facts = self.values[name]
+            if facts["op"] is None:
+                facts.update(op="reduction", kind=reduction_type, args=list(prev))
+                if 0 < i < len(made) - 1:  # the operand masked before it is reduced
+                    facts["masks"] = masks
+            prev = [name]
+        # a looped reduction's accumulator (``_tmpN``, upstream's name for result ``tmpN``):
+        # initialised before the loop, selected into (``tl.where``) in it, reduced after it
+        for name in made:
+            if name.startswith("_") and name[1:] in made:
+                self.values[name].update(kind="accumulator", args=[], masks=masks)
+                self.values[name[1:]]["args"] = [name]
+                self.values[name[1:]].pop("masks", None)
+        return result
+
+    @staticmethod
+    def _reduction_masks(kernel) -> list[str]:
+        """The masks upstream's reduction selects its operand with (TritonKernel.reduction)."""
+        masks = {tree.mask_name() for tree in kernel.range_trees}
+        kernel.filter_masks(masks)
+        out = sorted(masks)
+        if kernel._load_mask:
+            out.append(str(kernel._load_mask))
+        return out
+
+    def entry(self, entry) -> None:
+        """A range tree's index variable (``x0 = xindex % 8``)."""
+        self.entries[entry.name] = {
+            "root": entry.root.name,
+            "irregular": bool(entry.expr.atoms(*_IRREGULAR)),
+        }
+
+    # -- the address of a load or store --------------------------------------------------
+    def _address(self, kernel, buf: str, store: bool) -> dict:
+        """The pointer argument, the index variables the index reads, and the gather steps:
+        an index holding ``%`` / ``//`` or a variable (an indirect index) is computed as tiles."""
+        ptr = kernel.args.output(buf) if store else kernel.args.input(buf)
+        # the index as indexing() prepared it (range-tree variables), with its masks
+        index, masks = kernel._npu_record_masks or (sympy.Integer(0), [])
+        index = sympy.sympify(index)
+        names = sorted(str(s) for s in index.free_symbols)
+        irregular = bool(index.atoms(*_IRREGULAR)) or any(
+            n in self.values or self.entries.get(n, {}).get("irregular") for n in names
+        )
+        out = {"ptr": ptr, "index": str(index), "uses": names, "gather": irregular}
+        out["terms"] = [
+            [int(c) if c.is_Integer else None, sorted(str(s) for s in t.free_symbols)]
+            for t in sympy.Add.make_args(index)
+            for c in [t.as_coeff_Mul()[0]]
+        ]
+        out["masks"] = sorted(masks)
+        return out
+
+    # -- the record ----------------------------------------------------------------------
+    def record(self, kernel) -> dict:
+        """The record: values, stores, index variables, trees, constexpr blocks, and the body's
+        lines as (indentation, defined name or None, a ``for`` header)."""
+        trees = {
+            t.prefix: {
+                "dim": t.tensor_dim,
+                "persistent": not t.is_loop,
+                "reduction": t.is_reduction,
+            }
+            for t in kernel.range_trees
+        }
+        blocks = {}
+        if kernel.persistent_reduction and not kernel.cooperative_reduction:
+            for t in kernel.range_trees:
+                if t.is_reduction:
+                    blocks[f"{t.prefix.upper()}BLOCK"] = kernel._get_persistent_reduction_block(
+                        t.numel
+                    )
+        if kernel.no_x_dim:
+            blocks["XBLOCK"] = 1
+        return {
+            "blocks": blocks,
+            "values": self.values,
+            # a store to a buffer removed since (a reduction's result used only here) is not
+            # written: its line is deferred
+            "stores": sorted(
+                (s for s in self.stores if not is_buffer_removed(s["buf"])),
+                key=lambda s: s["section"],
+            ),
+            "entries": self.entries,
+            "trees": trees,
+            "ndim": len(kernel.dense_size_list()),
+            "lines": body_lines(kernel.body),
+        }
+
+
+def body_lines(body) -> list:
+    """The body's lines in order: (indentation, defined name or None, kind), kind ``for`` for
+    a loop header, ``store`` for a store, ``line`` for any other."""
+    out = []
+    for line in _compat.lines_of(body):
+        text = line() if callable(line) else getattr(line, "line", line)
+        if not isinstance(text, str):
+            continue
+        for one in text.split("\n"):
+            stripped = one.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            indent = len(one) - len(one.lstrip())
+            head = stripped.split(" = ", 1)[0] if " = " in stripped else None
+            kind = (
+                "for"
+                if stripped.startswith("for ")
+                else "store"
+                if stripped.startswith(("tl.store(", "tl.atomic_"))
+                else "line"
+            )
+            name = head if head and head.isidentifier() else None
+            out.append([indent, name, kind])
+    return out
+
+
+def _name(v) -> str | None:
+    return v.name if isinstance(v, CSEVariable) else None
+
+
+def _names(args) -> list[str]:
+    out = []
+    for a in args:
+        if isinstance(a, CSEVariable):
+            out.append(a.name)
+        elif isinstance(a, sympy.Expr):
+            out.extend(sorted(str(s) for s in a.free_symbols))
+        elif isinstance(a, (list, tuple)):
+            out.extend(_names(a))
+    return out

@@ -1,0 +1,106 @@
+"""The UB model's codegen front end against its source reader (issue 35): kernels compiled on
+npu keep codegen's record of their values (``ub_record``, saved beside each kernel file with
+``config.save_kernels``); ``ub_codegen`` turns it into the statement list that ``ub_profile``
+reads back from the source, and the two profiles must be equal, or differ exactly as listed
+(the reasons are with each case)."""
+
+import ast
+import json
+import re
+from collections import Counter
+
+import pytest
+import torch
+from torch._inductor import config as inductor_config
+
+from npu_inductor_core import ub_codegen, ub_liveness, ub_profile
+from npu_lowering import config
+
+
+def _long(n):
+    return torch.randint(0, 100, (n,), dtype=torch.int64, device="npu")
+
+
+def _randn(*shape):
+    return torch.randn(*shape, device="npu")
+
+
+# name -> (function, argument makers, the statements only the source reader has, as
+# {(value key, temporaries): count}; empty where the profiles agree)
+CASES = {
+    "add": (lambda a, b: a + b, lambda: (_randn(16, 32), _randn(16, 32)), {}),
+    "broadcast": (lambda a, b: a * b, lambda: (_randn(16, 32), _randn(32)), {}),
+    "softmax": (lambda a: torch.softmax(a, -1), lambda: (_randn(8, 64),), {}),
+    "looped_sum": (lambda a: a.sum(-1), lambda: (_randn(4, 16384),), {}),
+    "transposing_copy": (lambda a: a.t().contiguous() + 1, lambda: (_randn(32, 16),), {}),
+    "where": (
+        lambda a, b: torch.where(a > 0, a, b),
+        lambda: (_randn(16, 32), _randn(16, 32)),
+        {},
+    ),
+    # upstream prints a constant of the reduction's count as ``(tl.full([1, 1], 64,
+    # tl.int32)).to(tl.float32)``: the source reader counts the tile and its cast, codegen one
+    # value
+    "var_mean": (
+        lambda a: torch.var_mean(a, -1),
+        lambda: (_randn(8, 64),),
+        {("v|1,1:4", ()): 1},
+    ),
+    # the same constant-and-cast (the index bound 32), and the bounds check of the indirect
+    # index, ``tl.device_assert((0 <= tmp4) & (tmp4 < 32) | ~xmask)``, whose five masks
+    # upstream writes as text (check_bounds) with no value codegen records
+    "gather": (
+        lambda a, i: a.index_select(0, i),
+        lambda: (_randn(32, 8), torch.tensor([3, 1, 7, 0], device="npu")),
+        {("v|X:4", ()): 1, ("k|X:1b", ()): 5},
+    ),
+    # upstream's sign test for a remainder, ``(libdevice.signbit(t) != 0) if (t).dtype is
+    # tl.float32 ... else t < 0``, chooses its branch by the dtype when Triton compiles it;
+    # the source reader prices both branches, codegen the one op
+    "int64_index_math": (
+        lambda a: a * 3 // 2 + a % 5,
+        lambda: (_long(64),),
+        {("k|X:1b", ()): 5, ("v|1:8", ()): 1, ("v|X:8", ()): 1, ("k|1:1b", ()): 5},
+    ),
+}
+
+
+@pytest.fixture
+def saved(tmp_path):
+    torch._dynamo.reset()
+    with config.patch(save_kernels=str(tmp_path)), inductor_config.patch(force_disable_caches=True):
+        yield tmp_path
+    torch._dynamo.reset()
+
+
+def _pointer_dtypes(source: str) -> dict:
+    signature = re.search(r"'signature': (\{[^}]*\})", source).group(1)
+    return ub_profile.pointer_dtypes(ast.literal_eval(signature))
+
+
+def _statements(path):
+    """Both front ends' statement lists of a saved kernel."""
+    source = path.with_name(path.name.replace(".ub.json", ".py")).read_text()
+    name = re.search(r"def (npu_kernel_\w+)\(", source).group(1)
+    pointers = _pointer_dtypes(source)
+    from_source = ub_profile.statements(source, pointers, name)
+    from_codegen = ub_codegen.statements(json.loads(path.read_text()), pointers)
+    return from_source, from_codegen
+
+
+def _tiles(record) -> Counter:
+    """A statement list's statements that hold buffers, by their value key and temporaries."""
+    return Counter((s[3], tuple(sorted(s[2]))) for s in record["stmts"] if s[3] or s[2])
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_codegen_record_profiles_as_the_source_does(case, saved):
+    fn, make, only_in_source = CASES[case]
+    torch.compile(fn)(*make())
+    records = sorted(saved.glob("*.ub.json"))
+    assert len(records) == 1, records
+    from_source, from_codegen = _statements(records[0])
+    assert _tiles(from_codegen) - _tiles(from_source) == Counter()
+    assert dict(_tiles(from_source) - _tiles(from_codegen)) == only_in_source
+    same = ub_liveness.profile_of(from_source) == ub_liveness.profile_of(from_codegen)
+    assert same == (not only_in_source)
