@@ -38,22 +38,29 @@ CASES = {
         lambda: (_randn(16, 32), _randn(16, 32)),
         {},
     ),
-    # upstream prints a constant of the reduction's count as ``(tl.full([1, 1], 64,
-    # tl.int32)).to(tl.float32)``: the source reader counts the tile and its cast, codegen one
-    # value
-    "var_mean": (
-        lambda a: torch.var_mean(a, -1),
-        lambda: (_randn(8, 64),),
-        {("v|1,1:4", ()): 1},
-    ),
-    # the same constant-and-cast (the index bound 32), and the bounds check of the indirect
-    # index, ``tl.device_assert((0 <= tmp4) & (tmp4 < 32) | ~xmask)``, whose five masks
-    # upstream writes as text (check_bounds) with no value codegen records
+    # a constant printed as a full tile and cast: two values, as the source reads them
+    "var_mean": (lambda a: torch.var_mean(a, -1), lambda: (_randn(8, 64),), {}),
+    # the indirect index's bounds check (five masks) and its int64 offsets
     "gather": (
         lambda a, i: a.index_select(0, i),
         lambda: (_randn(32, 8), torch.tensor([3, 1, 7, 0], device="npu")),
-        {("v|X:4", ()): 1, ("k|X:1b", ()): 5},
+        {},
     ),
+    # an index_expr and a gather address sharing a printed prefix, ``(-1) + x0``
+    "constant_pad": (lambda a: torch.nn.functional.pad(a, (1, 1)), lambda: (_randn(8, 30),), {}),
+    # float16 loads upcast (``tl.load(...).to(tl.float32)``: the loaded tile, then its cast)
+    "float16": (
+        lambda a, b: (a + b) * 2,
+        lambda: (_randn(16, 32).half(), _randn(16, 32).half()),
+        {},
+    ),
+    "sin_cos": (lambda a: a.sin() + a.cos(), lambda: (_randn(64),), {}),
+    "layer_norm": (
+        lambda a, w: torch.nn.functional.layer_norm(a, (64,), w),
+        lambda: (_randn(8, 64), _randn(64)),
+        {},
+    ),
+    "column_sum": (lambda a: a.sum(0), lambda: (_randn(64, 16),), {}),
     # upstream's sign test for a remainder, ``(libdevice.signbit(t) != 0) if (t).dtype is
     # tl.float32 ... else t < 0``, chooses its branch by the dtype when Triton compiles it;
     # the source reader prices both branches, codegen the one op

@@ -125,30 +125,14 @@ class _Convert:
         """A load's or store's address: its index variables, and for a gather the offsets
         computed as tiles (``g``); a strided innermost dimension staged (``p``). True when the
         access selects its elements with its mask (strided or gathered)."""
-        uses.extend(a["uses"])
         if a["gather"]:
-            # the offsets: each scaled term, then their sum, tiles of the gather-offset class
-            # as wide as the widest index (an int64 indirect index: 8 bytes, emulated multiply)
-            vals = [self._get(n) for n in a["uses"]]
-            tiles = [x for x in vals if x.is_tile]
-            off = _Val(
-                _broadcast(*(x.shape for x in vals)), max([4] + [x.nbytes for x in tiles]), "i", "g"
-            )
-            summed: list[str] = []
-            for coeff, names in a["terms"]:
-                if coeff not in (None, 1) and any(self._get(n).is_tile for n in names):
-                    own: list = []
-                    emulation(off, "mul", own)
-                    own = [t.like(cls="e") for t in own]
-                    summed.append(
-                        self._nested(("mul", coeff, *names), list(names), off.like(cls="g"), own)
-                    )
-                else:
-                    summed.extend(names)
-            if len(a["terms"]) > 1:
-                self._nested(("add", a["index"]), summed, off.like(cls="g"), [])
+            # the offsets: tiles of the gather-offset class, as wide as the widest index (an
+            # int64 indirect index: 8 bytes, an emulated multiply)
+            off, names = self._index_value(a, "g")
+            uses.extend(names)
             temps.append(off.like(kind="i", cls="g"))
             return True
+        uses.extend(a["uses"])
         inner = next((d for d in reversed(shape) if d), None)
         if inner is None:
             return False
@@ -163,6 +147,82 @@ class _Convert:
         strided_buffer(shape, min(strides), nbytes, self.padded, temps)
         return True
 
+    def _index_value(self, a: dict, cls: str) -> tuple[_Val, list[str]]:
+        """An index computed as a tile: each scaled term, then their sum, nested operations of
+        class ``cls``; a constant index a full tile. Its value and the names standing for it."""
+        vals = [self._get(n) for n in a["uses"]]
+        tiles = [x for x in vals if x.is_tile]
+        nbytes = max([4] + [x.nbytes for x in tiles])
+        off = _Val(_broadcast(*(x.shape for x in vals)), nbytes, "i", cls)
+        if a.get("constant"):
+            return off, []
+        # as printed: the terms left to right, each scaled one a product, then each partial sum
+        # an addition (``(-1) + x0 + 30*x1``: two), so an index_expr and an address sharing a
+        # prefix share its value
+        partial: _Val | None = None
+        names_so_far: list[str] = []
+        for i, (coeff, names) in enumerate(a["terms"]):
+            vals = [self._get(n) for n in names]
+            term = _Val(
+                _broadcast(*(x.shape for x in vals)),
+                max([4] + [x.nbytes for x in vals if x.is_tile]),
+                "i",
+            )
+            if coeff not in (None, 1) and term.is_tile:
+                own: list = []
+                emulation(term, "mul", own)
+                own = [t.like(cls="e") for t in own]
+                key = ("mul", coeff, *names)
+                names = [self._nested(key, list(names), term.like(cls=cls), own)]
+            if partial is None or i == 0:
+                partial, names_so_far = term, list(names)
+                continue
+            partial = _Val(
+                _broadcast(partial.shape, term.shape), max(partial.nbytes, term.nbytes), "i"
+            )
+            if partial.is_tile:
+                key = ("add", *map(str, a["terms"][: i + 1]))
+                names_so_far = [self._nested(key, names_so_far + names, partial.like(cls=cls), [])]
+            else:
+                names_so_far += names
+        return off, names_so_far
+
+    def _index_expr(self, f: dict) -> list[str]:
+        """``ops.index_expr``: its index printed and cast (``(x0 + 8*x1).to(...)``); a
+        constant printed as a full tile of the value's shape, then cast."""
+        a = f["index"]
+        if a.get("constant"):
+            full = _Val(self._val(f).shape, self.rec.get("index_bytes", 4), "i")
+            return [self._nested(("full", a["index"], full.key()), [], full, [])]
+        return self._index_value(a, "v")[1]
+
+    def _assert(self, a: dict) -> None:
+        """A bounds check, ``((0 <= i) & (i < n)) | ~(mask)``: each comparison and combination
+        a nested mask of its own."""
+        v, names = self._index_value(a, "v")
+        conds = [
+            self._nested((bound, *names), list(names), _Val(v.shape, 1, "b"), [])
+            for bound in ("lower", "upper")
+            if a[bound]
+        ]
+        if len(conds) == 2:
+            conds = [self._combine("and", conds)]
+        if a["masks"]:
+            uses: list[str] = []
+            self._masks(a["masks"], uses)
+            m = self._get(uses[0])
+            conds.append(self._nested(("not", *uses), uses, _Val(m.shape, 1, "b"), []))
+            conds = [self._combine("or", conds)]
+        self.stmts.append((None, conds, [], None))
+
+    def _combine(self, op: str, pair: list[str]) -> str:
+        """Two masks combined (``&`` / ``|``), a nested mask of its own."""
+        vals = [self._get(n) for n in pair]
+        both = _Val(_broadcast(*(x.shape for x in vals)), 1, "b")
+        temps: list = []
+        mask_combine(both, vals, temps)
+        return self._nested((op, *pair), list(pair), both, temps)
+
     def _load(self, name: str, f: dict) -> None:
         temps: list = []
         uses: list[str] = []
@@ -174,6 +234,12 @@ class _Convert:
         masks = self._masks(f["masks"], uses)
         if selects:
             self.selects.update(masks)
+        cast = self._val(f)
+        if cast.nbytes != v.nbytes or cast.kind != v.kind:
+            # upstream's upcast on load (``tl.load(...).to(tl.float32)``): the loaded tile, a
+            # nested value, then its cast
+            loaded = self._nested(("load", name), uses, v.like(), temps)
+            return self._define(name, [loaded], [], cast)
         self._define(name, uses, temps, v)
 
     def _store(self, s: dict) -> None:
@@ -189,9 +255,12 @@ class _Convert:
 
     def _op(self, name: str, f: dict) -> None:
         temps: list = []
-        uses = self._resolve(f.get("args", []))
-        v = self._val(f)
         op = f["op"]
+        if op == "index_expr" and f.get("index"):
+            uses = self._index_expr(f)
+        else:
+            uses = self._resolve(f.get("args", []))
+        v = self._val(f)
         if op == "where" and uses:
             self.selects.add(uses[0])
         if f.get("masks"):  # a reduction's operand selected with the kernel's masks
@@ -225,12 +294,17 @@ class _Convert:
         loops: list[list[int]] = []
         open_loops: list[tuple[int, int]] = []  # (indentation, first statement)
         stores = iter(self.rec["stores"])
+        checks = iter(self.rec.get("asserts", ()))
         for indent, name, kind in self.rec["lines"]:
             while open_loops and indent <= open_loops[-1][0]:
                 loops.append([open_loops.pop()[1], len(self.stmts) - 1])
             if kind == "for":
                 open_loops.append((indent, len(self.stmts)))
                 self.stmts.append((None, [], [], _SCALAR))
+            elif kind == "assert":
+                a = next(checks, None)
+                if a is not None:
+                    self._assert(a)
             elif kind == "store":
                 s = next(stores, None)
                 if s is not None:

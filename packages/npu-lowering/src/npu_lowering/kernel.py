@@ -629,6 +629,11 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         finally:
             self._npu_scatter_fold = None
 
+    def check_bounds(self, expr, size, lower, upper):
+        super().check_bounds(expr, size, lower, upper)
+        if lower or upper:
+            self._npu_ub.check(self, lower, upper)
+
     def store_reduction(self, name, index, value):
         store = super().store_reduction
         self._npu_ub.store(self, name, value, lambda: store(name, index, value))

@@ -47,6 +47,7 @@ class Recorder:
         self.values: dict[str, dict] = {}  # a defined name -> its facts
         self.stores: list[dict] = []  # stores in the order codegen emitted them
         self.entries: dict[str, dict] = {}  # range-tree index variables (x0 = xindex % 8)
+        self.asserts: list[dict] = []  # bounds checks in the order codegen emitted them
         self._reducing: list | None = None  # variables made while a reduction is emitted
 
     # -- hooks ---------------------------------------------------------------------------
@@ -71,6 +72,12 @@ class Recorder:
                 facts = self.values[r.name]
                 if facts["op"] is None:  # else a CSE hit: the first definition stands
                     facts.update(op=name, args=_names([*args, *kwargs.values()]))
+                    if name == "index_expr":  # printed as its prepared index, cast
+                        facts["index"] = self._index(kernel)
+
+    def check(self, kernel, lower: bool, upper: bool) -> None:
+        """An indirect index's bounds check (``check_bounds``): its index and mask."""
+        self.asserts.append({"lower": lower, "upper": upper, **self._index(kernel)})
 
     def load(self, kernel, buf: str, value) -> None:
         """A load: its value's facts and its address (the index indexing() prepared)."""
@@ -139,24 +146,34 @@ class Recorder:
 
     # -- the address of a load or store --------------------------------------------------
     def _address(self, kernel, buf: str, store: bool) -> dict:
-        """The pointer argument, the index variables the index reads, and the gather steps:
-        an index holding ``%`` / ``//`` or a variable (an indirect index) is computed as tiles."""
+        """A load's or store's pointer argument and index."""
         ptr = kernel.args.output(buf) if store else kernel.args.input(buf)
-        # the index as indexing() prepared it (range-tree variables), with its masks
+        return {"ptr": ptr, **self._index(kernel)}
+
+    def _index(self, kernel) -> dict:
+        """The index indexing() prepared last (range-tree variables) and its masks: the
+        variables it reads, its terms (coefficient, variables), whether it is a constant, and
+        whether it is a gather (``%`` / ``//`` in it or in an index variable, or a value read
+        as an index), whose offsets are computed as tiles."""
         index, masks = kernel._npu_record_masks or (sympy.Integer(0), [])
         index = sympy.sympify(index)
         names = sorted(str(s) for s in index.free_symbols)
         irregular = bool(index.atoms(*_IRREGULAR)) or any(
             n in self.values or self.entries.get(n, {}).get("irregular") for n in names
         )
-        out = {"ptr": ptr, "index": str(index), "uses": names, "gather": irregular}
-        out["terms"] = [
+        terms = [
             [int(c) if c.is_Integer else None, sorted(str(s) for s in t.free_symbols)]
             for t in sympy.Add.make_args(index)
             for c in [t.as_coeff_Mul()[0]]
         ]
-        out["masks"] = sorted(masks)
-        return out
+        return {
+            "index": str(index),
+            "uses": names,
+            "gather": irregular,
+            "constant": bool(index.is_number),
+            "terms": terms,
+            "masks": sorted(masks),
+        }
 
     # -- the record ----------------------------------------------------------------------
     def record(self, kernel) -> dict:
@@ -189,6 +206,8 @@ class Recorder:
                 key=lambda s: s["section"],
             ),
             "entries": self.entries,
+            "asserts": self.asserts,
+            "index_bytes": 8 if "64" in str(kernel.index_dtype) else 4,
             "trees": trees,
             "ndim": len(kernel.dense_size_list()),
             "lines": body_lines(kernel.body),
@@ -214,6 +233,8 @@ def body_lines(body) -> list:
                 if stripped.startswith("for ")
                 else "store"
                 if stripped.startswith(("tl.store(", "tl.atomic_"))
+                else "assert"
+                if stripped.startswith("tl.device_assert(")
                 else "line"
             )
             name = head if head and head.isidentifier() else None
