@@ -301,6 +301,10 @@ class _Convert:
             if kind == "for":
                 open_loops.append((indent, len(self.stmts)))
                 self.stmts.append((None, [], [], _SCALAR))
+            elif kind == "alias":  # another target of a tuple assignment: the same value
+                prev = self.stmts[-1][3] if self.stmts else None
+                self.stmts.append((name, [], [], prev))
+                self.env[name] = prev or _SCALAR
             elif kind == "assert":
                 a = next(checks, None)
                 if a is not None:
@@ -350,6 +354,8 @@ class _Convert:
 
 def statements(record: dict, pointer_dtypes: dict[str, str] | None = None) -> dict:
     """The statement list (ub_liveness) of a kernel from codegen's record of it."""
+    if "failed" in record:  # codegen could not record the kernel: read its source instead
+        raise ValueError(f"no codegen record: {record['failed']}")
     return _Convert(record, dict(pointer_dtypes or {})).run()
 
 

@@ -1,7 +1,7 @@
 """The UB profile of a kernel from its statement list: where the live buffers peak.
 
-A front end turns a kernel body into a statement list (today ``ub_profile``'s, which reads
-the generated Triton; a front end built from codegen's own values is issue 35's open step);
+A front end turns a kernel body into a statement list (``ub_profile``'s, which reads the
+generated Triton, or ``ub_codegen``'s, from codegen's record of the values it emitted);
 this module prices nothing, it finds, for each statement, the buffers live there and keeps the
 statements where the peak may fall. A statement list is plain data::
 

@@ -291,7 +291,7 @@ def _standard_combine(fn) -> str | None:
     return _STANDARD_COMBINES.get(name)
 
 
-class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
+class NpuTritonKernel(NpuRuntimeMixin, ub_record.RecordingKernel, TritonKernel):
     overrides = NpuTritonKernelOverrides  # type: ignore[assignment]
     kexpr = npu_texpr  # min/max over a tile as one vector operation
     # Per-program sub-block loops with a grid capped at the vector cores. Off, kernels are
@@ -311,26 +311,7 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         self._npu_written: OrderedSet | None = None  # buffers this kernel writes
         self._npu_scatter_fold: scatter_mask.Fold | None = None  # the atomic store's mask fold
         self._npu_rows: dict = {}  # whole rows loaded, by (buffer, base) (row_reuse.py)
-        self._npu_ub = ub_record.Recorder()  # the values it emits, for the UB model
-        self._npu_record_masks = None  # the last load's or store's index and mask vars
         super().__init__(*args, **kwargs)  # writes the range-tree headers (get_pid below)
-
-    def create_cse_var(self, *args, **kwargs):
-        var = super().create_cse_var(*args, **kwargs)
-        self._npu_ub.var(var)
-        return var
-
-    def record_op_trace(self, name, args, kwargs, result=None) -> None:
-        self._npu_ub.op(self, name, args, kwargs, result)
-        super().record_op_trace(name, args, kwargs, result)
-
-    def reduction(self, dtype, src_dtype, reduction_type, value):
-        return self._npu_ub.reduction(
-            self,
-            reduction_type,
-            value,
-            lambda: super(NpuTritonKernel, self).reduction(dtype, src_dtype, reduction_type, value),
-        )
 
     def _lift_helper(self, fn, values, dtypes) -> str:
         # A scan whose combine is one add (cumsum) or one multiply (cumprod) of a single value
@@ -439,7 +420,6 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # upstream writes a non-loop axis' index variable (``r0_1 = r0_index``) into the body
         # where it is first used; a persistent reduction axis' goes before the loops, where a
         # hoisted load may use it
-        self._npu_ub.entry(entry)
         if not self._before_loops(entry.root):
             return super().codegen_iteration_ranges_entry(entry)
         body, self.body = self.body, self._npu_preloop.code
@@ -496,6 +476,11 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         return max(upstream, tiling.max_block_elements(facts))
 
     def indexing(self, index, **kwargs):
+        opts = self._npu_indexing(index, **kwargs)
+        self._npu_ub.indexed(opts)  # the address a load, store or index_expr prints
+        return opts
+
+    def _npu_indexing(self, index, **kwargs):
         """A load inside ``ops.masked`` whose mask spans axes its index does not: upstream
         broadcasts the index to the mask's full block (``tl.broadcast_to(r0_2, [XBLOCK,
         R0_BLOCK])``), a pointer with stride 0 along those axes, which triton-ascend 3.2.0's
@@ -506,8 +491,6 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         the values are upstream's. Looped reductions whose index lacks the reduction axis keep
         upstream's load (the value would be treated as invariant across the loop)."""
         opts = super().indexing(index, **kwargs)
-        if isinstance(opts, IndexingOptions):
-            self._npu_record_masks = (opts.index, [str(m) for m in opts.mask_vars])
         if isinstance(opts, IndexingOptions) and opts.has_indirect():
             self._npu_indirect = True
         if self._npu_scatter_fold is not None and kwargs.get("mask_constant_index"):
@@ -600,7 +583,6 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         finally:
             self._npu_loading, self._npu_load_name = False, None
         self._npu_passes.after_load(self, name, before)
-        self._npu_ub.load(self, name, value)
         row_reuse.record(self, row, value)
         if self._npu_load_masks is not None and hasattr(value, "mask_vars"):
             value.mask_vars = self._npu_load_masks
@@ -611,32 +593,13 @@ class NpuTritonKernel(NpuRuntimeMixin, TritonKernel):
         # a scatter-add to a gathered address under a mask of two axes (scatter_mask.py)
         fold = scatter_mask.plan(self, index) if mode == "atomic_add" else None
         if fold is None:
-            return self._npu_ub.store(
-                self,
-                name,
-                value,
-                lambda: super(NpuTritonKernel, self).store(name, index, value, mode),
-            )
+            return super().store(name, index, value, mode)
         value = scatter_mask.masked_value(self, fold, name, value)
         self._npu_scatter_fold = fold
         try:
-            self._npu_ub.store(
-                self,
-                name,
-                value,
-                lambda: super(NpuTritonKernel, self).store(name, index, value, mode),
-            )
+            return super().store(name, index, value, mode)
         finally:
             self._npu_scatter_fold = None
-
-    def check_bounds(self, expr, size, lower, upper):
-        super().check_bounds(expr, size, lower, upper)
-        if lower or upper:
-            self._npu_ub.check(self, lower, upper)
-
-    def store_reduction(self, name, index, value):
-        store = super().store_reduction
-        self._npu_ub.store(self, name, value, lambda: store(name, index, value))
 
     def inductor_meta_per_kernel(self):
         return {**super().inductor_meta_per_kernel(), **self._npu_inductor_meta()}

@@ -13,6 +13,8 @@ upstream splices its buffers into the body in ``codegen_body`` with no hook per 
 
 from __future__ import annotations
 
+import functools
+
 import sympy
 import torch
 from torch._inductor.codegen.common import CSEVariable, is_buffer_removed
@@ -20,6 +22,7 @@ from torch._inductor.codegen.common import CSEVariable, is_buffer_removed
 from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 
 from . import _compat
+from torch._inductor.codegen.triton import TritonKernel
 
 # an address whose index holds these is a gather (as ``x % 8`` / ``x // 8`` in the source)
 _IRREGULAR = (ModularIndexing, FloorDiv, sympy.Mod)
@@ -40,6 +43,22 @@ def _shape(shape) -> list | None:
     return None if shape is None else [_axis(d) for d in shape]
 
 
+def _recording(method):
+    """A recording step never fails a compile: an error marks the record incomplete (the UB
+    model then reads the kernel's source, as for kernels with no record)."""
+
+    @functools.wraps(method)
+    def step(self, *args, **kwargs):
+        if self.failed is None:
+            try:
+                return method(self, *args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - a record, never a reason to fail a compile
+                self.failed = f"{method.__name__}: {type(e).__name__}: {e}"
+        return None
+
+    return step
+
+
 class Recorder:
     """One kernel's record, filled by NpuTritonKernel's hooks."""
 
@@ -49,8 +68,11 @@ class Recorder:
         self.entries: dict[str, dict] = {}  # range-tree index variables (x0 = xindex % 8)
         self.asserts: list[dict] = []  # bounds checks in the order codegen emitted them
         self._reducing: list | None = None  # variables made while a reduction is emitted
+        self.failed: str | None = None  # why the record is incomplete
+        self._indexed: tuple | None = None  # the last index prepared, and its mask vars
 
     # -- hooks ---------------------------------------------------------------------------
+    @_recording
     def var(self, var) -> None:
         """Every CSE variable, from ``create_cse_var``: its dtype and shape."""
         self.values.setdefault(
@@ -60,6 +82,7 @@ class Recorder:
         if self._reducing is not None:
             self._reducing.append(var.name)
 
+    @_recording
     def op(self, kernel, name: str, args, kwargs, result) -> None:
         """An op CSEProxy ran (``record_op_trace``): its operands by name (loads and stores
         are recorded by the kernel's own ``load`` / ``store``, which indirect loads and
@@ -75,10 +98,12 @@ class Recorder:
                     if name == "index_expr":  # printed as its prepared index, cast
                         facts["index"] = self._index(kernel)
 
+    @_recording
     def check(self, kernel, lower: bool, upper: bool) -> None:
         """An indirect index's bounds check (``check_bounds``): its index and mask."""
         self.asserts.append({"lower": lower, "upper": upper, **self._index(kernel)})
 
+    @_recording
     def load(self, kernel, buf: str, value) -> None:
         """A load: its value's facts and its address (the index indexing() prepared)."""
         facts = self.values.get(getattr(value, "name", None))
@@ -88,18 +113,15 @@ class Recorder:
     def store(self, kernel, buf: str, value, emit) -> None:
         """A store, emitted by ``emit``: its address and the buffer its line went to (upstream
         writes the body's stores before the stores after a reduction loop)."""
-        after = _compat.lines_of(kernel.post_loop_store)
-        count = len(after)
+        count = len(_compat.lines_of(kernel.post_loop_store))
         emit()
+        self._stored(kernel, buf, value, count)
+
+    @_recording
+    def _stored(self, kernel, buf: str, value, count: int) -> None:
         section = 1 if len(_compat.lines_of(kernel.post_loop_store)) > count else 0
-        self.stores.append(
-            {
-                "buf": buf,
-                "value": _name(value),
-                "section": section,
-                **self._address(kernel, buf, True),
-            }
-        )
+        address = self._address(kernel, buf, True)
+        self.stores.append({"buf": buf, "value": _name(value), "section": section, **address})
 
     def reduction(self, kernel, reduction_type: str, value, emit):
         """A reduction: the variables it makes, each reading the one before (the operand
@@ -109,13 +131,19 @@ class Recorder:
             result = emit()
         finally:
             made, self._reducing = self._reducing, outer
+        self._reduced(kernel, reduction_type, value, made)
+        return result
+
+    @_recording
+    def _reduced(self, kernel, reduction_type: str, value, made: list) -> None:
         prev = _names(value if isinstance(value, tuple) else [value])
-        masks = self._reduction_masks(kernel)
+        # a reduction selects its operand with the kernel's masks; a scan does not
+        masks = self._reduction_masks(kernel) if reduction_type != "scan" else []
         for i, name in enumerate(made):
             facts = self.values[name]
             if facts["op"] is None:
                 facts.update(op="reduction", kind=reduction_type, args=list(prev))
-                if 0 < i < len(made) - 1:  # the operand masked before it is reduced
+                if masks and 0 < i < len(made) - 1:  # the operand masked before it is reduced
                     facts["masks"] = masks
             prev = [name]
         # a looped reduction's accumulator (``_tmpN``, upstream's name for result ``tmpN``):
@@ -125,7 +153,6 @@ class Recorder:
                 self.values[name].update(kind="accumulator", args=[], masks=masks)
                 self.values[name[1:]]["args"] = [name]
                 self.values[name[1:]].pop("masks", None)
-        return result
 
     @staticmethod
     def _reduction_masks(kernel) -> list[str]:
@@ -137,6 +164,14 @@ class Recorder:
             out.append(str(kernel._load_mask))
         return out
 
+    @_recording
+    def indexed(self, opts) -> None:
+        """The index indexing() prepared last, as the load, store or index_expr asking for it
+        prints it (with npu's changes: a masked load's reduced mask)."""
+        if hasattr(opts, "mask_vars"):
+            self._indexed = (opts.index, [str(m) for m in opts.mask_vars])
+
+    @_recording
     def entry(self, entry) -> None:
         """A range tree's index variable (``x0 = xindex % 8``)."""
         self.entries[entry.name] = {
@@ -155,7 +190,7 @@ class Recorder:
         variables it reads, its terms (coefficient, variables), whether it is a constant, and
         whether it is a gather (``%`` / ``//`` in it or in an index variable, or a value read
         as an index), whose offsets are computed as tiles."""
-        index, masks = kernel._npu_record_masks or (sympy.Integer(0), [])
+        index, masks = self._indexed or (sympy.Integer(0), [])
         index = sympy.sympify(index)
         names = sorted(str(s) for s in index.free_symbols)
         irregular = bool(index.atoms(*_IRREGULAR)) or any(
@@ -177,6 +212,12 @@ class Recorder:
 
     # -- the record ----------------------------------------------------------------------
     def record(self, kernel) -> dict:
+        try:
+            return self._record(kernel) if self.failed is None else {"failed": self.failed}
+        except Exception as e:  # noqa: BLE001 - a record, never a reason to fail a compile
+            return {"failed": f"record: {type(e).__name__}: {e}"}
+
+    def _record(self, kernel) -> dict:
         """The record: values, stores, index variables, trees, constexpr blocks, and the body's
         lines as (indentation, defined name or None, a ``for`` header)."""
         trees = {
@@ -237,8 +278,14 @@ def body_lines(body) -> list:
                 if stripped.startswith("tl.device_assert(")
                 else "line"
             )
-            name = head if head and head.isidentifier() else None
-            out.append([indent, name, kind])
+            # a tuple target (``a, b = ...``, ``tmp3, = ...``): each name defined, the first
+            # by the statement, the others as the same value
+            names = [n.strip() for n in head.split(",")] if head else [None]
+            names = [n for n in names if n]
+            if not names or not all(n.isidentifier() for n in names):
+                names = [None]
+            out.append([indent, names[0], kind])
+            out.extend([indent, n, "alias"] for n in names[1:])
     return out
 
 
@@ -256,3 +303,55 @@ def _names(args) -> list[str]:
         elif isinstance(a, (list, tuple)):
             out.extend(_names(a))
     return out
+
+
+class RecordingKernel(TritonKernel):
+    """The codegen hooks that fill a kernel's ``Recorder`` (``self._npu_ub``); npu's kernel
+    class derives from it, so its own overrides (load, store) run around these."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self._npu_ub = Recorder()
+        super().__init__(*args, **kwargs)
+
+    def create_cse_var(self, *args, **kwargs):
+        var = super().create_cse_var(*args, **kwargs)
+        self._npu_ub.var(var)
+        return var
+
+    def record_op_trace(self, name, args, kwargs, result=None) -> None:
+        self._npu_ub.op(self, name, args, kwargs, result)
+        super().record_op_trace(name, args, kwargs, result)
+
+    def load(self, name, index):
+        value = super().load(name, index)
+        self._npu_ub.load(self, name, value)
+        return value
+
+    def store(self, name, index, value, mode=None):
+        store = super().store
+        self._npu_ub.store(self, name, value, lambda: store(name, index, value, mode))
+
+    def store_reduction(self, name, index, value):
+        store = super().store_reduction
+        self._npu_ub.store(self, name, value, lambda: store(name, index, value))
+
+    def reduction(self, dtype, src_dtype, reduction_type, value):
+        emit = super().reduction
+        return self._npu_ub.reduction(
+            self, reduction_type, value, lambda: emit(dtype, src_dtype, reduction_type, value)
+        )
+
+    def scan(self, dtypes, combine_fn, values):
+        emit = super().scan
+        return self._npu_ub.reduction(
+            self, "scan", values, lambda: emit(dtypes, combine_fn, values)
+        )
+
+    def codegen_iteration_ranges_entry(self, entry) -> None:
+        self._npu_ub.entry(entry)
+        super().codegen_iteration_ranges_entry(entry)
+
+    def check_bounds(self, expr, size, lower, upper):
+        super().check_bounds(expr, size, lower, upper)
+        if lower or upper:
+            self._npu_ub.check(self, lower, upper)
