@@ -55,6 +55,15 @@ CASES = {
         {},
     ),
     "sin_cos": (lambda a: a.sin() + a.cos(), lambda: (_randn(64),), {}),
+    # libdevice.erf: a helper whose inlined body keeps buffers (found as the source reader
+    # finds it, through the kernel's imports)
+    "gelu": (lambda a: torch.nn.functional.gelu(a), lambda: (_randn(64),), {}),
+    # 8-bit integer arithmetic, emulated through float16/float32 with a fixed scratch
+    "int8_add": (
+        lambda a, b: a + b,
+        lambda: (torch.randint(0, 9, (64,), dtype=torch.int8, device="npu"),) * 2,
+        {},
+    ),
     "layer_norm": (
         lambda a, w: torch.nn.functional.layer_norm(a, (64,), w),
         lambda: (_randn(8, 64), _randn(64)),

@@ -18,9 +18,10 @@ A record is plain data::
 from __future__ import annotations
 
 from . import ub_liveness
+from .ub_profile import _Helpers
 from .ub_names import _AXES, _DTYPE_BYTES, _MATH_TEMPS
 from .ub_values import _kind_of as _kind
-from .ub_values import _SCALAR, _Val, _broadcast, emulation, mask_combine, strided_buffer
+from .ub_values import _SCALAR, _SCRATCH, _Val, _broadcast, emulation, mask_combine, strided_buffer
 
 # the ops codegen prints as ``%`` / ``//`` / ``/`` / ``*``: ub_profile.emulation's names
 _ARITH = {"mod": "mod", "truncdiv": "floordiv", "truediv": "truediv", "mul": "mul"}
@@ -48,6 +49,8 @@ class _Convert:
         self.padded: dict[str, int] = {}
         self.selects: set[str] = set()
         self.cse: dict[tuple, str] = {}
+        self.helpers: _Helpers | None = None
+        self.cse_names: dict[str, set] = {}  # a name -> the CSE keys of operations over it
         self.defined = {name for _, name, _ in record["lines"] if name}
         self._trees()
 
@@ -56,15 +59,32 @@ class _Convert:
         """The tile values a tree's header defines: ``{p}index``, ``{p}base`` (int32) and
         ``{p}mask`` (bool), each of the tree's block along its dimension."""
         self.headers: dict[str, tuple[_Val, list[str]]] = {}
+        self.cast_aranges: set[str] = set()  # grid axes' index headers an int64 cast widens
         ndim = self.rec["ndim"]
         for prefix, tree in self.rec["trees"].items():
             shape = [None] * ndim
             if tree["dim"] is not None:
                 shape[tree["dim"]] = _axis(f"{prefix.upper()}BLOCK")
-            index = _Val(tuple(shape), 4, "i")
+            index = _Val(tuple(shape), self.rec.get("index_bytes", 4), "i")
             alias = "r" if prefix.startswith("r") else None
+            # ``r0_index < r0_numel`` where the block covers the constant numel exactly: the
+            # compiler folds the mask away (upstream's ``tl.full(..., True)`` form stays a tile)
+            folded = (
+                tree["persistent"]
+                and not tree.get("constant_mask")
+                and tree.get("numel") is not None
+                and self.rec.get("blocks", {}).get(f"{prefix.upper()}BLOCK") == tree["numel"]
+            )
+            if (
+                self.rec.get("index_bytes") == 8
+                and tree["dim"] is not None
+                and not tree["reduction"]
+            ):
+                self.cast_aranges.add(f"{prefix}index")
             for h in _HEADERS:
                 v = _Val(tuple(shape), 1, "b") if h == "mask" else index
+                if h == "mask" and folded:
+                    v = _Val((), 1, "b")
                 uses = [f"{prefix}index"] if h == "mask" else []
                 if h == "index" and not tree["persistent"]:
                     uses = [f"{prefix}base"]
@@ -103,20 +123,27 @@ class _Convert:
             self.stmts.append((name, uses, temps, v))
             self.env[name] = v
             self.cse[key] = name
+            for u in uses:
+                self.cse_names.setdefault(u, set()).add(key)
         return name
+
+    def _assigned(self, name: str) -> None:
+        """A name defined again (a second r-loop's ``r0_mask``): operations over it are new."""
+        for key in self.cse_names.pop(name, ()):
+            self.cse.pop(key, None)
 
     def _masks(self, masks: list[str], uses: list[str]) -> list[str]:
         """A transfer's masks: more than one are combined (``a & b``), a nested operation."""
         if len(masks) < 2:
             uses.extend(masks)
             return list(masks)
-        vals = [self._get(m) for m in masks]
-        v = _Val(_broadcast(*(x.shape for x in vals)), 1, "b")
-        temps: list = []
-        mask_combine(v, vals, temps)
-        both = self._nested(("and", *masks), list(masks), v, temps)
+        both = masks[0]
+        combined = []
+        for m in masks[1:]:  # ``a & b & c``: (a & b) & c, as printed
+            both = self._combine("and", [both, m])
+            combined.append(both)
         uses.append(both)
-        return [*masks, both]
+        return [*masks, *combined]
 
     def _get(self, name: str) -> _Val:
         return self.env.get(name, _SCALAR)
@@ -267,12 +294,14 @@ class _Convert:
             self.selects.update(self._masks(f["masks"], uses))
         if op in ("to_dtype", "convert_element_type") and v.kind == "i" and v.nbytes < 4:
             src = self._get(uses[0]) if uses else v
-            if src.is_tile:
+            if src.is_tile:  # a cast down to a narrow integer: through int32 and a fixed scratch
                 temps.append(src.like(nbytes=4, kind="i", cls="e"))
+                temps.extend(_SCRATCH)
         else:
             emulation(v, _ARITH.get(op), temps)
-        extra = _MATH_TEMPS.get(op, 0) if v.is_tile else 0
-        temps.extend(v.like(cls="r" if op.startswith("rand") else "f") for _ in range(extra))
+        extra = self._extra_tiles(f) if v.is_tile else 0
+        rand = (f.get("call") or [None, op or ""])[1].startswith("rand")
+        temps.extend(v.like(cls="r" if rand else "f") for _ in range(extra))
         self._define(name, uses, temps, v)
 
     def _accumulator(self, name: str, f: dict) -> None:
@@ -285,7 +314,21 @@ class _Convert:
         uses += [n for n, g in self.values.items() if name in g.get("args", ()) and n in self.env]
         self._define(name, uses + [name], [], self._val(f))
 
+    def _extra_tiles(self, f: dict) -> int:
+        """The buffers an op's function keeps beside its result: a helper of the kernel's
+        math modules (``libdevice.erf``, as codegen printed it) what its inlined body keeps
+        live (ub_profile's ``_Helpers``), a native one its expansion's (``_MATH_TEMPS``)."""
+        alias, fn = f.get("call") or (None, f.get("op") or "")
+        if alias is not None:
+            if self.helpers is None:
+                self.helpers = _Helpers(self.rec.get("imports", ""))
+            extra = self.helpers.extra_tiles(None, alias, fn)
+            if extra is not None:
+                return extra
+        return _MATH_TEMPS.get(fn, 0)
+
     def _define(self, name: str, uses: list, temps: list, v: _Val) -> None:
+        self._assigned(name)
         self.env[name] = v
         self.stmts.append((name, uses, temps, v))
 
@@ -324,8 +367,12 @@ class _Convert:
                 self._define(name, [e["root"]], [], self._get(e["root"]))
             elif name in self.headers:
                 v, uses = self.headers[name]
+                if name in self.cast_aranges:  # ``xoffset + tl.arange(...).to(tl.int64)``
+                    uses = [self._nested(("arange", name, len(self.stmts)), [], v.like(), [])]
                 self._define(name, uses, [], v)
             else:
+                self._assigned(name)
+                self.env[name] = _SCALAR
                 self.stmts.append((name, [], [], _SCALAR))
         while open_loops:
             loops.append([open_loops.pop()[1], len(self.stmts) - 1])
@@ -337,7 +384,11 @@ class _Convert:
         stmts = []
         for d, uses, temps, v in self.stmts:
             if v is not None and v.kind == "b" and d not in self.selects and v.is_tile:
-                v = v.like(cls="k")
+                v = v.like(cls="k")  # its broadcast operands too: a bound's bits
+                temps = [
+                    t.like(cls="k") if not isinstance(t, str) and t.kind == "b" else t
+                    for t in temps
+                ]
             stmts.append(
                 [
                     d,

@@ -14,6 +14,7 @@ upstream splices its buffers into the body in ``codegen_body`` with no hook per 
 from __future__ import annotations
 
 import functools
+import re
 
 import sympy
 import torch
@@ -26,6 +27,7 @@ from torch._inductor.codegen.triton import TritonKernel
 
 # an address whose index holds these is a gather (as ``x % 8`` / ``x // 8`` in the source)
 _IRREGULAR = (ModularIndexing, FloorDiv, sympy.Mod)
+_CALL = re.compile(r"(libdevice|tl_math)\.(\w+)\(")
 
 
 def _dtype(dtype) -> str | None:
@@ -95,6 +97,8 @@ class Recorder:
                 facts = self.values[r.name]
                 if facts["op"] is None:  # else a CSE hit: the first definition stands
                     facts.update(op=name, args=_names([*args, *kwargs.values()]))
+                    if call := _called(kernel, r):
+                        facts["call"] = call
                     if name == "index_expr":  # printed as its prepared index, cast
                         facts["index"] = self._index(kernel)
 
@@ -225,6 +229,10 @@ class Recorder:
                 "dim": t.tensor_dim,
                 "persistent": not t.is_loop,
                 "reduction": t.is_reduction,
+                # the mask printed ``tl.full(..., True)`` rather than compared, and the
+                # static numel the compiler may fold a compared mask with
+                "constant_mask": bool(kernel._has_constant_mask(t)),
+                "numel": _static(t.numel),
             }
             for t in kernel.range_trees
         }
@@ -248,6 +256,8 @@ class Recorder:
             ),
             "entries": self.entries,
             "asserts": self.asserts,
+            # the modules the kernel's helper calls resolve in (libdevice, tl_math)
+            "imports": kernel.gen_common_triton_imports(),
             "index_bytes": 8 if "64" in str(kernel.index_dtype) else 4,
             "trees": trees,
             "ndim": len(kernel.dense_size_list()),
@@ -287,6 +297,28 @@ def body_lines(body) -> list:
             out.append([indent, names[0], kind])
             out.extend([indent, n, "alias"] for n in names[1:])
     return out
+
+
+def _called(kernel, var) -> list | None:
+    """The helper an op's expression calls first (``libdevice.exp(tmp5)``: libdevice, exp), from
+    the expression codegen just put in its CSE cache (the last entries, newest first): which
+    module the op's printer chose is known only there (exp prints as ``tl_math.exp`` or
+    ``libdevice.exp``), and a helper's body decides the buffers the call keeps."""
+    cache = getattr(kernel.cse, "_cache", {})
+    for i, (expr, v) in enumerate(reversed(cache.items())):
+        if v is var and isinstance(expr, str):
+            match = _CALL.match(expr.lstrip("("))
+            return list(match.groups()) if match else None
+        if i > 4:
+            break
+    return None
+
+
+def _static(expr) -> int | None:
+    from torch._inductor.virtualized import V
+
+    expr = V.graph.sizevars.simplify(expr)
+    return int(expr) if isinstance(expr, (int, sympy.Integer)) else None
 
 
 def _name(v) -> str | None:
