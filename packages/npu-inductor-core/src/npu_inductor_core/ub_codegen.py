@@ -51,6 +51,7 @@ class _Convert:
         self.cse: dict[tuple, str] = {}
         self.helpers: _Helpers | None = None
         self.cse_names: dict[str, set] = {}  # a name -> the CSE keys of operations over it
+        self.skewed: set[str] = set()  # values priced with a flat view's skewed shape
         self.defined = {name for _, name, _ in record["lines"] if name}
         self._trees()
 
@@ -60,6 +61,7 @@ class _Convert:
         ``{p}mask`` (bool), each of the tree's block along its dimension."""
         self.headers: dict[str, tuple[_Val, list[str]]] = {}
         self.cast_aranges: set[str] = set()  # grid axes' index headers an int64 cast widens
+        self.flat: dict[str, tuple[str, str]] = {}  # two reduction trees' rindex / rbase
         ndim = self.rec["ndim"]
         for prefix, tree in self.rec["trees"].items():
             shape = [None] * ndim
@@ -91,6 +93,10 @@ class _Convert:
                 self.headers[f"{prefix}{h}"] = (v, uses)
                 if alias and h != "mask":
                     self.headers[f"{alias}{h}"] = (v, [f"{prefix}{h}"])
+        reductions = [p for p, t in self.rec["trees"].items() if t["reduction"]]
+        if len(reductions) == 2:  # ``rindex = r1_index + r0_index*r1_numel``
+            for h in ("index", "base"):
+                self.flat[f"r{h}"] = (f"{reductions[0]}{h}", f"{reductions[1]}{h}")
 
     # -- values -------------------------------------------------------------------------
     def _val(self, facts: dict, cls: str = "v") -> _Val:
@@ -287,10 +293,11 @@ class _Convert:
             uses = self._index_expr(f)
         else:
             uses = self._resolve(f.get("args", []))
-        v = self._val(f)
+        v = self._skew(name, f, uses, self._val(f))
         if op == "where" and uses:
             self.selects.add(uses[0])
-        if f.get("masks"):  # a reduction's operand selected with the kernel's masks
+        if f.get("masks") and "RBLOCK" not in (f.get("shape") or ()):
+            # a reduction's operand selected with the kernel's masks (not its flat view)
             self.selects.update(self._masks(f["masks"], uses))
         if op in ("to_dtype", "convert_element_type") and v.kind == "i" and v.nbytes < 4:
             src = self._get(uses[0]) if uses else v
@@ -313,6 +320,38 @@ class _Convert:
         self.selects.update(self._masks(f["masks"], uses))
         uses += [n for n, g in self.values.items() if name in g.get("args", ()) and n in self.env]
         self._define(name, uses + [name], [], self._val(f))
+
+    def _flat(self, name: str, outer: str, inner: str) -> None:
+        """Two reduction trees' flat index, ``r1_index + r0_index*r1_numel``: the product a
+        nested value, then the sum."""
+        a, b = self._get(outer), self._get(inner)
+        temps: list = []
+        emulation(a.like(), "mul", temps)
+        prod = self._nested(("mul", outer, "numel"), [outer], a.like(), temps)
+        self._define(name, [inner, prod], [], a.like(shape=_broadcast(a.shape, b.shape)))
+
+    def _skew(self, name: str, f: dict, uses: list[str], v: _Val) -> _Val:
+        """Two reduction axes: upstream reduces a flat view (``tl.reshape(t, [XBLOCK,
+        RBLOCK])``), which the source reader prices with its operand's shape (a call it does not
+        know); the reduced value is then indexed back (``[:, None, None]``) from that shape,
+        and the values computed from it broadcast it, a skewed over-count. The UB model's
+        weights were calibrated on the source reader's figures, so they are reproduced here."""
+        if not self.flat:
+            return v
+        args = f.get("args") or []
+        if f["op"] == "reduction" and "RBLOCK" in (f.get("shape") or ()) and args:
+            return v.like(shape=self._get(args[0]).shape)
+        flat = self.values.get(args[0], {}).get("shape") or () if args else ()
+        if f["op"] == "reduction" and "RBLOCK" in flat:
+            axis = flat.index("RBLOCK")
+            rest = iter(d for i, d in enumerate(self._get(args[0]).shape) if i != axis)
+            shape = [None if d is None else next(rest, None) for d in f.get("shape") or ()]
+            self.skewed.add(name)
+            return v.like(shape=(*shape, *rest))
+        if f["op"] != "reduction" and any(u in self.skewed for u in uses):
+            self.skewed.add(name)
+            return v.like(shape=_broadcast(*(self._get(u).shape for u in uses)))
+        return v
 
     def _extra_tiles(self, f: dict) -> int:
         """The buffers an op's function keeps beside its result: a helper of the kernel's
@@ -365,6 +404,8 @@ class _Convert:
             elif name in self.rec["entries"]:
                 e = self.rec["entries"][name]
                 self._define(name, [e["root"]], [], self._get(e["root"]))
+            elif name in self.flat:
+                self._flat(name, *self.flat[name])
             elif name in self.headers:
                 v, uses = self.headers[name]
                 if name in self.cast_aranges:  # ``xoffset + tl.arange(...).to(tl.int64)``
