@@ -79,15 +79,11 @@ CASES = {
         {("k|X:1b", ()): 5, ("v|1:8", ()): 1, ("v|X:8", ()): 1, ("k|1:1b", ()): 5},
     ),
     "cumsum": (lambda a: a.cumsum(-1), lambda: (_randn(8, 64),), {}),
-    # what upstream writes as text under names of its own, not CSE variables, is not in the
-    # record: argmax's ``tmp2_val, tmp2_idx = max_with_index(tmp3, tmp4, 1)`` (and its
-    # ``tl.broadcast_to(rindex, ...)`` is recorded as the reduction's chain, not as rindex)
-    "argmax": (
-        lambda a: a.argmax(-1),
-        lambda: (_randn(8, 64),),
-        {("v|1,R0:4", ()): 1, ("v|X:4", ()): 2},
-        {("v|X,R0:4", ()): 1},
-    ),
+    # ``tmp2_val, tmp2_idx = max_with_index(tmp1, tmp3, 1)``: names upstream writes as text,
+    # its masked operand a CSE hit of the max's (the source reader reduces it by the operand's
+    # shape and bytes, and reads ``tl.broadcast_to(rindex, tmp1.shape)`` as rindex's shape)
+    "argmax": (lambda a: a.argmax(-1), lambda: (_randn(8, 64),), {}),
+    "max_and_argmax": (lambda a: (a.amax(-1), a.argmax(-1)), lambda: (_randn(8, 64),), {}),
     # a looped welford: its running ``tmp2_mean`` / ``_m2`` / ``_weight`` and the
     # ``welford_reduce(...)`` call written over three lines; the source reader also reads
     # ``welford(...)`` as unreduced (its [:, None] then makes X x 1 x R0 tiles, an over-count

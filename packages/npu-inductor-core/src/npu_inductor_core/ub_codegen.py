@@ -52,6 +52,12 @@ class _Convert:
         self.helpers: _Helpers | None = None
         self.cse_names: dict[str, set] = {}  # a name -> the CSE keys of operations over it
         self.skewed: set[str] = set()  # values priced with a flat view's skewed shape
+        # an argmax's / argmin's index tile -> its masked operand
+        self.arg_index = {
+            f["argreduce"]["index"]: f["argreduce"]["value"]
+            for f in self.values.values()
+            if f.get("argreduce")
+        }
         self.defined = {name for _, name, _ in record["lines"] if name}
         self._trees()
 
@@ -294,6 +300,11 @@ class _Convert:
         else:
             uses = self._resolve(f.get("args", []))
         v = self._skew(name, f, uses, self._val(f))
+        if name in self.arg_index:  # ``tl.broadcast_to(rindex, tmp6.shape)``: rindex's shape
+            uses, v = ["rindex", self.arg_index[name]], self._get("rindex").like(cls="v")
+            uses = [u for u in uses if u]
+        elif f.get("argreduce") and f"{name}_idx" in self.env:  # ``tmp8_idx[:, None]``
+            uses, v = [f"{name}_idx"], self._get(f"{name}_idx").like(shape=v.shape)
         if op == "where" and uses:
             self.selects.add(uses[0])
         if f.get("masks") and "RBLOCK" not in (f.get("shape") or ()):
@@ -320,6 +331,18 @@ class _Convert:
         self.selects.update(self._masks(f["masks"], uses))
         uses += [n for n, g in self.values.items() if name in g.get("args", ()) and n in self.env]
         self._define(name, uses + [name], [], self._val(f))
+
+    def _argreduce(self, name: str, f: dict) -> None:
+        """``tmp8_val, tmp8_idx = max_with_index(tmp6, tmp9, 1)``: the masked operand reduced
+        along the reduction's axis (the source reader's value class: the operand's bytes)."""
+        a = f["argreduce"]
+        masked = self._get(a["value"]) if a["value"] else self._val(f)
+        kept = f.get("shape") or ()
+        flat = (self.values.get(a["value"]) or {}).get("shape") or ()
+        axis = next((i for i, d in enumerate(kept) if d is None and i < len(flat) and flat[i]), -1)
+        shape = tuple(d for i, d in enumerate(masked.shape) if i != axis)
+        uses = [u for u in (a["value"], a["index"]) if u]
+        self._define(name, uses, [], masked.like(shape=shape, cls="v"))
 
     def _flat(self, name: str, outer: str, inner: str) -> None:
         """Two reduction trees' flat index, ``r1_index + r0_index*r1_numel``: the product a
@@ -395,6 +418,8 @@ class _Convert:
                 s = next(stores, None)
                 if s is not None:
                     self._store(s)
+            elif name and name.endswith("_val") and self.values.get(name[:-4], {}).get("argreduce"):
+                self._argreduce(name, self.values[name[:-4]])
             elif name in self.values and self.values[name]["op"] == "load":
                 self._load(name, self.values[name])
             elif name in self.values and self.values[name].get("kind") == "accumulator":

@@ -72,6 +72,7 @@ class Recorder:
         self._reducing: list | None = None  # variables made while a reduction is emitted
         self.failed: str | None = None  # why the record is incomplete
         self._indexed: tuple | None = None  # the last index prepared, and its mask vars
+        self._masked: dict[tuple, str] = {}  # (max / min, operand) -> its masked operand
 
     # -- hooks ---------------------------------------------------------------------------
     @_recording
@@ -150,6 +151,7 @@ class Recorder:
                 if masks and 0 < i < len(made) - 1:  # the operand masked before it is reduced
                     facts["masks"] = masks
             prev = [name]
+        self._argreduce(reduction_type, _name(value), made)
         # a looped reduction's accumulator (``_tmpN``, upstream's name for result ``tmpN``):
         # initialised before the loop, selected into (``tl.where``) in it, reduced after it
         for name in made:
@@ -157,6 +159,24 @@ class Recorder:
                 self.values[name].update(kind="accumulator", args=[], masks=masks)
                 self.values[name[1:]]["args"] = [name]
                 self.values[name[1:]].pop("masks", None)
+
+    def _argreduce(self, reduction_type: str, operand: str | None, made: list) -> None:
+        """An argmax / argmin reduces its masked operand and an index tile (``tmp8_val, tmp8_idx
+        = max_with_index(tmp6, tmp9, 1)``): the masked operand is the one a max / min over the
+        same operand made, which codegen reuses (a CSE hit makes no variable)."""
+        masked = [n for n in made[1:-1] if None not in (self.values[n]["shape"] or [None])]
+        root = reduction_type.removeprefix("arg")
+        if masked:
+            self._masked[(root, operand)] = masked[-1]
+        # the result variable: the first with the reduced shape (``tmp2 = tmp2_idx[:, None]``)
+        result = next((n for n in made[:-1] if None in (self.values[n]["shape"] or [])), None)
+        if reduction_type in ("argmax", "argmin") and result is not None:
+            facts = self.values[result]
+            facts["argreduce"] = {"value": self._masked.get((root, operand)), "index": made[-1]}
+            facts.pop("masks", None)  # printed from the index the call returns
+            for n in masked:  # the masked operand reads the operand, not the result printed later
+                if self.values[n]["args"] == [result]:
+                    self.values[n]["args"] = list(facts["args"])
 
     @staticmethod
     def _reduction_masks(kernel) -> list[str]:
