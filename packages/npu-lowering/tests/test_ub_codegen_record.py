@@ -101,6 +101,20 @@ CASES = {
         lambda: (_randn(1, 2, 4, 8),),
         {},
     ),
+    # ``libdevice.isnan(x).to(tl.int1)``: the helper's value, then the cast; and a second
+    # reduction of one operand, whose broadcast is codegen's first (a CSE hit)
+    "isnan_any": (
+        lambda a: (a.amax(-1), a.amin(-1), torch.isnan(a).any(-1)),
+        lambda: (_randn(8, 40),),
+        {},
+    ),
+    # isinf's helper buffers on its value's tile; sign printed ``sub.to(x.dtype)``, read by the
+    # source reader as its int8 operand (a cast to a dtype it cannot read)
+    "isinf_sign": (
+        lambda a: (torch.isinf(a * float("inf")), torch.sign(a)),
+        lambda: (_randn(64),),
+        {},
+    ),
 }
 
 # inductor settings a case compiles under

@@ -26,7 +26,9 @@ from .ub_values import _SCALAR, _SCRATCH, _Val, _broadcast, emulation, mask_comb
 # the ops codegen prints as ``%`` / ``//`` / ``/`` / ``*``: ub_profile.emulation's names
 _ARITH = {"mod": "mod", "truncdiv": "floordiv", "truediv": "truediv", "mul": "mul"}
 _BOOL = {"bool": "int1"}  # torch's name of the bit type
-_HEADERS = ("index", "base", "mask")  # a tree's tile-valued header variables ({prefix}index)
+_HEADERS = ("index", "base", "mask")
+# tests upstream prints as a helper's value cast to a bit (``libdevice.isnan(x).to(tl.int1)``)
+_TESTS = ("isnan", "isinf")  # a tree's tile-valued header variables ({prefix}index)
 
 
 def _kind_of(dtype: str) -> str:
@@ -52,6 +54,8 @@ class _Convert:
         self.helpers: _Helpers | None = None
         self.cse_names: dict[str, set] = {}  # a name -> the CSE keys of operations over it
         self.skewed: set[str] = set()  # values priced with a flat view's skewed shape
+        names = list(self.values)  # in the order codegen made them
+        self.before = dict(zip(names[1:], names))
         # an argmax's / argmin's index tile -> its masked operand
         self.arg_index = {
             f["argreduce"]["index"]: f["argreduce"]["value"]
@@ -300,7 +304,12 @@ class _Convert:
         else:
             uses = self._resolve(f.get("args", []))
         v = self._skew(name, f, uses, self._val(f))
-        if name in self.arg_index:  # ``tl.broadcast_to(rindex, tmp6.shape)``: rindex's shape
+        if op == "sign" and self.before.get(name) in self.env:
+            # printed ``sub.to(x.dtype)`` (its sub the op made just before): the source reader
+            # keeps the operand's value for a cast to a dtype it cannot read
+            sub = self.before[name]
+            return self._define(name, [sub], [], self._get(sub).like())
+        elif name in self.arg_index:  # ``tl.broadcast_to(rindex, tmp6.shape)``: rindex's shape
             uses, v = ["rindex", self.arg_index[name]], self._get("rindex").like(cls="v")
             uses = [u for u in uses if u]
         elif f.get("argreduce") and f"{name}_idx" in self.env:  # ``tmp8_idx[:, None]``
@@ -318,6 +327,8 @@ class _Convert:
         else:
             emulation(v, _ARITH.get(op), temps)
         extra = self._extra_tiles(f) if v.is_tile else 0
+        if op in _TESTS and extra is not None and uses and v.is_tile:
+            uses, extra = [self._test(op, f, uses, extra)], 0
         rand = (f.get("call") or [None, op or ""])[1].startswith("rand")
         temps.extend(v.like(cls="r" if rand else "f") for _ in range(extra))
         self._define(name, uses, temps, v)
@@ -331,6 +342,16 @@ class _Convert:
         self.selects.update(self._masks(f["masks"], uses))
         uses += [n for n, g in self.values.items() if name in g.get("args", ()) and n in self.env]
         self._define(name, uses + [name], [], self._val(f))
+
+    def _test(self, op: str, f: dict, uses: list[str], extra: int) -> str:
+        """``libdevice.isnan(x).to(tl.int1)``: the helper's value (its operand's tile, at least
+        four bytes, with the helper's buffers) a nested value of its own, then the cast."""
+        src = [self._get(u) for u in uses]
+        tiles = [x for x in src if x.is_tile] or src
+        call = _Val(_broadcast(*(x.shape for x in tiles)), max(4, *(x.nbytes for x in tiles)))
+        call = call.like(kind=tiles[0].kind)
+        temps = [call.like(cls="f") for _ in range(extra)]
+        return self._nested(("call", op, *uses), list(uses), call, temps)
 
     def _argreduce(self, name: str, f: dict) -> None:
         """``tmp8_val, tmp8_idx = max_with_index(tmp6, tmp9, 1)``: the masked operand reduced

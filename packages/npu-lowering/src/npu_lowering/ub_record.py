@@ -72,6 +72,7 @@ class Recorder:
         self._reducing: list | None = None  # variables made while a reduction is emitted
         self.failed: str | None = None  # why the record is incomplete
         self._indexed: tuple | None = None  # the last index prepared, and its mask vars
+        self._broadcasts: dict[str, str] = {}  # an operand -> its broadcast for a reduction
         self._masked: dict[tuple, str] = {}  # (max / min, operand) -> its masked operand
 
     # -- hooks ---------------------------------------------------------------------------
@@ -142,6 +143,13 @@ class Recorder:
     @_recording
     def _reduced(self, kernel, reduction_type: str, value, made: list) -> None:
         prev = _names(value if isinstance(value, tuple) else [value])
+        operand = _name(value)
+        if made and operand is not None:
+            first = self.values[made[0]]
+            if None in (first["shape"] or [None]):  # its broadcast a CSE hit: the earlier one
+                prev = [self._broadcasts.get(operand, operand)]
+            elif first["op"] is None:
+                self._broadcasts[operand] = made[0]
         # a reduction selects its operand with the kernel's masks; a scan does not
         masks = self._reduction_masks(kernel) if reduction_type != "scan" else []
         for i, name in enumerate(made):
