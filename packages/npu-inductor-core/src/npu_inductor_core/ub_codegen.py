@@ -54,6 +54,7 @@ class _Convert:
         self.helpers: _Helpers | None = None
         self.cse_names: dict[str, set] = {}  # a name -> the CSE keys of operations over it
         self.skewed: set[str] = set()  # values priced with a flat view's skewed shape
+        self._welfords()
         names = list(self.values)  # in the order codegen made them
         self.before = dict(zip(names[1:], names))
         # an argmax's / argmin's index tile -> its masked operand
@@ -309,6 +310,20 @@ class _Convert:
             # keeps the operand's value for a cast to a dtype it cannot read
             sub = self.before[name]
             return self._define(name, [sub], [], self._get(sub).like())
+        elif name in self.welford_raw and self.welford_raw[name] in self.welford_acc:
+            # ``tmp3, tmp4, tmp5 = welford(tmp2_mean, tmp2_m2, tmp2_weight, 1)``: the source
+            # reader reads it unreduced (an over-count the UB model's weights were calibrated
+            # on, standing in for npu's vector welford's temporaries)
+            mean = self.welford_raw[name]
+            uses = [mean, mean.replace("_mean", "_m2"), mean.replace("_mean", "_weight")]
+            v = self._get(mean).like()
+        elif name in self.welford_out and self.welford_out[name] in self.env:
+            # ``tmp2 = tmp3[:, None]``: indexed back from the unreduced value, a skewed shape
+            raw = self.welford_out[name]
+            rest = iter(self._get(raw).shape)
+            shape = [None if d is None else next(rest, None) for d in f.get("shape") or ()]
+            uses, v = [raw], self._get(raw).like(shape=(*shape, *rest))
+            self.skewed.add(name)
         elif name in self.arg_index:  # ``tl.broadcast_to(rindex, tmp6.shape)``: rindex's shape
             uses, v = ["rindex", self.arg_index[name]], self._get("rindex").like(cls="v")
             uses = [u for u in uses if u]
@@ -316,7 +331,12 @@ class _Convert:
             uses, v = [f"{name}_idx"], self._get(f"{name}_idx").like(shape=v.shape)
         if op == "where" and uses:
             self.selects.add(uses[0])
-        if f.get("masks") and "RBLOCK" not in (f.get("shape") or ()):
+        if (
+            f.get("masks")
+            and "RBLOCK" not in (f.get("shape") or ())
+            and name not in self.welford_raw
+            and name not in self.welford_out
+        ):
             # a reduction's operand selected with the kernel's masks (not its flat view)
             self.selects.update(self._masks(f["masks"], uses))
         if op in ("to_dtype", "convert_element_type") and v.kind == "i" and v.nbytes < 4:
@@ -342,6 +362,53 @@ class _Convert:
         self.selects.update(self._masks(f["masks"], uses))
         uses += [n for n, g in self.values.items() if name in g.get("args", ()) and n in self.env]
         self._define(name, uses + [name], [], self._val(f))
+
+    def _welfords(self) -> None:
+        """A looped welford's names upstream writes as text: its running ``tmpN_mean`` /
+        ``_m2`` / ``_weight`` (the accumulator ``_tmpN`` codegen made), their combination
+        ``tmpN_mean_next`` (three targets), and the final ``welford(...)``'s three values (the
+        first of the 1-D values codegen made after the accumulator), each indexed back into
+        one of the reduction's results (``tmpN`` and the values made after them)."""
+        self.welford_acc: dict[str, str] = {}  # tmpN_mean / _m2 / _weight -> tmpN
+        self.welford_next: dict[str, str] = {}  # tmpN_mean_next -> tmpN
+        self.welford_raw: dict[str, str] = {}  # the final welford's first value -> tmpN_mean
+        self.welford_out: dict[str, str] = {}  # a result -> the value it indexes
+        names = list(self.values)
+        ndim = self.rec["ndim"]
+        for i, r in enumerate(names):
+            f = self.values[r]
+            if f.get("kind") != "welford_reduce" or f"_{r}" not in self.values:
+                continue
+            for part in ("mean", "m2", "weight"):
+                self.welford_acc[f"{r}_{part}"] = r
+            self.welford_next[f"{r}_mean_next"] = r
+            raws, outs = [], [r]
+            for n in names[i + 1 :]:
+                g = self.values[n]
+                if g.get("kind") not in ("welford_reduce", "accumulator") or n == f"_{r}":
+                    if n != f"_{r}":
+                        break
+                    continue
+                (raws if len(g.get("shape") or ()) < ndim else outs).append(n)
+            if raws:
+                self.welford_raw[raws[0]] = f"{r}_mean"
+            self.welford_out.update(zip(outs, raws))
+
+    def _welford_acc(self, name: str, r: str) -> None:
+        """``tmpN_mean = tl.zeros(...)`` before the loop; in it, ``tl.where(masks,
+        tmpN_mean_next, tmpN_mean)``."""
+        f = self.values[f"_{r}"]
+        if name not in self.env:
+            return self._define(name, [], [], self._val(f))
+        uses: list[str] = []
+        self.selects.update(self._masks(f.get("masks") or [], uses))
+        self._define(name, [*uses, f"{name}_next", name], [], self._val(f))
+
+    def _welford_next(self, name: str, r: str) -> None:
+        """``welford_reduce(tmp1, tmpN_mean, tmpN_m2, tmpN_weight, roffset == 0)``: its operand
+        the value codegen made just before the result (its broadcast)."""
+        uses = [self.before.get(r), *(f"{r}_{p}" for p in ("mean", "m2", "weight")), "roffset"]
+        self._define(name, [u for u in uses if u], [], self._val(self.values[f"_{r}"]))
 
     def _test(self, op: str, f: dict, uses: list[str], extra: int) -> str:
         """``libdevice.isnan(x).to(tl.int1)``: the helper's value (its operand's tile, at least
@@ -380,13 +447,11 @@ class _Convert:
         know); the reduced value is then indexed back (``[:, None, None]``) from that shape,
         and the values computed from it broadcast it, a skewed over-count. The UB model's
         weights were calibrated on the source reader's figures, so they are reproduced here."""
-        if not self.flat:
-            return v
         args = f.get("args") or []
-        if f["op"] == "reduction" and "RBLOCK" in (f.get("shape") or ()) and args:
+        if self.flat and f["op"] == "reduction" and "RBLOCK" in (f.get("shape") or ()) and args:
             return v.like(shape=self._get(args[0]).shape)
         flat = self.values.get(args[0], {}).get("shape") or () if args else ()
-        if f["op"] == "reduction" and "RBLOCK" in flat:
+        if self.flat and f["op"] == "reduction" and "RBLOCK" in flat:
             axis = flat.index("RBLOCK")
             rest = iter(d for i, d in enumerate(self._get(args[0]).shape) if i != axis)
             shape = [None if d is None else next(rest, None) for d in f.get("shape") or ()]
@@ -419,7 +484,7 @@ class _Convert:
     def run(self) -> dict:
         loops: list[list[int]] = []
         open_loops: list[tuple[int, int]] = []  # (indentation, first statement)
-        stores = iter(self.rec["stores"])
+        stores = list(self.rec["stores"])
         checks = iter(self.rec.get("asserts", ()))
         for indent, name, kind in self.rec["lines"]:
             while open_loops and indent <= open_loops[-1][0]:
@@ -436,9 +501,15 @@ class _Convert:
                 if a is not None:
                     self._assert(a)
             elif kind == "store":
-                s = next(stores, None)
+                # the store through the line's pointer (a record without it: the next one)
+                s = next((t for t in stores if t["ptr"] == name), stores[0] if stores else None)
                 if s is not None:
+                    stores.remove(s)
                     self._store(s)
+            elif name in self.welford_acc:
+                self._welford_acc(name, self.welford_acc[name])
+            elif name in self.welford_next:
+                self._welford_next(name, self.welford_next[name])
             elif name and name.endswith("_val") and self.values.get(name[:-4], {}).get("argreduce"):
                 self._argreduce(name, self.values[name[:-4]])
             elif name in self.values and self.values[name]["op"] == "load":

@@ -322,6 +322,8 @@ def body_lines(body) -> list:
             names = [n for n in names if n]
             if not names or not all(n.isidentifier() for n in names):
                 names = [None]
+            if kind == "store":  # the pointer it stores through: which store the line is
+                names = [re.split(r"[\s,+(]", stripped.split("(", 1)[1].lstrip("("), maxsplit=1)[0]]
             out.append([indent, names[0], kind])
             out.extend([indent, n, "alias"] for n in names[1:])
     return out
