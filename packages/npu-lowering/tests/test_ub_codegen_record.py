@@ -110,11 +110,22 @@ CASES = {
         lambda: (_randn(64),),
         {},
     ),
+    # a looped welford over two axes: each running value's flat view, then the unreduced
+    # ``welford(...)`` of the three
+    "two_axis_looped_var_mean": (
+        lambda a: torch.var_mean(a, [1, 3]),
+        lambda: (_randn(1, 16, 2, 1024),),
+        {},
+    ),
 }
 
 # inductor settings a case compiles under
 PATCHES = {
     "two_axis_var_mean": {"triton.prefer_nd_tiling": True, "triton.tile_reductions": True},
+    "two_axis_looped_var_mean": {
+        "triton.prefer_nd_tiling": True,
+        "triton.tile_reductions": True,
+    },
 }
 
 

@@ -310,13 +310,16 @@ class _Convert:
             # keeps the operand's value for a cast to a dtype it cannot read
             sub = self.before[name]
             return self._define(name, [sub], [], self._get(sub).like())
-        elif name in self.welford_raw and self.welford_raw[name] in self.welford_acc:
+        elif name in self.welford_flat and self.welford_flat[name] in self.env:
+            # ``tl.reshape(tmp2_mean, [XBLOCK, RBLOCK])``: read as its operand's shape
+            uses = [self.welford_flat[name]]
+            v = self._get(uses[0]).like()
+        elif name in self.welford_raw and self.welford_raw[name][0] in self.env:
             # ``tmp3, tmp4, tmp5 = welford(tmp2_mean, tmp2_m2, tmp2_weight, 1)``: the source
             # reader reads it unreduced (an over-count the UB model's weights were calibrated
             # on, standing in for npu's vector welford's temporaries)
-            mean = self.welford_raw[name]
-            uses = [mean, mean.replace("_mean", "_m2"), mean.replace("_mean", "_weight")]
-            v = self._get(mean).like()
+            uses = list(self.welford_raw[name])
+            v = self._get(uses[0]).like()
         elif name in self.welford_out and self.welford_out[name] in self.env:
             # ``tmp2 = tmp3[:, None]``: indexed back from the unreduced value, a skewed shape
             raw = self.welford_out[name]
@@ -335,6 +338,7 @@ class _Convert:
             f.get("masks")
             and "RBLOCK" not in (f.get("shape") or ())
             and name not in self.welford_raw
+            and name not in self.welford_flat
             and name not in self.welford_out
         ):
             # a reduction's operand selected with the kernel's masks (not its flat view)
@@ -371,7 +375,8 @@ class _Convert:
         one of the reduction's results (``tmpN`` and the values made after them)."""
         self.welford_acc: dict[str, str] = {}  # tmpN_mean / _m2 / _weight -> tmpN
         self.welford_next: dict[str, str] = {}  # tmpN_mean_next -> tmpN
-        self.welford_raw: dict[str, str] = {}  # the final welford's first value -> tmpN_mean
+        self.welford_raw: dict[str, list] = {}  # the final welford's first value -> operands
+        self.welford_flat: dict[str, str] = {}  # a running value's flat view -> the value
         self.welford_out: dict[str, str] = {}  # a result -> the value it indexes
         names = list(self.values)
         ndim = self.rec["ndim"]
@@ -382,16 +387,21 @@ class _Convert:
             for part in ("mean", "m2", "weight"):
                 self.welford_acc[f"{r}_{part}"] = r
             self.welford_next[f"{r}_mean_next"] = r
-            raws, outs = [], [r]
+            accs = [f"{r}_{part}" for part in ("mean", "m2", "weight")]
+            flats, raws, outs = [], [], [r]
             for n in names[i + 1 :]:
                 g = self.values[n]
-                if g.get("kind") not in ("welford_reduce", "accumulator") or n == f"_{r}":
-                    if n != f"_{r}":
-                        break
+                if n == f"_{r}":
                     continue
-                (raws if len(g.get("shape") or ()) < ndim else outs).append(n)
+                if g.get("kind") != "welford_reduce":
+                    break
+                shape = g.get("shape") or ()
+                # two reduction axes: each running value's flat view (``tl.reshape``) first
+                group = flats if "RBLOCK" in shape else raws if len(shape) < ndim else outs
+                group.append(n)
             if raws:
-                self.welford_raw[raws[0]] = f"{r}_mean"
+                self.welford_raw[raws[0]] = flats[:3] if flats else accs
+            self.welford_flat.update(zip(flats, accs))
             self.welford_out.update(zip(outs, raws))
 
     def _welford_acc(self, name: str, r: str) -> None:
