@@ -117,6 +117,14 @@ CASES = {
         lambda: (_randn(1, 16, 2, 1024),),
         {},
     ),
+    # a looped argmax: its ``_tmpN_index`` accumulator and ``maximum_with_index`` combination
+    # (names upstream writes as text, rebuilt from the accumulator codegen made)
+    "looped_argmax": (lambda a: a.argmax(-1), lambda: (_randn(4, 16384),), {}),
+    "looped_reductions": (
+        lambda a: (a.sum(-1), a.amax(-1), a.argmax(-1), torch.var_mean(a, -1)),
+        lambda: (_randn(4, 16384),),
+        {},
+    ),
 }
 
 # inductor settings a case compiles under

@@ -55,6 +55,11 @@ class _Convert:
         self.cse_names: dict[str, set] = {}  # a name -> the CSE keys of operations over it
         self.skewed: set[str] = set()  # values priced with a flat view's skewed shape
         self._welfords()
+        looped = [
+            r for r, f in self.values.items() if f.get("argreduce") and f"_{r}" in self.values
+        ]
+        self.arg_acc = {f"_{r}_index": r for r in looped}  # a looped argmax's index accumulator
+        self.arg_next = {f"_{r}_next": r for r in looped}  # its combination
         names = list(self.values)  # in the order codegen made them
         self.before = dict(zip(names[1:], names))
         # an argmax's / argmin's index tile -> its masked operand
@@ -365,7 +370,31 @@ class _Convert:
         uses: list[str] = []
         self.selects.update(self._masks(f["masks"], uses))
         uses += [n for n, g in self.values.items() if name in g.get("args", ()) and n in self.env]
+        if f"{name}_next" in self.env:  # an argmax's ``maximum_with_index`` combination
+            uses.append(f"{name}_next")
         self._define(name, uses + [name], [], self._val(f))
+
+    def _arg_index(self, name: str, r: str) -> None:
+        """A looped argmax's index accumulator, ``_tmpN_index``: a full tile of the index
+        type before the loop, selected into in it."""
+        acc = self.values[f"_{r}"]
+        v = self._val(acc).like(nbytes=self.rec.get("index_bytes", 4), kind="i")
+        if name not in self.env:
+            return self._define(name, [], [], v)
+        uses: list[str] = []
+        self.selects.update(self._masks(acc.get("masks") or [], uses))
+        self._define(name, [*uses, f"{name}_next", name], [], v)
+
+    def _arg_next(self, name: str, r: str) -> None:
+        """``_tmpN_next, _tmpN_index_next = maximum_with_index(_tmpN, _tmpN_index, tmp1,
+        rindex)``: the helper's buffers on the accumulator's tile (as the source reader finds
+        the helper's body)."""
+        v = self._val(self.values[f"_{r}"])
+        root = self.values[r].get("kind", "argmax").removeprefix("arg")
+        extra = self._extra_tiles({"call": ["triton_helpers", f"{root}imum_with_index"]})
+        uses = [f"_{r}", f"_{r}_index", self.before.get(r), "rindex"]
+        temps = [v.like(cls="f") for _ in range(extra)]
+        self._define(name, [u for u in uses if u], temps, v)
 
     def _welfords(self) -> None:
         """A looped welford's names upstream writes as text: its running ``tmpN_mean`` /
@@ -516,6 +545,10 @@ class _Convert:
                 if s is not None:
                     stores.remove(s)
                     self._store(s)
+            elif name in self.arg_acc:
+                self._arg_index(name, self.arg_acc[name])
+            elif name in self.arg_next:
+                self._arg_next(name, self.arg_next[name])
             elif name in self.welford_acc:
                 self._welford_acc(name, self.welford_acc[name])
             elif name in self.welford_next:

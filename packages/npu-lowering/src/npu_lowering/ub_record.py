@@ -181,6 +181,8 @@ class Recorder:
         if reduction_type in ("argmax", "argmin") and result is not None:
             facts = self.values[result]
             facts["argreduce"] = {"value": self._masked.get((root, operand)), "index": made[-1]}
+            if f"_{result}" in made:  # looped: its accumulator and the index accumulator
+                facts["argreduce"] = {"value": f"_{result}", "index": f"_{result}_index"}
             facts.pop("masks", None)  # printed from the index the call returns
             for n in masked:  # the masked operand reads the operand, not the result printed later
                 if self.values[n]["args"] == [result]:
