@@ -310,6 +310,8 @@ class _Convert:
         else:
             uses = self._resolve(f.get("args", []))
         v = self._skew(name, f, uses, self._val(f))
+        if op == "signbit" and uses:
+            return self._define(name, *self._signbit(uses[0]))
         if op == "sign" and self.before.get(name) in self.env:
             # printed ``sub.to(x.dtype)`` (its sub the op made just before): the source reader
             # keeps the operand's value for a cast to a dtype it cannot read
@@ -448,6 +450,21 @@ class _Convert:
         the value codegen made just before the result (its broadcast)."""
         uses = [self.before.get(r), *(f"{r}_{p}" for p in ("mean", "m2", "weight")), "roffset"]
         self._define(name, [u for u in uses if u], [], self._val(self.values[f"_{r}"]))
+
+    def _signbit(self, x: str) -> tuple[list, list, _Val]:
+        """Upstream prints a sign test ``(libdevice.signbit(x) != 0) if (x).dtype is tl.float32
+        or (x).dtype is tl.float64 else x < 0``, its branch chosen by the dtype when Triton
+        compiles it; the source reader prices every part (both dtype tests, their ``or``, the
+        call, its comparison and the other branch), an over-count the UB model was calibrated
+        on, so each is a nested value here too. The uses, temporaries and value."""
+        xv = self._get(x)
+        bit = _Val(xv.shape, 1, "b")
+        tests = [self._nested(("is", dt, x), [x], bit, []) for dt in ("float32", "float64")]
+        test = self._nested(("or", *tests), tests, bit, [])
+        call = self._nested(("signbit", x), [x], _Val(xv.shape, max(4, xv.nbytes), xv.kind), [])
+        body = self._nested(("ne", call, "0"), [call], bit, [])
+        other = self._nested(("lt", x, "0"), [x], bit, [])
+        return [test, body, other], [], bit
 
     def _test(self, op: str, f: dict, uses: list[str], extra: int) -> str:
         """``libdevice.isnan(x).to(tl.int1)``: the helper's value (its operand's tile, at least
