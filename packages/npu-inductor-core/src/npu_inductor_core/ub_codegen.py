@@ -310,6 +310,8 @@ class _Convert:
         else:
             uses = self._resolve(f.get("args", []))
         v = self._skew(name, f, uses, self._val(f))
+        if f.get("guard") and uses:
+            return self._define(name, *self._guarded(f["guard"], uses[0]))
         if op == "signbit" and uses:
             return self._define(name, *self._signbit(uses[0]))
         if op == "sign" and self.before.get(name) in self.env:
@@ -450,6 +452,26 @@ class _Convert:
         the value codegen made just before the result (its broadcast)."""
         uses = [self.before.get(r), *(f"{r}_{p}" for p in ("mean", "m2", "weight")), "roffset"]
         self._define(name, [u for u in uses if u], [], self._val(self.values[f"_{r}"]))
+
+    def _guarded(self, guard: list, x: str) -> tuple[list, list, _Val]:
+        """``tl.where(tl.abs(x) == float('inf'), x - x, libdevice.j1(x))``: the abs, its
+        comparison, the difference and the helper's call (with its buffers), each a nested
+        value, selected between. The uses, temporaries and value."""
+        abs_module, module, fn = guard
+        xv = self._get(x)
+        v = _Val(xv.shape, max(4, xv.nbytes), xv.kind)
+        absv = self._nested(
+            ("abs", abs_module, x),
+            [x],
+            v,
+            [v.like(cls="f")] * self._extra_tiles({"call": [abs_module, "abs"]}),
+        )
+        inf = self._nested(("eq", absv, "inf"), [absv], _Val(xv.shape, 1, "b"), [])
+        self.selects.add(inf)
+        diff = self._nested(("sub", x, x), [x], v, [])
+        extra = self._extra_tiles({"call": [module, fn]})
+        call = self._nested(("call", fn, x), [x], v, [v.like(cls="f") for _ in range(extra)])
+        return [inf, diff, call], [], v
 
     def _signbit(self, x: str) -> tuple[list, list, _Val]:
         """Upstream prints a sign test ``(libdevice.signbit(x) != 0) if (x).dtype is tl.float32

@@ -101,6 +101,8 @@ class Recorder:
                     facts.update(op=name, args=_names([*args, *kwargs.values()]))
                     if call := _called(kernel, r):
                         facts["call"] = call
+                    if guard := _inf_guarded(name):
+                        facts["guard"] = guard
                     if name == "index_expr":  # printed as its prepared index, cast
                         facts["index"] = self._index(kernel)
 
@@ -344,6 +346,24 @@ def _called(kernel, var) -> list | None:
         if i > 4:
             break
     return None
+
+
+_GUARD = re.compile(r"tl\.where\((\w+)\.abs\(X\) == float\('inf'\), X - X, (\w+)\.(\w+)\(X\)\)")
+
+
+@functools.cache
+def _inf_guarded(op: str) -> list | None:
+    """A special function upstream prints guarded against infinities, ``tl.where(tl.abs(x) ==
+    float('inf'), x - x, libdevice.j1(x))`` (its own table of printers, asked for the op's
+    form): the abs's module, the helper's module and name."""
+    from torch._inductor.codegen.common import pointwise_overrides_data
+
+    data = pointwise_overrides_data.get(op)
+    try:
+        match = _GUARD.fullmatch(data.triton("X")) if data and data.triton else None
+    except TypeError:  # a printer of more operands
+        return None
+    return list(match.groups()) if match else None
 
 
 def _static(expr) -> int | None:
