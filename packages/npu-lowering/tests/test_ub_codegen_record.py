@@ -128,11 +128,19 @@ CASES = {
         lambda: (_randn(64),),
         {},
     ),
+    # triton_helpers helpers (``neg_signed_zero``, ``maximum_signed_zero``) priced by their
+    # bodies, as the source reader finds them
+    "signed_zero": (
+        lambda a, b: (-a, torch.maximum(a, b), torch.minimum(a, b)),
+        lambda: (_randn(64), _randn(64)),
+        {},
+    ),
 }
 
 # inductor settings a case compiles under
 PATCHES = {
     "two_axis_var_mean": {"triton.prefer_nd_tiling": True, "triton.tile_reductions": True},
+    "signed_zero": {"strict_signed_zero": True},
     "two_axis_looped_var_mean": {
         "triton.prefer_nd_tiling": True,
         "triton.tile_reductions": True,

@@ -27,7 +27,7 @@ from torch._inductor.codegen.triton import TritonKernel
 
 # an address whose index holds these is a gather (as ``x % 8`` / ``x // 8`` in the source)
 _IRREGULAR = (ModularIndexing, FloorDiv, sympy.Mod)
-_CALL = re.compile(r"(libdevice|tl_math)\.(\w+)\(")
+_CALL = re.compile(r"(libdevice|tl_math|triton_helpers)\.(\w+)\(")
 
 
 def _dtype(dtype) -> str | None:
