@@ -135,6 +135,15 @@ CASES = {
         lambda: (_randn(64), _randn(64)),
         {},
     ),
+    # npu's scatter fold of an atomic add under two axes' masks (scatter_mask): the value
+    # selected outside ops, the address ``tl.where(r0_mask, tl.broadcast_to(...), ...)``
+    "scatter_fold": (
+        lambda x, i: torch.zeros(10, 24, device=x.device).index_put_(
+            (i,), x - x.amax(-1, keepdim=True), accumulate=True
+        ),
+        lambda: (_randn(12, 24), torch.randint(-10, 10, (12,), device="npu")),
+        {},
+    ),
 }
 
 # inductor settings a case compiles under
@@ -183,10 +192,12 @@ def test_codegen_record_profiles_as_the_source_does(case, saved):
     with inductor_config.patch(PATCHES.get(case, {})):
         torch.compile(fn)(*make())
     records = sorted(saved.glob("*.ub.json"))
-    assert len(records) == 1, records
-    assert "failed" not in json.loads(records[0].read_text())
-    from_source, from_codegen = _statements(records[0])
-    assert dict(_tiles(from_codegen) - _tiles(from_source)) == only_in_codegen
-    assert dict(_tiles(from_source) - _tiles(from_codegen)) == only_in_source
-    same = ub_liveness.profile_of(from_source) == ub_liveness.profile_of(from_codegen)
-    assert same == (not only_in_source and not only_in_codegen)
+    # a case with differences pinned compiles one kernel; one that agrees may compile several
+    assert len(records) == 1 or (records and not only_in_source and not only_in_codegen), records
+    for record in records:
+        assert "failed" not in json.loads(record.read_text())
+        from_source, from_codegen = _statements(record)
+        assert dict(_tiles(from_codegen) - _tiles(from_source)) == only_in_codegen
+        assert dict(_tiles(from_source) - _tiles(from_codegen)) == only_in_source
+        same = ub_liveness.profile_of(from_source) == ub_liveness.profile_of(from_codegen)
+        assert same == (not only_in_source and not only_in_codegen)

@@ -178,6 +178,8 @@ class _Convert:
             # the offsets: tiles of the gather-offset class, as wide as the widest index (an
             # int64 indirect index: 8 bytes, an emulated multiply)
             off, names = self._index_value(a, "g")
+            if a.get("fold"):
+                names = self._fold(a, a["fold"], names, off)
             uses.extend(names)
             temps.append(off.like(kind="i", cls="g"))
             return True
@@ -195,6 +197,29 @@ class _Convert:
             return False
         strided_buffer(shape, min(strides), nbytes, self.padded, temps)
         return True
+
+    def _fold(self, a: dict, fold: dict, names: list[str], off: _Val) -> list[str]:
+        """npu's scatter fold of an atomic address, ``tl.where(r0_mask, tl.broadcast_to(idx,
+        [XBLOCK, R0_BLOCK]), idx at r0 = 0)``: the broadcast, the address at the reduction
+        axes' 0 (its terms without them) and the select, each a gather offset of its own."""
+        shape: list = [None] * self.rec["ndim"]
+        for prefix, tree in self.rec["trees"].items():
+            if tree["dim"] is not None:
+                shape[tree["dim"]] = _axis(f"{prefix.upper()}BLOCK")
+        full = off.like(shape=tuple(shape), kind="i", cls="g")
+        if fold.get("broadcast"):
+            names = [self._nested(("broadcast", *names), list(names), full, [])]
+        zero: list[str] = []
+        if fold.get("at_zero"):
+            reduced = {n for n, e in self.rec["entries"].items() if e["root"].startswith("r")}
+            terms = [t for t in a["terms"] if not reduced.intersection(t[1])]
+            uses = sorted({n for _, ns in terms for n in ns})
+            rest = {**a, "terms": terms, "uses": uses, "constant": not uses}
+            zero = self._index_value(rest, "g")[1]
+        masks: list[str] = []
+        self.selects.update(self._masks(fold["moved"], masks))
+        both = [*masks, *names, *zero]
+        return [self._nested(("fold", *both), both, full, [])]
 
     def _index_value(self, a: dict, cls: str) -> tuple[_Val, list[str]]:
         """An index computed as a tile: each scaled term, then their sum, nested operations of

@@ -594,8 +594,9 @@ class NpuTritonKernel(NpuRuntimeMixin, ub_record.RecordingKernel, TritonKernel):
         fold = scatter_mask.plan(self, index) if mode == "atomic_add" else None
         if fold is None:
             return super().store(name, index, value, mode)
-        value = scatter_mask.masked_value(self, fold, name, value)
-        self._npu_scatter_fold = fold
+        masked = scatter_mask.masked_value(self, fold, name, value)
+        self._npu_ub.folded(masked, value, fold)
+        value, self._npu_scatter_fold = masked, fold
         try:
             return super().store(name, index, value, mode)
         finally:

@@ -72,6 +72,7 @@ class Recorder:
         self._reducing: list | None = None  # variables made while a reduction is emitted
         self.failed: str | None = None  # why the record is incomplete
         self._indexed: tuple | None = None  # the last index prepared, and its mask vars
+        self._fold: dict | None = None  # the scatter fold of the store being emitted
         self._broadcasts: dict[str, str] = {}  # an operand -> its broadcast for a reduction
         self._masked: dict[tuple, str] = {}  # (max / min, operand) -> its masked operand
 
@@ -107,6 +108,18 @@ class Recorder:
                         facts["index"] = self._index(kernel)
 
     @_recording
+    def folded(self, masked, value, fold) -> None:
+        """An atomic store's scatter fold (scatter_mask): its value selected under the moved
+        masks (``tl.where(r0_mask, tmp11, -0.0)``, made outside ops), its address folded."""
+        facts = self.values.get(getattr(masked, "name", None))
+        if facts is not None and facts["op"] is None:
+            facts.update(op="where", args=[*fold.moved.split(" & "), *_names([value])])
+        self._fold = {
+            "moved": fold.moved.split(" & "),
+            "at_zero": fold.masked_address != "0",
+        }
+
+    @_recording
     def check(self, kernel, lower: bool, upper: bool) -> None:
         """An indirect index's bounds check (``check_bounds``): its index and mask."""
         self.asserts.append({"lower": lower, "upper": upper, **self._index(kernel)})
@@ -129,6 +142,8 @@ class Recorder:
     def _stored(self, kernel, buf: str, value, count: int) -> None:
         section = 1 if len(_compat.lines_of(kernel.post_loop_store)) > count else 0
         address = self._address(kernel, buf, True)
+        if self._fold is not None:
+            address["fold"], self._fold = self._fold, None
         self.stores.append({"buf": buf, "value": _name(value), "section": section, **address})
 
     def reduction(self, kernel, reduction_type: str, value, emit):
@@ -206,6 +221,8 @@ class Recorder:
         prints it (with npu's changes: a masked load's reduced mask)."""
         if hasattr(opts, "mask_vars"):
             self._indexed = (opts.index, [str(m) for m in opts.mask_vars])
+            if self._fold is not None:  # the folded address broadcasts upstream's dense index
+                self._fold["broadcast"] = "tl.broadcast_to(" in str(opts.index_str)
 
     @_recording
     def entry(self, entry) -> None:
