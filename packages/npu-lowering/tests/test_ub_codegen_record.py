@@ -144,6 +144,16 @@ CASES = {
         lambda: (_randn(12, 24), torch.randint(-10, 10, (12,), device="npu")),
         {},
     ),
+    # a row quantized to int8 and uint8: npu casts a tile of two dimensions on a flat view,
+    # upstream casts a float to uint8 through int16
+    "quant_rows": (
+        lambda a: (
+            (q := (a / a.abs().amax(-1, keepdim=True) * 127).round()).to(torch.int8),
+            q.clamp(0, 255).to(torch.uint8),
+        ),
+        lambda: (_randn(8, 64),),
+        {},
+    ),
 }
 
 # inductor settings a case compiles under

@@ -378,18 +378,33 @@ class _Convert:
             # a reduction's operand selected with the kernel's masks (not its flat view)
             self.selects.update(self._masks(f["masks"], uses))
         if op in ("to_dtype", "convert_element_type") and v.kind == "i" and v.nbytes < 4:
-            src = self._get(uses[0]) if uses else v
-            if src.is_tile:  # a cast down to a narrow integer: through int32 and a fixed scratch
-                temps.append(src.like(nbytes=4, kind="i", cls="e"))
-                temps.extend(_SCRATCH)
-        else:
-            emulation(v, _ARITH.get(op), temps)
+            return self._narrow(name, f, uses, v)
+        emulation(v, _ARITH.get(op), temps)
         extra = self._extra_tiles(f) if v.is_tile else 0
         if op in _TESTS and extra is not None and uses and v.is_tile:
             uses, extra = [self._test(op, f, uses, extra)], 0
         rand = (f.get("call") or [None, op or ""])[1].startswith("rand")
         temps.extend(v.like(cls="r" if rand else "f") for _ in range(extra))
         self._define(name, uses, temps, v)
+
+    def _narrow(self, name: str, f: dict, uses: list[str], v: _Val) -> None:
+        """A cast down to a narrow integer, through int32 and a fixed scratch; from a float to
+        uint8 through int16 first (upstream's ``.to(tl.int16).to(tl.uint8)``); a tile of
+        several dimensions cast on a flat view (npu's narrow_cast: ``x.reshape(XBLOCK *
+        R0_BLOCK).to(tl.int8).reshape(XBLOCK, R0_BLOCK)``), each step a nested value."""
+        src = self._get(uses[0]) if uses else v
+        flat = src.is_tile and src.kind != "b" and len(v.shape) >= 2 and any(v.shape)
+        if flat:
+            uses = [self._nested(("flat", *uses), list(uses), src.like(), [])]
+        steps = [v.like(nbytes=2)] if f.get("dtype") == "uint8" and src.kind == "f" else []
+        steps.append(v)
+        for i, step in enumerate(steps):
+            temps = [src.like(nbytes=4, kind="i", cls="e"), *_SCRATCH] if src.is_tile else []
+            if i == len(steps) - 1 and not flat:
+                return self._define(name, uses, temps, step)
+            uses = [self._nested(("narrow", *uses, step.key()), list(uses), step.like(), temps)]
+            src = step
+        self._define(name, uses, [], v)
 
     def _accumulator(self, name: str, f: dict) -> None:
         """A looped reduction's accumulator: its first line initialises it (a full tile), each
