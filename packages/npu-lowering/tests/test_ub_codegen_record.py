@@ -154,6 +154,12 @@ CASES = {
         lambda: (_randn(8, 64),),
         {},
     ),
+    # a gather (``y0 = yindex % 8``) whose innermost dimension is strided: staged as well
+    "strided_gather": (
+        lambda a: a.permute(0, 2, 1).reshape(16, 16) + 0,
+        lambda: (_randn(2, 16, 8),),
+        {},
+    ),
 }
 
 # inductor settings a case compiles under

@@ -182,8 +182,13 @@ class _Convert:
                 names = self._fold(a, a["fold"], names, off)
             uses.extend(names)
             temps.append(off.like(kind="i", cls="g"))
+            self._staged(a, shape, nbytes, temps)  # a gather is staged too where strided
             return True
         uses.extend(a["uses"])
+        return self._staged(a, shape, nbytes, temps)
+
+    def _staged(self, a: dict, shape: tuple, nbytes: int, temps: list) -> bool:
+        """A strided innermost dimension staged (``p``): True when the access is strided."""
         inner = next((d for d in reversed(shape) if d), None)
         if inner is None:
             return False
