@@ -160,6 +160,8 @@ CASES = {
         lambda: (_randn(2, 16, 8),),
         {},
     ),
+    # -0.0 printed as its bits, bitcast (a full tile, then the cast)
+    "negative_zero": (lambda a: torch.full_like(a, -0.0), lambda: (_randn(64),), {}),
 }
 
 # inductor settings a case compiles under

@@ -340,6 +340,8 @@ class _Convert:
         else:
             uses = self._resolve(f.get("args", []))
         v = self._skew(name, f, uses, self._val(f))
+        if f.get("cast"):  # a constant printed as a full tile of another type, then cast
+            return self._define(name, [self._nested(("full", name), [], v.like(), [])], [], v)
         if f.get("guard") and uses:
             return self._define(name, *self._guarded(f["guard"], uses[0]))
         if op == "signbit" and uses:

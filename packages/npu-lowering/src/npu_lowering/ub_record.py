@@ -14,6 +14,7 @@ upstream splices its buffers into the body in ``codegen_body`` with no hook per 
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 import sympy
@@ -104,6 +105,8 @@ class Recorder:
                         facts["call"] = call
                     if guard := _inf_guarded(name):
                         facts["guard"] = guard
+                    if name == "constant" and _cast_constant(*args[:2]):
+                        facts["cast"] = True
                     if name == "index_expr":  # printed as its prepared index, cast
                         facts["index"] = self._index(kernel)
 
@@ -366,6 +369,16 @@ def _called(kernel, var) -> list | None:
 
 
 _GUARD = re.compile(r"tl\.where\((\w+)\.abs\(X\) == float\('inf'\), X - X, (\w+)\.(\w+)\(X\)\)")
+
+
+def _cast_constant(value, dtype) -> bool:
+    """A constant upstream prints as a full tile of another type, then cast: -0.0 (its bits,
+    bitcast) and a negative value of an unsigned type (TritonOverrides._shaped_constant)."""
+    if not isinstance(dtype, torch.dtype) or not isinstance(value, (int, float)):
+        return False
+    if dtype in (torch.float32, torch.float64) and value == 0:
+        return math.copysign(1.0, value) < 0
+    return value < 0 and not dtype.is_floating_point and not dtype.is_signed and dtype != torch.bool
 
 
 @functools.cache
