@@ -162,6 +162,8 @@ CASES = {
     ),
     # -0.0 printed as its bits, bitcast (a full tile, then the cast)
     "negative_zero": (lambda a: torch.full_like(a, -0.0), lambda: (_randn(64),), {}),
+    # an int64 iota (value_expr): upstream's index_expr inside it, made outside ops, then cast
+    "iota": (lambda a: torch.arange(64, device=a.device) + a, lambda: (_long(64),), {}),
 }
 
 # inductor settings a case compiles under

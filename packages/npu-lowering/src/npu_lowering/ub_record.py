@@ -109,6 +109,16 @@ class Recorder:
                         facts["cast"] = True
                     if name == "index_expr":  # printed as its prepared index, cast
                         facts["index"] = self._index(kernel)
+                    if name == "value_expr":  # an index_expr (made outside ops), cast again
+                        self._value_expr(kernel, r.name, facts)
+
+    def _value_expr(self, kernel, name: str, facts: dict) -> None:
+        names = list(self.values)
+        inner = names[names.index(name) - 1] if names.index(name) > 0 else None
+        if inner is not None and self.values[inner]["op"] is None:
+            self.values[inner].update(op="index_expr", index=self._index(kernel))
+            self.values[inner]["args"] = list(facts["args"])
+            facts["args"] = [inner]
 
     @_recording
     def folded(self, masked, value, fold) -> None:
