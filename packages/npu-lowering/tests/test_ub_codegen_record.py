@@ -164,6 +164,8 @@ CASES = {
     "negative_zero": (lambda a: torch.full_like(a, -0.0), lambda: (_randn(64),), {}),
     # an int64 iota (value_expr): upstream's index_expr inside it, made outside ops, then cast
     "iota": (lambda a: torch.arange(64, device=a.device) + a, lambda: (_long(64),), {}),
+    # a cat: ``ops.masked``'s other value, ``tl.full(tmp13.shape, 0.0, tmp13.dtype)``
+    "cat": (lambda a: torch.cat([a.t(), a.t() * 2]) + 1, lambda: (_randn(6, 8),), {}),
 }
 
 # inductor settings a case compiles under

@@ -340,6 +340,10 @@ class _Convert:
         else:
             uses = self._resolve(f.get("args", []))
         v = self._skew(name, f, uses, self._val(f))
+        if op == "fill" and uses:
+            # ``tl.full(tmp13.shape, 0.0, tmp13.dtype)``: the source reader reads a shape that is
+            # no list as a scalar (what its weights were calibrated on)
+            return self._define(name, [uses[0], uses[0]], [], _SCALAR)
         if f.get("cast"):  # a constant printed as a full tile of another type, then cast
             return self._define(name, [self._nested(("full", name), [], v.like(), [])], [], v)
         if f.get("guard") and uses:

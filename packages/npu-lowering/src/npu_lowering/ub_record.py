@@ -111,6 +111,15 @@ class Recorder:
                         facts["index"] = self._index(kernel)
                     if name == "value_expr":  # an index_expr (made outside ops), cast again
                         self._value_expr(kernel, r.name, facts)
+                    if name == "where" and len(facts["args"]) == 3:
+                        self._masked_fill(facts["args"])
+
+    def _masked_fill(self, args: list) -> None:
+        """``ops.masked``'s other value, ``tl.full(tmp13.shape, 0.0, tmp13.dtype)`` (made outside
+        ops): the fill of its body's result."""
+        other = self.values.get(args[2])
+        if other is not None and other["op"] is None:
+            other.update(op="fill", args=[args[1]])
 
     def _value_expr(self, kernel, name: str, facts: dict) -> None:
         names = list(self.values)
