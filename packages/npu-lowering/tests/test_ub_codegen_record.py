@@ -166,6 +166,14 @@ CASES = {
     "iota": (lambda a: torch.arange(64, device=a.device) + a, lambda: (_long(64),), {}),
     # a cat: ``ops.masked``'s other value, ``tl.full(tmp13.shape, 0.0, tmp13.dtype)``
     "cat": (lambda a: torch.cat([a.t(), a.t() * 2]) + 1, lambda: (_randn(6, 8),), {}),
+    # not yet: a gather whose printed address nests ``%`` and ``//`` (``16*(((x0 + 2*(x1)) %
+    # 6)) + (((x1) // 3) % 16)``): the source reader prices each printed operation of it as a
+    # gather offset, the record sums the sympy index term by term
+    "nested_gather": (
+        lambda a: torch.cat([a.t().reshape(-1, 2), a.t().reshape(-1, 2) * 2]) + 1,
+        lambda: (_randn(6, 16),),
+        {("g|X:4", ()): 12},
+    ),
 }
 
 # inductor settings a case compiles under
