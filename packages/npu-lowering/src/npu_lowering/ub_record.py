@@ -156,9 +156,13 @@ class Recorder:
     def store(self, kernel, buf: str, value, emit) -> None:
         """A store, emitted by ``emit``: its address and the buffer its line went to (upstream
         writes the body's stores before the stores after a reduction loop)."""
-        count = len(_compat.lines_of(kernel.post_loop_store))
+        count = self._post_loop_lines(kernel)
         emit()
         self._stored(kernel, buf, value, count)
+
+    @_recording
+    def _post_loop_lines(self, kernel) -> int:
+        return len(_compat.lines_of(kernel.post_loop_store))
 
     @_recording
     def _stored(self, kernel, buf: str, value, count: int) -> None:
