@@ -21,11 +21,9 @@ Input: kernel modules saved by npu-lowering ($NPU_LOWERING_SAVE_KERNELS=<dir> wr
    ``GPUTarget("npu", <arch>, 0)``, and run triton-ascend's ``make_ttir`` passes.
 3. linalg: triton-ascend's ``ttir_to_linalg`` (the ``triton-adapter-opt`` binary shipped in
    the wheel, with the pass pipeline and options its NPU backend uses), then a sanity check
-   that the output is a ``func.func`` module with no ``tt.`` operations left.
-
-Nothing past linalg runs (bishengir-compile / CANN are not needed and not used).
-Prints one line per kernel and config; exit status 0 when every config of every kernel
-lowered, 1 when any failed (their names are printed last), 2 when no kernel was found.
+   that the output is a ``func.func`` module with no ``tt.`` operations left; then HIVM with
+   bishengir-compile per target (``hivm.py``). One line per kernel and config; exit status 0
+   when every config of every kernel passed, 1 when any failed, 2 when no kernel was found.
 """
 
 from __future__ import annotations
@@ -307,7 +305,9 @@ def _lower(
         on_ttir(str(mod))
         on_stage("linalg")
         try:
-            linalg = ascend.ttir_to_linalg(mod, metadata, options, named_ops=True)
+            linalg = hivm.once_more_on_a_signal(
+                lambda: ascend.ttir_to_linalg(mod, metadata, options, named_ops=True)
+            )
         except subprocess.CalledProcessError as e:
             err = (e.stderr or b"").decode("utf-8", "replace")
             err = re.split(

@@ -391,3 +391,15 @@ def _dma(hivm_text: str) -> dict | None:
 def ub_size(hivm_text: str) -> int | None:
     m = re.search(r'"UB_SIZE",\s*(\d+)', hivm_text)
     return int(m.group(1)) // 8 if m else None
+
+
+def once_more_on_a_signal(run):
+    """``run()``, a compiler step run as a process, once more if the process died by a signal:
+    triton-adapter-opt once crashed (-11) on a 950 front end with the machine loaded and lowered
+    the same kernel alone. A crash that repeats, or any exit with a status, is the verdict."""
+    try:
+        return run()
+    except subprocess.CalledProcessError as e:
+        if e.returncode >= 0:
+            raise
+    return run()
