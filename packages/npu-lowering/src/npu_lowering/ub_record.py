@@ -23,7 +23,7 @@ from torch._inductor.codegen.common import CSEVariable, is_buffer_removed
 
 from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 
-from . import _compat
+from . import _compat, config
 from torch._inductor.codegen.triton import TritonKernel
 
 # an address whose index holds these is a gather (as ``x % 8`` / ``x // 8`` in the source)
@@ -65,13 +65,14 @@ def _recording(method):
 class Recorder:
     """One kernel's record, filled by NpuTritonKernel's hooks."""
 
-    def __init__(self) -> None:
+    def __init__(self, active: bool = True) -> None:
         self.values: dict[str, dict] = {}  # a defined name -> its facts
         self.stores: list[dict] = []  # stores in the order codegen emitted them
         self.entries: dict[str, dict] = {}  # range-tree index variables (x0 = xindex % 8)
         self.asserts: list[dict] = []  # bounds checks in the order codegen emitted them
         self._reducing: list | None = None  # variables made while a reduction is emitted
-        self.failed: str | None = None  # why the record is incomplete
+        # why the record is incomplete; an inactive recorder's hooks do nothing
+        self.failed: str | None = None if active else "not recorded"
         self._indexed: tuple | None = None  # the last index prepared, and its mask vars
         self._fold: dict | None = None  # the scatter fold of the store being emitted
         self._broadcasts: dict[str, str] = {}  # an operand -> its broadcast for a reduction
@@ -447,7 +448,9 @@ class RecordingKernel(TritonKernel):
     class derives from it, so its own overrides (load, store) run around these."""
 
     def __init__(self, *args, **kwargs) -> None:
-        self._npu_ub = Recorder()
+        # only the cross-check reads a record (saved beside the kernel with save_kernels):
+        # without it, no compile pays for one
+        self._npu_ub = Recorder(active=bool(config.save_kernels))
         super().__init__(*args, **kwargs)
 
     def create_cse_var(self, *args, **kwargs):
