@@ -3,6 +3,8 @@
 Run it through ``hatch run test [--older-torch] [pytest args]`` (README). Services:
 - redis-server (Debian package, installed when absent) on a free loopback port; tests read
   its URL from $NPU_INDUCTOR_TEST_REDIS_URL.
+Temporary files: every process of the run (pytest, the Ascend check, the older torch releases'
+environments) writes them under one folder that is removed at the end (``own_temp_folder``).
 Results: test-results/junit.xml and test-results/features.json (read by
 ``npu-inductor features``).
 
@@ -308,7 +310,35 @@ def internals(argv: list[str]) -> int:
     return 1 if code == 5 else code
 
 
+@contextmanager
+def own_temp_folder():
+    """Every process of the run writes its temporary files under one folder, removed at the end:
+    upstream keeps C++ precompiled headers (about 300 MB each, one per venv and flag set) in
+    the default cache folder under $TMPDIR whatever TORCHINDUCTOR_CACHE_DIR says, and a test or
+    compiler killed mid-way leaves its folders; on a shared disk, runs must not add up."""
+    folder = tempfile.mkdtemp(prefix="npu-inductor-test-tmp-")
+    saved = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = folder
+    tempfile.tempdir = None  # gettempdir() reads $TMPDIR again
+    try:
+        free = shutil.disk_usage(folder).free / 2**30
+        _log(f"temporary files under {folder} ({free:.1f} GiB free on its disk)")
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved
+        tempfile.tempdir = None
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main(argv: list[str]) -> int:
+    with own_temp_folder():
+        return _run(argv)
+
+
+def _run(argv: list[str]) -> int:
     if argv[:1] == ["--internals"]:
         return internals(argv[1:])
     RESULTS.mkdir(exist_ok=True)

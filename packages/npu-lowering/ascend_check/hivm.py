@@ -23,9 +23,11 @@ Imported by check.py in the triton-ascend venv (setup.py installs ``ascendnpu-ir
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -137,6 +139,7 @@ def compiler_dir(target: Target) -> Path:
     if not os.access(exe, os.X_OK):
         raise SystemExit(f"ascend_check: {exe} missing (is ascendnpu-ir installed in this venv?)")
     d = Path(tempfile.mkdtemp(prefix=f"npu-ascend-check-{target.name}-"))
+    atexit.register(shutil.rmtree, d, True)  # one per process and SoC: gone when it ends
     (d / "bishengir-compile").symlink_to(exe)
     return d
 

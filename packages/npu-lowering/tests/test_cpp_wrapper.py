@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 
 import pytest
 import torch
@@ -52,7 +51,7 @@ def inputs(n):
 
 
 @pytest.fixture(scope="module")
-def compiled(npu):
+def compiled(npu, tmp_path_factory):
     """The graph compiled once with cpp_wrapper, build_separate and precompiled headers on;
     what was compiled and which headers were precompiled."""
     precompiled = []
@@ -64,7 +63,8 @@ def compiled(npu):
         return path
 
     old_env = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="npu_cppwrap_")
+    # pytest removes the folder with its older base folders: nothing is left in /tmp
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("npu_cppwrap"))
     codecache._precompile_header = spy
     torch._dynamo.reset()
     LAUNCHES.clear()
