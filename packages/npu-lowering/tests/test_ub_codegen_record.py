@@ -166,14 +166,24 @@ CASES = {
     "iota": (lambda a: torch.arange(64, device=a.device) + a, lambda: (_long(64),), {}),
     # a cat: ``ops.masked``'s other value, ``tl.full(tmp13.shape, 0.0, tmp13.dtype)``
     "cat": (lambda a: torch.cat([a.t(), a.t() * 2]) + 1, lambda: (_randn(6, 8),), {}),
-    # not yet: a gather whose printed address nests ``%`` and ``//`` (``16*(((x0 + 2*(x1)) %
-    # 6)) + (((x1) // 3) % 16)``): the source reader prices each printed operation of it as a
-    # gather offset, the record sums the sympy index term by term
+    # a gather whose printed address nests ``%`` and ``//`` (``16*(((x0 + 2*(x1)) % 6)) +
+    # (((x1) // 3) % 16)``): each printed operation a gather offset of its own, as the source
+    # reader prices them (the record walks the sympy index as the printer prints it)
     "nested_gather": (
         lambda a: torch.cat([a.t().reshape(-1, 2), a.t().reshape(-1, 2) * 2]) + 1,
         lambda: (_randn(6, 16),),
-        {("g|X:4", ()): 12},
+        {},
     ),
+    # a range tree's index variable that nests operations, ``x1 = ((xindex // 16) % 3)``: the
+    # inner ``xindex // 16`` a value of its own
+    "index_variable": (
+        lambda a, b: a.permute(1, 0, 2) + b,
+        lambda: (_randn(10, 3, 16), _randn(3, 10, 16)),
+        {},
+    ),
+    # ``8*x1 + ((x0 % 4))``: the remainder a gather offset of its own, and the address strided
+    # by the term printed as a product (8), staged, as the source reader reads the stride
+    "repeat": (lambda a: a[:, :4].repeat(1, 2) + 1, lambda: (_randn(32, 8),), {}),
 }
 
 # inductor settings a case compiles under

@@ -3,13 +3,14 @@ what codegen recorded as it emitted the kernel (npu-lowering's ``ub_record``), n
 source read back (``ub_profile``, kept as the cross-check). The buffer rules are
 ``ub_profile``'s own (its value class, broadcast, integer emulation, strided staging) and
 ``ub_names``' tables; what differs is only where a value's facts come from: its dtype, block
-shape, operation and operands are codegen's CSE variable's.
+shape, operation and operands are codegen's CSE variable's; an index's operations (``tree``)
+are those the printer writes for it (``ub_index``).
 
 A record is plain data::
 
     {"values": {name: {"op", "args", "dtype", "shape", ...load facts}},
-     "stores": [{"value", "ptr", "uses", "gather", "terms", "masks"}, ...],
-     "entries": {index variable: {"root", "irregular"}},
+     "stores": [{"value", "ptr", "uses", "gather", "terms", "masks", "tree"}, ...],
+     "entries": {index variable: {"root", "irregular", "tree"}},
      "trees": {prefix: {"dim", "persistent", "reduction"}}, "ndim": int,
      "blocks": {constexpr: int},
      "lines": [[indentation, defined name or None, "for" | "store" | "line"], ...]}
@@ -17,7 +18,7 @@ A record is plain data::
 
 from __future__ import annotations
 
-from . import ub_liveness
+from . import ub_index, ub_liveness
 from .ub_profile import _Helpers
 from .ub_names import _AXES, _DTYPE_BYTES, _MATH_TEMPS
 from .ub_values import _kind_of as _kind
@@ -177,10 +178,11 @@ class _Convert:
         if a["gather"]:
             # the offsets: tiles of the gather-offset class, as wide as the widest index (an
             # int64 indirect index: 8 bytes, an emulated multiply)
-            off, names = self._index_value(a, "g")
+            off, names, own = self._index_value(a, "g")
             if a.get("fold"):
                 names = self._fold(a, a["fold"], names, off)
             uses.extend(names)
+            temps.extend(t if isinstance(t, str) or t.cls != "v" else t.like(cls="g") for t in own)
             temps.append(off.like(kind="i", cls="g"))
             self._staged(a, shape, nbytes, temps)  # a gather is staged too where strided
             return True
@@ -215,56 +217,19 @@ class _Convert:
         if fold.get("broadcast"):
             names = [self._nested(("broadcast", *names), list(names), full, [])]
         zero: list[str] = []
-        if fold.get("at_zero"):
-            reduced = {n for n, e in self.rec["entries"].items() if e["root"].startswith("r")}
-            terms = [t for t in a["terms"] if not reduced.intersection(t[1])]
-            uses = sorted({n for _, ns in terms for n in ns})
-            rest = {**a, "terms": terms, "uses": uses, "constant": not uses}
-            zero = self._index_value(rest, "g")[1]
+        if fold.get("zero") is not None:  # the address at the reduction axes' 0
+            zero = self._index_value(a, "g", fold["zero"])[1]
         masks: list[str] = []
         self.selects.update(self._masks(fold["moved"], masks))
         both = [*masks, *names, *zero]
         return [self._nested(("fold", *both), both, full, [])]
 
-    def _index_value(self, a: dict, cls: str) -> tuple[_Val, list[str]]:
-        """An index computed as a tile: each scaled term, then their sum, nested operations of
-        class ``cls``; a constant index a full tile. Its value and the names standing for it."""
-        vals = [self._get(n) for n in a["uses"]]
-        tiles = [x for x in vals if x.is_tile]
-        nbytes = max([4] + [x.nbytes for x in tiles])
-        off = _Val(_broadcast(*(x.shape for x in vals)), nbytes, "i", cls)
-        if a.get("constant"):
-            return off, []
-        # as printed: the terms left to right, each scaled one a product, then each partial sum
-        # an addition (``(-1) + x0 + 30*x1``: two), so an index_expr and an address sharing a
-        # prefix share its value
-        partial: _Val | None = None
-        names_so_far: list[str] = []
-        for i, (coeff, names) in enumerate(a["terms"]):
-            vals = [self._get(n) for n in names]
-            term = _Val(
-                _broadcast(*(x.shape for x in vals)),
-                max([4] + [x.nbytes for x in vals if x.is_tile]),
-                "i",
-            )
-            if coeff not in (None, 1) and term.is_tile:
-                own: list = []
-                emulation(term, "mul", own)
-                own = [t.like(cls="e") for t in own]
-                key = ("mul", coeff, *names)
-                names = [self._nested(key, list(names), term.like(cls=cls), own)]
-            if partial is None or i == 0:
-                partial, names_so_far = term, list(names)
-                continue
-            partial = _Val(
-                _broadcast(partial.shape, term.shape), max(partial.nbytes, term.nbytes), "i"
-            )
-            if partial.is_tile:
-                key = ("add", *map(str, a["terms"][: i + 1]))
-                names_so_far = [self._nested(key, names_so_far + names, partial.like(cls=cls), [])]
-            else:
-                names_so_far += names
-        return off, names_so_far
+    def _index_value(self, a: dict, cls: str, tree=None) -> tuple[_Val, list[str], list]:
+        """An index computed as tiles, each printed operation a nested value of class ``cls``
+        (``ub_index``): its value, the names standing for it and the temporaries of its
+        operations that are no tiles."""
+        v, names, temps, _ = ub_index.value(self, a["tree"] if tree is None else tree, cls, False)
+        return v, names, temps
 
     def _index_expr(self, f: dict) -> list[str]:
         """``ops.index_expr``: its index printed and cast (``(x0 + 8*x1).to(...)``); a
@@ -278,7 +243,7 @@ class _Convert:
     def _assert(self, a: dict) -> None:
         """A bounds check, ``((0 <= i) & (i < n)) | ~(mask)``: each comparison and combination
         a nested mask of its own."""
-        v, names = self._index_value(a, "v")
+        v, names, _ = self._index_value(a, "v")
         conds = [
             self._nested((bound, *names), list(names), _Val(v.shape, 1, "b"), [])
             for bound in ("lower", "upper")
@@ -652,8 +617,11 @@ class _Convert:
             elif name in self.values:
                 self._op(name, self.values[name])
             elif name in self.rec["entries"]:
+                # a range tree's index variable, ``x1 = ((xindex // 16) % 10)``: its printed
+                # operations below the last each a value of their own
                 e = self.rec["entries"][name]
-                self._define(name, [e["root"]], [], self._get(e["root"]))
+                v, uses, temps, _ = ub_index.value(self, e.get("tree", e["root"]), "v", True)
+                self._define(name, uses, temps, v)
             elif name in self.flat:
                 self._flat(name, *self.flat[name])
             elif name in self.headers:

@@ -595,7 +595,7 @@ class NpuTritonKernel(NpuRuntimeMixin, ub_record.RecordingKernel, TritonKernel):
         if fold is None:
             return super().store(name, index, value, mode)
         masked = scatter_mask.masked_value(self, fold, name, value)
-        self._npu_ub.folded(masked, value, fold)
+        self._npu_ub.folded(self, masked, value, fold)
         value, self._npu_scatter_fold = masked, fold
         try:
             return super().store(name, index, value, mode)

@@ -6,7 +6,8 @@ What comes from codegen's own objects: each CSE variable's dtype and block shape
 (``create_cse_var``), the operation and operand variables of every op CSEProxy runs
 (``record_op_trace``), a reduction's operand and the variables it makes, each load's and
 store's pointer argument, sympy index and masks, the range trees' index variables and the
-constexpr blocks. What still comes from the emitted lines: their order and loop nesting (each
+constexpr blocks; each index also as the operations the printer writes for it
+(``index_printer.operations``). What still comes from the emitted lines: their order and loop nesting (each
 line's defined name, the text before `` = ``, and ``for`` headers by indentation), because
 upstream splices its buffers into the body in ``codegen_body`` with no hook per line.
 """
@@ -24,6 +25,7 @@ from torch._inductor.codegen.common import CSEVariable, is_buffer_removed
 from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 
 from . import _compat
+from .index_printer import operations
 from torch._inductor.codegen.triton import TritonKernel
 
 # an address whose index holds these is a gather (as ``x % 8`` / ``x // 8`` in the source)
@@ -130,7 +132,7 @@ class Recorder:
             facts["args"] = [inner]
 
     @_recording
-    def folded(self, masked, value, fold) -> None:
+    def folded(self, kernel, masked, value, fold) -> None:
         """An atomic store's scatter fold (scatter_mask): its value selected under the moved
         masks (``tl.where(r0_mask, tmp11, -0.0)``, made outside ops), its address folded."""
         facts = self.values.get(getattr(masked, "name", None))
@@ -140,6 +142,8 @@ class Recorder:
             "moved": fold.moved.split(" & "),
             "at_zero": fold.masked_address != "0",
         }
+        if fold.masked_index is not None:  # the address at the reduction axes' 0, printed
+            self._fold["zero"] = operations(kernel.rename_indexing(fold.masked_index))
 
     @_recording
     def check(self, kernel, lower: bool, upper: bool) -> None:
@@ -251,11 +255,13 @@ class Recorder:
                 self._fold["broadcast"] = "tl.broadcast_to(" in str(opts.index_str)
 
     @_recording
-    def entry(self, entry) -> None:
+    def entry(self, kernel, entry) -> None:
         """A range tree's index variable (``x0 = xindex % 8``)."""
         self.entries[entry.name] = {
             "root": entry.root.name,
             "irregular": bool(entry.expr.atoms(*_IRREGULAR)),
+            # its printed operations (``((xindex // 16) % 10)``: two)
+            "tree": operations(kernel.rename_indexing(entry.expr)),
         }
 
     # -- the address of a load or store --------------------------------------------------
@@ -275,10 +281,16 @@ class Recorder:
         irregular = bool(index.atoms(*_IRREGULAR)) or any(
             n in self.values or self.entries.get(n, {}).get("irregular") for n in names
         )
+        # each term's coefficient where it is printed as a product of variables by a literal
+        # (``16*x2``; not ``(-1)*x0`` nor ``8*(y1 // 2)``), the source reader's strides
         terms = [
-            [int(c) if c.is_Integer else None, sorted(str(s) for s in t.free_symbols)]
+            [
+                int(c) if c.is_Integer and c > 0 and all(f.is_Symbol for f in factors) else None,
+                sorted(str(s) for s in t.free_symbols),
+            ]
             for t in sympy.Add.make_args(index)
-            for c in [t.as_coeff_Mul()[0]]
+            for c, rest in [t.as_coeff_Mul()]
+            for factors in [sympy.Mul.make_args(rest)]
         ]
         return {
             "index": str(index),
@@ -287,6 +299,8 @@ class Recorder:
             "constant": bool(index.is_number),
             "terms": terms,
             "masks": sorted(masks),
+            # the index's printed operations, each a value of its own where it is a tile
+            "tree": operations(kernel.rename_indexing(index)),
         }
 
     # -- the record ----------------------------------------------------------------------
@@ -485,7 +499,7 @@ class RecordingKernel(TritonKernel):
         )
 
     def codegen_iteration_ranges_entry(self, entry) -> None:
-        self._npu_ub.entry(entry)
+        self._npu_ub.entry(self, entry)
         super().codegen_iteration_ranges_entry(entry)
 
     def check_bounds(self, expr, size, lower, upper):
