@@ -184,6 +184,28 @@ CASES = {
     # ``8*x1 + ((x0 % 4))``: the remainder a gather offset of its own, and the address strided
     # by the term printed as a product (8), staged, as the source reader reads the stride
     "repeat": (lambda a: a[:, :4].repeat(1, 2) + 1, lambda: (_randn(32, 8),), {}),
+    # an int32 iota: upstream's value_expr prints no second cast where the dtypes agree, its
+    # variable the index_expr's own, ``(y0 + 16*x1).to(tl.int32)``
+    "iota_int32": (
+        lambda a: torch.arange(64, dtype=torch.int32, device=a.device).view(4, 16).t() + a,
+        lambda: (torch.randint(0, 9, (16, 4), dtype=torch.int32, device="npu"),),
+        {},
+    ),
+    # a bool load is always cast, ``tl.load(...).to(tl.int1)``: the loaded bits, then the cast
+    "bool_load": (
+        lambda m, a: a.masked_fill(m[:, None], 0.0),
+        lambda: (torch.rand(20, device="npu") > 0.5, _randn(20, 5)),
+        {},
+    ),
+    # one element: a constant index's scalar load broadcast (``tl.broadcast_to(tmp0,
+    # [XBLOCK])``) and a constant mask that reads no index
+    "one_element": (lambda a: a * 2 + 1, lambda: (torch.tensor(3.0, device="npu"),), {}),
+    # ``tmp2 & tmp4`` of masks over two dimensions (logical_and): each operand broadcast first
+    "mask_and": (
+        lambda a, b: ((a > 0) & (b > 0)).any(-1),
+        lambda: (_randn(8, 64), _randn(8, 1)),
+        {},
+    ),
 }
 
 # inductor settings a case compiles under

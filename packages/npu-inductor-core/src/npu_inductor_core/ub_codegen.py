@@ -26,6 +26,9 @@ from .ub_values import _SCALAR, _SCRATCH, _Val, _broadcast, emulation, mask_comb
 
 # the ops codegen prints as ``%`` / ``//`` / ``/`` / ``*``: ub_profile.emulation's names
 _ARITH = {"mod": "mod", "truncdiv": "floordiv", "truediv": "truediv", "mul": "mul"}
+# the ops upstream prints as a binary operator (``a & b``): masks combined as the source's
+_OPERATORS = ("and_", "or_", "xor", "logical_and", "logical_or", "logical_xor", "bitwise_and")
+_OPERATORS += ("bitwise_or", "bitwise_xor", "add", "sub", "mul")
 _BOOL = {"bool": "int1"}  # torch's name of the bit type
 _HEADERS = ("index", "base", "mask")
 # tests upstream prints as a helper's value cast to a bit (``libdevice.isnan(x).to(tl.int1)``)
@@ -104,7 +107,9 @@ class _Convert:
                 v = _Val(tuple(shape), 1, "b") if h == "mask" else index
                 if h == "mask" and folded:
                     v = _Val((), 1, "b")
-                uses = [f"{prefix}index"] if h == "mask" else []
+                # ``xindex < xnumel``; a constant mask (``tl.full([XBLOCK], True, tl.int1)``) reads
+                # no index
+                uses = [f"{prefix}index"] if h == "mask" and not tree.get("constant_mask") else []
                 if h == "index" and not tree["persistent"]:
                     uses = [f"{prefix}base"]
                 self.headers[f"{prefix}{h}"] = (v, uses)
@@ -279,9 +284,9 @@ class _Convert:
         if selects:
             self.selects.update(masks)
         cast = self._val(f)
-        if cast.nbytes != v.nbytes or cast.kind != v.kind:
-            # upstream's upcast on load (``tl.load(...).to(tl.float32)``): the loaded tile, a
-            # nested value, then its cast
+        if cast.nbytes != v.nbytes or cast.kind != v.kind or v.kind == "b":
+            # upstream's upcast on load (``tl.load(...).to(tl.float32)``, a bool's always
+            # ``.to(tl.int1)``): the loaded tile, a nested value, then its cast
             loaded = self._nested(("load", name), uses, v.like(), temps)
             return self._define(name, [loaded], [], cast)
         self._define(name, uses, temps, v)
@@ -356,6 +361,8 @@ class _Convert:
         if op in ("to_dtype", "convert_element_type") and v.kind == "i" and v.nbytes < 4:
             return self._narrow(name, f, uses, v)
         emulation(v, _ARITH.get(op), temps)
+        if op in _OPERATORS and len(uses) == 2:  # ``a & b`` of masks over two dimensions
+            mask_combine(v, [self._get(u) for u in uses], temps)
         extra = self._extra_tiles(f) if v.is_tile else 0
         if op in _TESTS and extra is not None and uses and v.is_tile:
             uses, extra = [self._test(op, f, uses, extra)], 0

@@ -30,6 +30,7 @@ from torch._inductor.codegen.triton import TritonKernel
 
 # an address whose index holds these is a gather (as ``x % 8`` / ``x // 8`` in the source)
 _IRREGULAR = (ModularIndexing, FloorDiv, sympy.Mod)
+_BROADCAST = re.compile(r"tl\.broadcast_to\((\w+), ")
 _CALL = re.compile(r"(libdevice|tl_math|triton_helpers)\.(\w+)\(")
 
 
@@ -112,7 +113,7 @@ class Recorder:
                     if name == "index_expr":  # printed as its prepared index, cast
                         facts["index"] = self._index(kernel)
                     if name == "value_expr":  # an index_expr (made outside ops), cast again
-                        self._value_expr(kernel, r.name, facts)
+                        self._value_expr(kernel, r, facts)
                     if name == "where" and len(facts["args"]) == 3:
                         self._masked_fill(facts["args"])
 
@@ -123,10 +124,16 @@ class Recorder:
         if other is not None and other["op"] is None:
             other.update(op="fill", args=[args[1]])
 
-    def _value_expr(self, kernel, name: str, facts: dict) -> None:
+    def _value_expr(self, kernel, var, facts: dict) -> None:
+        """Upstream's value_expr prints its index_expr (made outside ops) and casts it again
+        where the dtypes differ; where they agree its variable is the index_expr's own
+        (``tmp0 = (x0 // 16).to(tl.int32)``)."""
         names = list(self.values)
+        name = var.name
         inner = names[names.index(name) - 1] if names.index(name) > 0 else None
-        if inner is not None and self.values[inner]["op"] is None:
+        if not (_expression(kernel, var) or "").startswith(f"({inner}).to("):
+            facts.update(op="index_expr", index=self._index(kernel))
+        elif inner is not None and self.values[inner]["op"] is None:
             self.values[inner].update(op="index_expr", index=self._index(kernel))
             self.values[inner]["args"] = list(facts["args"])
             facts["args"] = [inner]
@@ -154,8 +161,16 @@ class Recorder:
     def load(self, kernel, buf: str, value) -> None:
         """A load: its value's facts and its address (the index indexing() prepared)."""
         facts = self.values.get(getattr(value, "name", None))
-        if facts is not None and facts["op"] is None:
-            facts.update(op="load", **self._address(kernel, buf, False))
+        if facts is None or facts["op"] is not None:
+            return
+        # a constant index's scalar load broadcast to the block (``tmp1 =
+        # tl.broadcast_to(tmp0, [XBLOCK])``): the load is the variable made before
+        broadcast = _BROADCAST.match(_expression(kernel, value) or "")
+        loaded = self.values.get(broadcast.group(1)) if broadcast else None
+        if loaded is not None and loaded["op"] is None:
+            facts.update(op="broadcast", args=[broadcast.group(1)])
+            facts = loaded
+        facts.update(op="load", **self._address(kernel, buf, False))
 
     def store(self, kernel, buf: str, value, emit) -> None:
         """A store, emitted by ``emit``: its address and the buffer its line went to (upstream
@@ -395,11 +410,17 @@ def _called(kernel, var) -> list | None:
     the expression codegen just put in its CSE cache (the last entries, newest first): which
     module the op's printer chose is known only there (exp prints as ``tl_math.exp`` or
     ``libdevice.exp``), and a helper's body decides the buffers the call keeps."""
+    expr = _expression(kernel, var)
+    match = _CALL.match(expr.lstrip("(")) if expr else None
+    return list(match.groups()) if match else None
+
+
+def _expression(kernel, var) -> str | None:
+    """The expression codegen just put in its CSE cache for ``var`` (the last entries)."""
     cache = getattr(kernel.cse, "_cache", {})
     for i, (expr, v) in enumerate(reversed(cache.items())):
         if v is var and isinstance(expr, str):
-            match = _CALL.match(expr.lstrip("("))
-            return list(match.groups()) if match else None
+            return expr
         if i > 4:
             break
     return None
