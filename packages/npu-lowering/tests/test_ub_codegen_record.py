@@ -206,7 +206,16 @@ CASES = {
         lambda: (_randn(8, 64), _randn(8, 1)),
         {},
     ),
+    # a looped any: its bool accumulator cast to int8 for the final reduction (``tmp3 =
+    # _tmp2.to(tl.int8)``), reduced with no cast back
+    "looped_any": (lambda a: (a > 0).any(-1), lambda: (_randn(4, 16384),), {}),
+    # dynamic sizes, ``ks0*x1 + ((x0 % 4))``: the run-time stride is of no account where a
+    # gather's term varies along the dimension (no staging), as the source reader reads it
+    "repeat_dynamic": (lambda a: a[:, :4].repeat(1, 2) + 1, lambda: (_randn(32, 8),), {}),
 }
+
+# cases compiled with dynamic sizes
+DYNAMIC = {"repeat_dynamic"}
 
 # inductor settings a case compiles under
 PATCHES = {
@@ -252,7 +261,7 @@ def test_codegen_record_profiles_as_the_source_does(case, saved):
     fn, make, only_in_source, *rest = CASES[case]
     only_in_codegen = rest[0] if rest else {}
     with inductor_config.patch(PATCHES.get(case, {})):
-        torch.compile(fn)(*make())
+        torch.compile(fn, dynamic=case in DYNAMIC)(*make())
     records = sorted(saved.glob("*.ub.json"))
     # a case with differences pinned compiles one kernel; one that agrees may compile several
     assert len(records) == 1 or (records and not only_in_source and not only_in_codegen), records

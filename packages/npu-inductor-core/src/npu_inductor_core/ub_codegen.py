@@ -200,11 +200,20 @@ class _Convert:
         if inner is None:
             return False
         strides: list = []
-        for coeff, names in a["terms"]:
+        # a run-time size's stride (``ks0*x1``) is of no account where a gather's term varies
+        # along the dimension: the gather's offsets are what is priced
+        gathered = any(
+            len(t) > 2 and t[2] and any(inner in self._get(n).shape for n in t[1])
+            for t in a["terms"]
+        )
+        for coeff, names, *_ in a["terms"]:
             along = [n for n in names if inner in self._get(n).shape]
             if coeff is None or len(along) != 1:
                 continue
-            strides.append(abs(coeff) if len(names) == 1 else float("inf"))
+            if len(names) == 1:
+                strides.append(abs(coeff))
+            elif not gathered:
+                strides.append(float("inf"))
         if not strides or 1 in strides:
             return False
         strided_buffer(shape, min(strides), nbytes, self.padded, temps)
@@ -310,6 +319,11 @@ class _Convert:
         else:
             uses = self._resolve(f.get("args", []))
         v = self._skew(name, f, uses, self._val(f))
+        if op == "reduction" and [self.values.get(u, {}).get("op") for u in uses] == ["to_dtype"]:
+            # a bool accumulator's final reduction over its int8 cast, printed with no cast
+            # back: the source reader reads the cast's dtype (a call: no integer emulation)
+            cast = self._get(uses[0])
+            return self._define(name, uses, [], v.like(nbytes=cast.nbytes, kind=cast.kind))
         if op == "fill" and uses:
             # ``tl.full(tmp13.shape, 0.0, tmp13.dtype)``: the source reader reads a shape that is
             # no list as a scalar (what its weights were calibrated on)

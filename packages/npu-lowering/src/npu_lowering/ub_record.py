@@ -229,6 +229,18 @@ class Recorder:
                 self.values[name].update(kind="accumulator", args=[], masks=masks)
                 self.values[name[1:]]["args"] = [name]
                 self.values[name[1:]].pop("masks", None)
+                self._bool_final(name, made)
+
+    def _bool_final(self, acc: str, made: list) -> None:
+        """A bool accumulator is cast to int8 for its final reduction (``tmp11 =
+        _tmp9.to(tl.int8)``, tl.reduce has no int1), reduced with no cast back."""
+        after = made[made.index(acc) + 1 :]
+        cast = [n for n in after if self.values[n]["dtype"] == "int8" and n != acc[1:]]
+        if self.values[acc]["dtype"] == "bool" and cast:
+            self.values[cast[-1]].update(op="to_dtype", args=[acc])
+            self.values[cast[-1]].pop("kind", None)
+            self.values[cast[-1]].pop("masks", None)
+            self.values[acc[1:]]["args"] = [cast[-1]]
 
     def _argreduce(self, reduction_type: str, operand: str | None, made: list) -> None:
         """An argmax / argmin reduces its masked operand and an index tile (``tmp8_val, tmp8_idx
@@ -293,15 +305,15 @@ class Recorder:
         index, masks = self._indexed or (sympy.Integer(0), [])
         index = sympy.sympify(index)
         names = sorted(str(s) for s in index.free_symbols)
-        irregular = bool(index.atoms(*_IRREGULAR)) or any(
-            n in self.values or self.entries.get(n, {}).get("irregular") for n in names
-        )
+        irregular = self._irregular(index)
         # each term's coefficient where it is printed as a product of variables by a literal
-        # (``16*x2``; not ``(-1)*x0`` nor ``8*(y1 // 2)``), the source reader's strides
+        # (``16*x2``; not ``(-1)*x0`` nor ``8*(y1 // 2)``), the source reader's strides, and
+        # whether the term is a gather's
         terms = [
             [
                 int(c) if c.is_Integer and c > 0 and all(f.is_Symbol for f in factors) else None,
                 sorted(str(s) for s in t.free_symbols),
+                self._irregular(t),
             ]
             for t in sympy.Add.make_args(index)
             for c, rest in [t.as_coeff_Mul()]
@@ -317,6 +329,14 @@ class Recorder:
             # the index's printed operations, each a value of its own where it is a tile
             "tree": operations(kernel.rename_indexing(index)),
         }
+
+    def _irregular(self, index) -> bool:
+        """``%`` / ``//`` in an index or in an index variable it reads, or a value read as an
+        index."""
+        return bool(index.atoms(*_IRREGULAR)) or any(
+            str(s) in self.values or self.entries.get(str(s), {}).get("irregular")
+            for s in index.free_symbols
+        )
 
     # -- the record ----------------------------------------------------------------------
     def record(self, kernel) -> dict:
