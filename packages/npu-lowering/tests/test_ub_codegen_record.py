@@ -212,6 +212,13 @@ CASES = {
     # dynamic sizes, ``ks0*x1 + ((x0 % 4))``: the run-time stride is of no account where a
     # gather's term varies along the dimension (no staging), as the source reader reads it
     "repeat_dynamic": (lambda a: a[:, :4].repeat(1, 2) + 1, lambda: (_randn(32, 8),), {}),
+    # an int64 iota past int32's range: npu prints it over its variables widened to int64,
+    # ``(2147483644 + y0.to(tl.int64) + 16*x1.to(tl.int64))``, with no cast around it
+    "iota_beyond_int32": (
+        lambda a: torch.arange(2**31 - 4, 2**31 + 60, device=a.device).view(4, 16).t() + a,
+        lambda: (torch.randint(0, 9, (16, 4), device="npu"),),
+        {},
+    ),
 }
 
 # cases compiled with dynamic sizes

@@ -245,10 +245,15 @@ class _Convert:
         v, names, temps, _ = ub_index.value(self, a["tree"] if tree is None else tree, cls, False)
         return v, names, temps
 
-    def _index_expr(self, f: dict) -> list[str]:
-        """``ops.index_expr``: its index printed and cast (``(x0 + 8*x1).to(...)``); a
+    def _index_expr(self, f: dict, temps: list) -> list[str]:
+        """``ops.index_expr``: its index printed and cast (``(x0 + 8*x1).to(...)``), or printed
+        widened to int64 with no cast around it (its last operation the statement's own); a
         constant printed as a full tile of the value's shape, then cast."""
         a = f["index"]
+        if a.get("cast") is False:
+            _, names, own, _ = ub_index.value(self, a["tree"], "v", True)
+            temps.extend(own)
+            return names
         if a.get("constant"):
             full = _Val(self._val(f).shape, self.rec.get("index_bytes", 4), "i")
             return [self._nested(("full", a["index"], full.key()), [], full, [])]
@@ -315,7 +320,7 @@ class _Convert:
         temps: list = []
         op = f["op"]
         if op == "index_expr" and f.get("index"):
-            uses = self._index_expr(f)
+            uses = self._index_expr(f, temps)
         else:
             uses = self._resolve(f.get("args", []))
         v = self._skew(name, f, uses, self._val(f))

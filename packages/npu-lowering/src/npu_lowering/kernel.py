@@ -162,7 +162,9 @@ def _index_expr_int64(expr):
             }
         )
         text = kernel.kexpr(widened)
-        if indexing.index_str != kernel.index_to_str(indexing.index):  # upstream broadcast it
+        if indexing.index_str == kernel.index_to_str(indexing.index):
+            kernel._npu_ub.widened(indexing, widened)  # the UB model's record of its print
+        else:  # upstream broadcast it
             plain = kernel.cse.generate(
                 kernel.compute,
                 f"({text})",

@@ -79,6 +79,7 @@ class Recorder:
         self._fold: dict | None = None  # the scatter fold of the store being emitted
         self._broadcasts: dict[str, str] = {}  # an operand -> its broadcast for a reduction
         self._masked: dict[tuple, str] = {}  # (max / min, operand) -> its masked operand
+        self._widened: tuple | None = None  # an index printed widened, for its indexing
 
     # -- hooks ---------------------------------------------------------------------------
     @_recording
@@ -282,6 +283,12 @@ class Recorder:
                 self._fold["broadcast"] = "tl.broadcast_to(" in str(opts.index_str)
 
     @_recording
+    def widened(self, opts, expr) -> None:
+        """An index_expr npu prints over its variables widened to int64 (``(2147483644 +
+        x0.to(tl.int64))``, kernel._index_expr_int64): no cast around it, each variable cast."""
+        self._widened = (opts, expr)
+
+    @_recording
     def entry(self, kernel, entry) -> None:
         """A range tree's index variable (``x0 = xindex % 8``)."""
         self.entries[entry.name] = {
@@ -319,7 +326,7 @@ class Recorder:
             for c, rest in [t.as_coeff_Mul()]
             for factors in [sympy.Mul.make_args(rest)]
         ]
-        return {
+        out = {
             "index": str(index),
             "uses": names,
             "gather": irregular,
@@ -329,6 +336,11 @@ class Recorder:
             # the index's printed operations, each a value of its own where it is a tile
             "tree": operations(kernel.rename_indexing(index)),
         }
+        opts, widened = self._widened or (None, None)
+        if opts is not None and self._indexed == (opts.index, [str(m) for m in opts.mask_vars]):
+            out.update(tree=operations(widened), cast=False)  # printed as the statement itself
+            self._widened = None
+        return out
 
     def _irregular(self, index) -> bool:
         """``%`` / ``//`` in an index or in an index variable it reads, or a value read as an
