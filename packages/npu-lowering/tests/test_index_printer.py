@@ -2,12 +2,15 @@
 macro costs seven operations each, and an average-pool backward's 27 taps ran over a second a
 block in npu-sim's interpreter. Over sizes and constants upstream's macro stays."""
 
+import ast
+
 import pytest
 import sympy
 import torch
 from torch._inductor.utils import run_and_get_code
+from torch.utils._sympy.functions import FloorDiv, ModularIndexing, PythonMod
 
-from npu_lowering.index_printer import npu_texpr, over_tile
+from npu_lowering.index_printer import npu_texpr, operations, over_tile
 
 aten = torch.ops.aten
 
@@ -46,3 +49,40 @@ def test_a_pooling_backwards_clamped_windows_match_eager(dtype):
         assert "tl.maximum(" in code and "tl.minimum(" in code
         assert ">= ((-1) + x" not in code  # upstream's macro over the window's start
     torch.testing.assert_close(out.cpu(), fn(a, b))
+
+
+def _text(tree) -> str:
+    """``operations``' plain data written back as Python, every operation parenthesised."""
+    if not isinstance(tree, list):
+        return str(tree) if isinstance(tree, str) else f"({tree})"
+    op, *args = tree
+    if op == ".to":
+        return f"({_text(args[0])}).to(tl.{args[1]})"
+    if op[0].isalpha():
+        return f"{op}({', '.join(map(_text, args))})"
+    return f"({_text(args[0])} {op} {_text(args[1])})"
+
+
+def test_operations_are_the_printed_ones():
+    """The UB model's record counts an index's printed operations (issue 35): the walk gives
+    the operations the printer writes, in its order (the same Python tree)."""
+    x0, x1, ks0 = sympy.symbols("x0 x1 ks0", integer=True, nonnegative=True)
+    xindex, tmp5 = sympy.Symbol("xindex", integer=True, nonnegative=True), sympy.Symbol("tmp5")
+    for expr in [
+        ModularIndexing(xindex, 16, 10),
+        ModularIndexing(xindex, 1, 16),
+        FloorDiv(xindex, 160),
+        4 + 8 * FloorDiv(x1, 2) + 16 * x0 + ModularIndexing(x1, 1, 4),
+        -1 + x0 + 30 * x1,
+        x0 + 2 * ks0 * x1,
+        x0**2,
+        sympy.Min(x0 + 3, 7),
+        sympy.Max(ks0, 4),
+        sympy.Min(x0, x1, ks0),
+        FloorDiv(tmp5, 4),
+        PythonMod(tmp5, 3),
+    ]:
+        printed = ast.dump(ast.parse(npu_texpr(expr).replace("(-1)", "m1"), mode="eval"))
+        walked = ast.dump(ast.parse(_text(operations(expr)).replace("(-1)", "m1"), mode="eval"))
+        assert walked == printed, (expr, npu_texpr(expr))
+    assert operations(ModularIndexing(xindex, 16, 10)) == ["%", ["//", "xindex", 16], 10]

@@ -166,15 +166,63 @@ CASES = {
     "iota": (lambda a: torch.arange(64, device=a.device) + a, lambda: (_long(64),), {}),
     # a cat: ``ops.masked``'s other value, ``tl.full(tmp13.shape, 0.0, tmp13.dtype)``
     "cat": (lambda a: torch.cat([a.t(), a.t() * 2]) + 1, lambda: (_randn(6, 8),), {}),
-    # not yet: a gather whose printed address nests ``%`` and ``//`` (``16*(((x0 + 2*(x1)) %
-    # 6)) + (((x1) // 3) % 16)``): the source reader prices each printed operation of it as a
-    # gather offset, the record sums the sympy index term by term
+    # a gather whose printed address nests ``%`` and ``//`` (``16*(((x0 + 2*(x1)) % 6)) +
+    # (((x1) // 3) % 16)``): each printed operation a gather offset of its own, as the source
+    # reader prices them (the record walks the sympy index as the printer prints it)
     "nested_gather": (
         lambda a: torch.cat([a.t().reshape(-1, 2), a.t().reshape(-1, 2) * 2]) + 1,
         lambda: (_randn(6, 16),),
-        {("g|X:4", ()): 12},
+        {},
+    ),
+    # a range tree's index variable that nests operations, ``x1 = ((xindex // 16) % 3)``: the
+    # inner ``xindex // 16`` a value of its own
+    "index_variable": (
+        lambda a, b: a.permute(1, 0, 2) + b,
+        lambda: (_randn(10, 3, 16), _randn(3, 10, 16)),
+        {},
+    ),
+    # ``8*x1 + ((x0 % 4))``: the remainder a gather offset of its own, and the address strided
+    # by the term printed as a product (8), staged, as the source reader reads the stride
+    "repeat": (lambda a: a[:, :4].repeat(1, 2) + 1, lambda: (_randn(32, 8),), {}),
+    # an int32 iota: upstream's value_expr prints no second cast where the dtypes agree, its
+    # variable the index_expr's own, ``(y0 + 16*x1).to(tl.int32)``
+    "iota_int32": (
+        lambda a: torch.arange(64, dtype=torch.int32, device=a.device).view(4, 16).t() + a,
+        lambda: (torch.randint(0, 9, (16, 4), dtype=torch.int32, device="npu"),),
+        {},
+    ),
+    # a bool load is always cast, ``tl.load(...).to(tl.int1)``: the loaded bits, then the cast
+    "bool_load": (
+        lambda m, a: a.masked_fill(m[:, None], 0.0),
+        lambda: (torch.rand(20, device="npu") > 0.5, _randn(20, 5)),
+        {},
+    ),
+    # one element: a constant index's scalar load broadcast (``tl.broadcast_to(tmp0,
+    # [XBLOCK])``) and a constant mask that reads no index
+    "one_element": (lambda a: a * 2 + 1, lambda: (torch.tensor(3.0, device="npu"),), {}),
+    # ``tmp2 & tmp4`` of masks over two dimensions (logical_and): each operand broadcast first
+    "mask_and": (
+        lambda a, b: ((a > 0) & (b > 0)).any(-1),
+        lambda: (_randn(8, 64), _randn(8, 1)),
+        {},
+    ),
+    # a looped any: its bool accumulator cast to int8 for the final reduction (``tmp3 =
+    # _tmp2.to(tl.int8)``), reduced with no cast back
+    "looped_any": (lambda a: (a > 0).any(-1), lambda: (_randn(4, 16384),), {}),
+    # dynamic sizes, ``ks0*x1 + ((x0 % 4))``: the run-time stride is of no account where a
+    # gather's term varies along the dimension (no staging), as the source reader reads it
+    "repeat_dynamic": (lambda a: a[:, :4].repeat(1, 2) + 1, lambda: (_randn(32, 8),), {}),
+    # an int64 iota past int32's range: npu prints it over its variables widened to int64,
+    # ``(2147483644 + y0.to(tl.int64) + 16*x1.to(tl.int64))``, with no cast around it
+    "iota_beyond_int32": (
+        lambda a: torch.arange(2**31 - 4, 2**31 + 60, device=a.device).view(4, 16).t() + a,
+        lambda: (torch.randint(0, 9, (16, 4), device="npu"),),
+        {},
     ),
 }
+
+# cases compiled with dynamic sizes
+DYNAMIC = {"repeat_dynamic"}
 
 # inductor settings a case compiles under
 PATCHES = {
@@ -220,7 +268,7 @@ def test_codegen_record_profiles_as_the_source_does(case, saved):
     fn, make, only_in_source, *rest = CASES[case]
     only_in_codegen = rest[0] if rest else {}
     with inductor_config.patch(PATCHES.get(case, {})):
-        torch.compile(fn)(*make())
+        torch.compile(fn, dynamic=case in DYNAMIC)(*make())
     records = sorted(saved.glob("*.ub.json"))
     # a case with differences pinned compiles one kernel; one that agrees may compile several
     assert len(records) == 1 or (records and not only_in_source and not only_in_codegen), records

@@ -3,13 +3,14 @@ what codegen recorded as it emitted the kernel (npu-lowering's ``ub_record``), n
 source read back (``ub_profile``, kept as the cross-check). The buffer rules are
 ``ub_profile``'s own (its value class, broadcast, integer emulation, strided staging) and
 ``ub_names``' tables; what differs is only where a value's facts come from: its dtype, block
-shape, operation and operands are codegen's CSE variable's.
+shape, operation and operands are codegen's CSE variable's; an index's operations (``tree``)
+are those the printer writes for it (``ub_index``).
 
 A record is plain data::
 
     {"values": {name: {"op", "args", "dtype", "shape", ...load facts}},
-     "stores": [{"value", "ptr", "uses", "gather", "terms", "masks"}, ...],
-     "entries": {index variable: {"root", "irregular"}},
+     "stores": [{"value", "ptr", "uses", "gather", "terms", "masks", "tree"}, ...],
+     "entries": {index variable: {"root", "irregular", "tree"}},
      "trees": {prefix: {"dim", "persistent", "reduction"}}, "ndim": int,
      "blocks": {constexpr: int},
      "lines": [[indentation, defined name or None, "for" | "store" | "line"], ...]}
@@ -17,7 +18,7 @@ A record is plain data::
 
 from __future__ import annotations
 
-from . import ub_liveness
+from . import ub_index, ub_liveness
 from .ub_profile import _Helpers
 from .ub_names import _AXES, _DTYPE_BYTES, _MATH_TEMPS
 from .ub_values import _kind_of as _kind
@@ -25,6 +26,9 @@ from .ub_values import _SCALAR, _SCRATCH, _Val, _broadcast, emulation, mask_comb
 
 # the ops codegen prints as ``%`` / ``//`` / ``/`` / ``*``: ub_profile.emulation's names
 _ARITH = {"mod": "mod", "truncdiv": "floordiv", "truediv": "truediv", "mul": "mul"}
+# the ops upstream prints as a binary operator (``a & b``): masks combined as the source's
+_OPERATORS = ("and_", "or_", "xor", "logical_and", "logical_or", "logical_xor", "bitwise_and")
+_OPERATORS += ("bitwise_or", "bitwise_xor", "add", "sub", "mul")
 _BOOL = {"bool": "int1"}  # torch's name of the bit type
 _HEADERS = ("index", "base", "mask")
 # tests upstream prints as a helper's value cast to a bit (``libdevice.isnan(x).to(tl.int1)``)
@@ -103,7 +107,9 @@ class _Convert:
                 v = _Val(tuple(shape), 1, "b") if h == "mask" else index
                 if h == "mask" and folded:
                     v = _Val((), 1, "b")
-                uses = [f"{prefix}index"] if h == "mask" else []
+                # ``xindex < xnumel``; a constant mask (``tl.full([XBLOCK], True, tl.int1)``) reads
+                # no index
+                uses = [f"{prefix}index"] if h == "mask" and not tree.get("constant_mask") else []
                 if h == "index" and not tree["persistent"]:
                     uses = [f"{prefix}base"]
                 self.headers[f"{prefix}{h}"] = (v, uses)
@@ -177,10 +183,11 @@ class _Convert:
         if a["gather"]:
             # the offsets: tiles of the gather-offset class, as wide as the widest index (an
             # int64 indirect index: 8 bytes, an emulated multiply)
-            off, names = self._index_value(a, "g")
+            off, names, own = self._index_value(a, "g")
             if a.get("fold"):
                 names = self._fold(a, a["fold"], names, off)
             uses.extend(names)
+            temps.extend(t if isinstance(t, str) or t.cls != "v" else t.like(cls="g") for t in own)
             temps.append(off.like(kind="i", cls="g"))
             self._staged(a, shape, nbytes, temps)  # a gather is staged too where strided
             return True
@@ -193,11 +200,20 @@ class _Convert:
         if inner is None:
             return False
         strides: list = []
-        for coeff, names in a["terms"]:
+        # a run-time size's stride (``ks0*x1``) is of no account where a gather's term varies
+        # along the dimension: the gather's offsets are what is priced
+        gathered = any(
+            len(t) > 2 and t[2] and any(inner in self._get(n).shape for n in t[1])
+            for t in a["terms"]
+        )
+        for coeff, names, *_ in a["terms"]:
             along = [n for n in names if inner in self._get(n).shape]
             if coeff is None or len(along) != 1:
                 continue
-            strides.append(abs(coeff) if len(names) == 1 else float("inf"))
+            if len(names) == 1:
+                strides.append(abs(coeff))
+            elif not gathered:
+                strides.append(float("inf"))
         if not strides or 1 in strides:
             return False
         strided_buffer(shape, min(strides), nbytes, self.padded, temps)
@@ -215,61 +231,29 @@ class _Convert:
         if fold.get("broadcast"):
             names = [self._nested(("broadcast", *names), list(names), full, [])]
         zero: list[str] = []
-        if fold.get("at_zero"):
-            reduced = {n for n, e in self.rec["entries"].items() if e["root"].startswith("r")}
-            terms = [t for t in a["terms"] if not reduced.intersection(t[1])]
-            uses = sorted({n for _, ns in terms for n in ns})
-            rest = {**a, "terms": terms, "uses": uses, "constant": not uses}
-            zero = self._index_value(rest, "g")[1]
+        if fold.get("zero") is not None:  # the address at the reduction axes' 0
+            zero = self._index_value(a, "g", fold["zero"])[1]
         masks: list[str] = []
         self.selects.update(self._masks(fold["moved"], masks))
         both = [*masks, *names, *zero]
         return [self._nested(("fold", *both), both, full, [])]
 
-    def _index_value(self, a: dict, cls: str) -> tuple[_Val, list[str]]:
-        """An index computed as a tile: each scaled term, then their sum, nested operations of
-        class ``cls``; a constant index a full tile. Its value and the names standing for it."""
-        vals = [self._get(n) for n in a["uses"]]
-        tiles = [x for x in vals if x.is_tile]
-        nbytes = max([4] + [x.nbytes for x in tiles])
-        off = _Val(_broadcast(*(x.shape for x in vals)), nbytes, "i", cls)
-        if a.get("constant"):
-            return off, []
-        # as printed: the terms left to right, each scaled one a product, then each partial sum
-        # an addition (``(-1) + x0 + 30*x1``: two), so an index_expr and an address sharing a
-        # prefix share its value
-        partial: _Val | None = None
-        names_so_far: list[str] = []
-        for i, (coeff, names) in enumerate(a["terms"]):
-            vals = [self._get(n) for n in names]
-            term = _Val(
-                _broadcast(*(x.shape for x in vals)),
-                max([4] + [x.nbytes for x in vals if x.is_tile]),
-                "i",
-            )
-            if coeff not in (None, 1) and term.is_tile:
-                own: list = []
-                emulation(term, "mul", own)
-                own = [t.like(cls="e") for t in own]
-                key = ("mul", coeff, *names)
-                names = [self._nested(key, list(names), term.like(cls=cls), own)]
-            if partial is None or i == 0:
-                partial, names_so_far = term, list(names)
-                continue
-            partial = _Val(
-                _broadcast(partial.shape, term.shape), max(partial.nbytes, term.nbytes), "i"
-            )
-            if partial.is_tile:
-                key = ("add", *map(str, a["terms"][: i + 1]))
-                names_so_far = [self._nested(key, names_so_far + names, partial.like(cls=cls), [])]
-            else:
-                names_so_far += names
-        return off, names_so_far
+    def _index_value(self, a: dict, cls: str, tree=None) -> tuple[_Val, list[str], list]:
+        """An index computed as tiles, each printed operation a nested value of class ``cls``
+        (``ub_index``): its value, the names standing for it and the temporaries of its
+        operations that are no tiles."""
+        v, names, temps, _ = ub_index.value(self, a["tree"] if tree is None else tree, cls, False)
+        return v, names, temps
 
-    def _index_expr(self, f: dict) -> list[str]:
-        """``ops.index_expr``: its index printed and cast (``(x0 + 8*x1).to(...)``); a
+    def _index_expr(self, f: dict, temps: list) -> list[str]:
+        """``ops.index_expr``: its index printed and cast (``(x0 + 8*x1).to(...)``), or printed
+        widened to int64 with no cast around it (its last operation the statement's own); a
         constant printed as a full tile of the value's shape, then cast."""
         a = f["index"]
+        if a.get("cast") is False:
+            _, names, own, _ = ub_index.value(self, a["tree"], "v", True)
+            temps.extend(own)
+            return names
         if a.get("constant"):
             full = _Val(self._val(f).shape, self.rec.get("index_bytes", 4), "i")
             return [self._nested(("full", a["index"], full.key()), [], full, [])]
@@ -278,7 +262,7 @@ class _Convert:
     def _assert(self, a: dict) -> None:
         """A bounds check, ``((0 <= i) & (i < n)) | ~(mask)``: each comparison and combination
         a nested mask of its own."""
-        v, names = self._index_value(a, "v")
+        v, names, _ = self._index_value(a, "v")
         conds = [
             self._nested((bound, *names), list(names), _Val(v.shape, 1, "b"), [])
             for bound in ("lower", "upper")
@@ -314,9 +298,9 @@ class _Convert:
         if selects:
             self.selects.update(masks)
         cast = self._val(f)
-        if cast.nbytes != v.nbytes or cast.kind != v.kind:
-            # upstream's upcast on load (``tl.load(...).to(tl.float32)``): the loaded tile, a
-            # nested value, then its cast
+        if cast.nbytes != v.nbytes or cast.kind != v.kind or v.kind == "b":
+            # upstream's upcast on load (``tl.load(...).to(tl.float32)``, a bool's always
+            # ``.to(tl.int1)``): the loaded tile, a nested value, then its cast
             loaded = self._nested(("load", name), uses, v.like(), temps)
             return self._define(name, [loaded], [], cast)
         self._define(name, uses, temps, v)
@@ -336,10 +320,15 @@ class _Convert:
         temps: list = []
         op = f["op"]
         if op == "index_expr" and f.get("index"):
-            uses = self._index_expr(f)
+            uses = self._index_expr(f, temps)
         else:
             uses = self._resolve(f.get("args", []))
         v = self._skew(name, f, uses, self._val(f))
+        if op == "reduction" and [self.values.get(u, {}).get("op") for u in uses] == ["to_dtype"]:
+            # a bool accumulator's final reduction over its int8 cast, printed with no cast
+            # back: the source reader reads the cast's dtype (a call: no integer emulation)
+            cast = self._get(uses[0])
+            return self._define(name, uses, [], v.like(nbytes=cast.nbytes, kind=cast.kind))
         if op == "fill" and uses:
             # ``tl.full(tmp13.shape, 0.0, tmp13.dtype)``: the source reader reads a shape that is
             # no list as a scalar (what its weights were calibrated on)
@@ -391,6 +380,8 @@ class _Convert:
         if op in ("to_dtype", "convert_element_type") and v.kind == "i" and v.nbytes < 4:
             return self._narrow(name, f, uses, v)
         emulation(v, _ARITH.get(op), temps)
+        if op in _OPERATORS and len(uses) == 2:  # ``a & b`` of masks over two dimensions
+            mask_combine(v, [self._get(u) for u in uses], temps)
         extra = self._extra_tiles(f) if v.is_tile else 0
         if op in _TESTS and extra is not None and uses and v.is_tile:
             uses, extra = [self._test(op, f, uses, extra)], 0
@@ -652,8 +643,11 @@ class _Convert:
             elif name in self.values:
                 self._op(name, self.values[name])
             elif name in self.rec["entries"]:
+                # a range tree's index variable, ``x1 = ((xindex // 16) % 10)``: its printed
+                # operations below the last each a value of their own
                 e = self.rec["entries"][name]
-                self._define(name, [e["root"]], [], self._get(e["root"]))
+                v, uses, temps, _ = ub_index.value(self, e.get("tree", e["root"]), "v", True)
+                self._define(name, uses, temps, v)
             elif name in self.flat:
                 self._flat(name, *self.flat[name])
             elif name in self.headers:

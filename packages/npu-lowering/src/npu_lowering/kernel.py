@@ -162,7 +162,9 @@ def _index_expr_int64(expr):
             }
         )
         text = kernel.kexpr(widened)
-        if indexing.index_str != kernel.index_to_str(indexing.index):  # upstream broadcast it
+        if indexing.index_str == kernel.index_to_str(indexing.index):
+            kernel._npu_ub.widened(indexing, widened)  # the UB model's record of its print
+        else:  # upstream broadcast it
             plain = kernel.cse.generate(
                 kernel.compute,
                 f"({text})",
@@ -595,7 +597,7 @@ class NpuTritonKernel(NpuRuntimeMixin, ub_record.RecordingKernel, TritonKernel):
         if fold is None:
             return super().store(name, index, value, mode)
         masked = scatter_mask.masked_value(self, fold, name, value)
-        self._npu_ub.folded(masked, value, fold)
+        self._npu_ub.folded(self, masked, value, fold)
         value, self._npu_scatter_fold = masked, fold
         try:
             return super().store(name, index, value, mode)

@@ -31,6 +31,7 @@ class Fold:
     moved: str
     kept: OrderedSet
     masked_address: str  # where a lane the moved mask is off at adds the identity
+    masked_index: object = None  # that address as sympy (None: 0), for the UB model's record
 
 
 def plan(kernel, index) -> Fold | None:
@@ -53,10 +54,11 @@ def plan(kernel, index) -> Fold | None:
     # loaded under that mask, undefined there: those go to element 0
     if all(name in axes and axes[name].is_reduction for name in moved):
         at_zero = {var: 0 for name in moved for var in axes[name].var_list}
-        masked_address = kernel.index_to_str(opts.index.subs(at_zero))
+        masked_index = opts.index.subs(at_zero)
+        masked_address = kernel.index_to_str(masked_index)
     else:
-        masked_address = "0"
-    return Fold(" & ".join(sorted(moved)), kept, masked_address)
+        masked_index, masked_address = None, "0"
+    return Fold(" & ".join(sorted(moved)), kept, masked_address, masked_index)
 
 
 def masked_value(kernel, fold: Fold, name: str, value):

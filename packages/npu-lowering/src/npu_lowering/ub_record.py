@@ -6,7 +6,8 @@ What comes from codegen's own objects: each CSE variable's dtype and block shape
 (``create_cse_var``), the operation and operand variables of every op CSEProxy runs
 (``record_op_trace``), a reduction's operand and the variables it makes, each load's and
 store's pointer argument, sympy index and masks, the range trees' index variables and the
-constexpr blocks. What still comes from the emitted lines: their order and loop nesting (each
+constexpr blocks; each index also as the operations the printer writes for it
+(``index_printer.operations``). What still comes from the emitted lines: their order and loop nesting (each
 line's defined name, the text before `` = ``, and ``for`` headers by indentation), because
 upstream splices its buffers into the body in ``codegen_body`` with no hook per line.
 """
@@ -24,10 +25,12 @@ from torch._inductor.codegen.common import CSEVariable, is_buffer_removed
 from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 
 from . import _compat, config
+from .index_printer import operations
 from torch._inductor.codegen.triton import TritonKernel
 
 # an address whose index holds these is a gather (as ``x % 8`` / ``x // 8`` in the source)
 _IRREGULAR = (ModularIndexing, FloorDiv, sympy.Mod)
+_BROADCAST = re.compile(r"tl\.broadcast_to\((\w+), ")
 _CALL = re.compile(r"(libdevice|tl_math|triton_helpers)\.(\w+)\(")
 
 
@@ -77,6 +80,7 @@ class Recorder:
         self._fold: dict | None = None  # the scatter fold of the store being emitted
         self._broadcasts: dict[str, str] = {}  # an operand -> its broadcast for a reduction
         self._masked: dict[tuple, str] = {}  # (max / min, operand) -> its masked operand
+        self._widened: tuple | None = None  # an index printed widened, for its indexing
 
     # -- hooks ---------------------------------------------------------------------------
     @_recording
@@ -111,7 +115,7 @@ class Recorder:
                     if name == "index_expr":  # printed as its prepared index, cast
                         facts["index"] = self._index(kernel)
                     if name == "value_expr":  # an index_expr (made outside ops), cast again
-                        self._value_expr(kernel, r.name, facts)
+                        self._value_expr(kernel, r, facts)
                     if name == "where" and len(facts["args"]) == 3:
                         self._masked_fill(facts["args"])
 
@@ -122,16 +126,22 @@ class Recorder:
         if other is not None and other["op"] is None:
             other.update(op="fill", args=[args[1]])
 
-    def _value_expr(self, kernel, name: str, facts: dict) -> None:
+    def _value_expr(self, kernel, var, facts: dict) -> None:
+        """Upstream's value_expr prints its index_expr (made outside ops) and casts it again
+        where the dtypes differ; where they agree its variable is the index_expr's own
+        (``tmp0 = (x0 // 16).to(tl.int32)``)."""
         names = list(self.values)
+        name = var.name
         inner = names[names.index(name) - 1] if names.index(name) > 0 else None
-        if inner is not None and self.values[inner]["op"] is None:
+        if not (_expression(kernel, var) or "").startswith(f"({inner}).to("):
+            facts.update(op="index_expr", index=self._index(kernel))
+        elif inner is not None and self.values[inner]["op"] is None:
             self.values[inner].update(op="index_expr", index=self._index(kernel))
             self.values[inner]["args"] = list(facts["args"])
             facts["args"] = [inner]
 
     @_recording
-    def folded(self, masked, value, fold) -> None:
+    def folded(self, kernel, masked, value, fold) -> None:
         """An atomic store's scatter fold (scatter_mask): its value selected under the moved
         masks (``tl.where(r0_mask, tmp11, -0.0)``, made outside ops), its address folded."""
         facts = self.values.get(getattr(masked, "name", None))
@@ -141,6 +151,8 @@ class Recorder:
             "moved": fold.moved.split(" & "),
             "at_zero": fold.masked_address != "0",
         }
+        if fold.masked_index is not None:  # the address at the reduction axes' 0, printed
+            self._fold["zero"] = operations(kernel.rename_indexing(fold.masked_index))
 
     @_recording
     def check(self, kernel, lower: bool, upper: bool) -> None:
@@ -151,8 +163,16 @@ class Recorder:
     def load(self, kernel, buf: str, value) -> None:
         """A load: its value's facts and its address (the index indexing() prepared)."""
         facts = self.values.get(getattr(value, "name", None))
-        if facts is not None and facts["op"] is None:
-            facts.update(op="load", **self._address(kernel, buf, False))
+        if facts is None or facts["op"] is not None:
+            return
+        # a constant index's scalar load broadcast to the block (``tmp1 =
+        # tl.broadcast_to(tmp0, [XBLOCK])``): the load is the variable made before
+        broadcast = _BROADCAST.match(_expression(kernel, value) or "")
+        loaded = self.values.get(broadcast.group(1)) if broadcast else None
+        if loaded is not None and loaded["op"] is None:
+            facts.update(op="broadcast", args=[broadcast.group(1)])
+            facts = loaded
+        facts.update(op="load", **self._address(kernel, buf, False))
 
     def store(self, kernel, buf: str, value, emit) -> None:
         """A store, emitted by ``emit``: its address and the buffer its line went to (upstream
@@ -211,6 +231,18 @@ class Recorder:
                 self.values[name].update(kind="accumulator", args=[], masks=masks)
                 self.values[name[1:]]["args"] = [name]
                 self.values[name[1:]].pop("masks", None)
+                self._bool_final(name, made)
+
+    def _bool_final(self, acc: str, made: list) -> None:
+        """A bool accumulator is cast to int8 for its final reduction (``tmp11 =
+        _tmp9.to(tl.int8)``, tl.reduce has no int1), reduced with no cast back."""
+        after = made[made.index(acc) + 1 :]
+        cast = [n for n in after if self.values[n]["dtype"] == "int8" and n != acc[1:]]
+        if self.values[acc]["dtype"] == "bool" and cast:
+            self.values[cast[-1]].update(op="to_dtype", args=[acc])
+            self.values[cast[-1]].pop("kind", None)
+            self.values[cast[-1]].pop("masks", None)
+            self.values[acc[1:]]["args"] = [cast[-1]]
 
     def _argreduce(self, reduction_type: str, operand: str | None, made: list) -> None:
         """An argmax / argmin reduces its masked operand and an index tile (``tmp8_val, tmp8_idx
@@ -252,11 +284,19 @@ class Recorder:
                 self._fold["broadcast"] = "tl.broadcast_to(" in str(opts.index_str)
 
     @_recording
-    def entry(self, entry) -> None:
+    def widened(self, opts, expr) -> None:
+        """An index_expr npu prints over its variables widened to int64 (``(2147483644 +
+        x0.to(tl.int64))``, kernel._index_expr_int64): no cast around it, each variable cast."""
+        self._widened = (opts, expr)
+
+    @_recording
+    def entry(self, kernel, entry) -> None:
         """A range tree's index variable (``x0 = xindex % 8``)."""
         self.entries[entry.name] = {
             "root": entry.root.name,
             "irregular": bool(entry.expr.atoms(*_IRREGULAR)),
+            # its printed operations (``((xindex // 16) % 10)``: two)
+            "tree": operations(kernel.rename_indexing(entry.expr)),
         }
 
     # -- the address of a load or store --------------------------------------------------
@@ -273,22 +313,43 @@ class Recorder:
         index, masks = self._indexed or (sympy.Integer(0), [])
         index = sympy.sympify(index)
         names = sorted(str(s) for s in index.free_symbols)
-        irregular = bool(index.atoms(*_IRREGULAR)) or any(
-            n in self.values or self.entries.get(n, {}).get("irregular") for n in names
-        )
+        irregular = self._irregular(index)
+        # each term's coefficient where it is printed as a product of variables by a literal
+        # (``16*x2``; not ``(-1)*x0`` nor ``8*(y1 // 2)``), the source reader's strides, and
+        # whether the term is a gather's
         terms = [
-            [int(c) if c.is_Integer else None, sorted(str(s) for s in t.free_symbols)]
+            [
+                int(c) if c.is_Integer and c > 0 and all(f.is_Symbol for f in factors) else None,
+                sorted(str(s) for s in t.free_symbols),
+                self._irregular(t),
+            ]
             for t in sympy.Add.make_args(index)
-            for c in [t.as_coeff_Mul()[0]]
+            for c, rest in [t.as_coeff_Mul()]
+            for factors in [sympy.Mul.make_args(rest)]
         ]
-        return {
+        out = {
             "index": str(index),
             "uses": names,
             "gather": irregular,
             "constant": bool(index.is_number),
             "terms": terms,
             "masks": sorted(masks),
+            # the index's printed operations, each a value of its own where it is a tile
+            "tree": operations(kernel.rename_indexing(index)),
         }
+        opts, widened = self._widened or (None, None)
+        if opts is not None and self._indexed == (opts.index, [str(m) for m in opts.mask_vars]):
+            out.update(tree=operations(widened), cast=False)  # printed as the statement itself
+            self._widened = None
+        return out
+
+    def _irregular(self, index) -> bool:
+        """``%`` / ``//`` in an index or in an index variable it reads, or a value read as an
+        index."""
+        return bool(index.atoms(*_IRREGULAR)) or any(
+            str(s) in self.values or self.entries.get(str(s), {}).get("irregular")
+            for s in index.free_symbols
+        )
 
     # -- the record ----------------------------------------------------------------------
     def record(self, kernel) -> dict:
@@ -382,11 +443,17 @@ def _called(kernel, var) -> list | None:
     the expression codegen just put in its CSE cache (the last entries, newest first): which
     module the op's printer chose is known only there (exp prints as ``tl_math.exp`` or
     ``libdevice.exp``), and a helper's body decides the buffers the call keeps."""
+    expr = _expression(kernel, var)
+    match = _CALL.match(expr.lstrip("(")) if expr else None
+    return list(match.groups()) if match else None
+
+
+def _expression(kernel, var) -> str | None:
+    """The expression codegen just put in its CSE cache for ``var`` (the last entries)."""
     cache = getattr(kernel.cse, "_cache", {})
     for i, (expr, v) in enumerate(reversed(cache.items())):
         if v is var and isinstance(expr, str):
-            match = _CALL.match(expr.lstrip("("))
-            return list(match.groups()) if match else None
+            return expr
         if i > 4:
             break
     return None
@@ -488,7 +555,7 @@ class RecordingKernel(TritonKernel):
         )
 
     def codegen_iteration_ranges_entry(self, entry) -> None:
-        self._npu_ub.entry(entry)
+        self._npu_ub.entry(self, entry)
         super().codegen_iteration_ranges_entry(entry)
 
     def check_bounds(self, expr, size, lower, upper):
