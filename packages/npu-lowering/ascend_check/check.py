@@ -423,7 +423,7 @@ def check_kernel(
         ]
     res.configs_total = len(cap.configs)
     res.ub_model = ub_model_of(cap)
-    body_profile = ub_profile_of(source, cap, res.name)
+    body_profile = ub_profile_of(source, cap, res.name, res.ub_model)
     if not cap.configs:
         res.error = "the heuristics produced no config"
         return res

@@ -9,7 +9,7 @@ import collections
 import re
 
 import work_report  # (the work figures against the cost model's record)
-from ub_report import ub_agreement, ub_comparison  # (the UB report)
+from ub_report import profile_agreement, ub_agreement, ub_comparison  # (the UB report)
 
 
 def summary(error: str) -> str:
@@ -117,6 +117,7 @@ def build(
         "launch_modes": dict(_launch_modes(results)),
         "ub_comparison": ub_comparison(results) if targets else [],
         "ub_agreement": ub_agreement(results, targets) if targets else {},
+        "profile_agreement": profile_agreement(results),
         "work_agreement": work_report.work_agreement(results, targets),
         "seconds": round(seconds, 1),
         "results": [
@@ -176,8 +177,12 @@ def summary_lines(report: dict, results, targets, seconds: float) -> list[str]:
         + f"; in {seconds:.1f}s; launch modes (mix/parallel): "
         f"{', '.join(f'{k} {v}' for k, v in sorted(modes.items())) or 'none'}"
     )
+    profiles = report["profile_agreement"]
     return [
         head,
+        f"ascend_check: UB profiles made by codegen: {profiles['codegen']}/{profiles['kernels']} "
+        f"kernels (the rest read from their source); the source reader finds the same on "
+        f"{profiles['agree']}/{profiles['codegen']}",
         f"ascend_check: {work_report.summary_line(report['work_agreement'])}",
         *(
             f"ascend_check: work figures disagree (reported): {line}"

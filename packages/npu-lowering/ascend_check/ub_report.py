@@ -22,17 +22,37 @@ def ub_model_of(cap) -> dict:
     }
 
 
-def ub_profile_of(source: str, cap, name) -> dict | None:
-    """The body-aware UB model's profile of the kernel module's ``source``
-    (npu_inductor_core.ub_model), or None when the kernel's body cannot be read."""
-    try:
-        from npu_inductor_core import ub_model
+def ub_profile_of(source: str, cap, name, facts: dict) -> dict | None:
+    """The body-aware UB model's profile of the kernel (npu_inductor_core.ub_model) as the
+    heuristics size it: codegen's (in its inductor_meta), else the one read from ``source``;
+    None when there is neither. Into ``facts`` (the kernel's ``ub_model`` report): where the
+    profile came from and, for codegen's, whether the source reader finds the same one (the
+    cross-check of the two front ends)."""
+    from npu_inductor_core import ub_model
 
-        return ub_model.profile(
+    try:
+        from_source = ub_model.profile(
             source, ub_model.pointer_dtypes(cap.triton_meta.get("signature", {})), name=name
         )
     except Exception:  # noqa: BLE001 - the comparison is a report, never a check failure
-        return None
+        from_source = None
+    from_codegen = cap.inductor_meta.get(ub_model.PROFILE_KEY)
+    facts["profile_from"] = "codegen" if from_codegen is not None else "source"
+    if from_codegen is None:
+        return from_source
+    facts["profile_agrees"] = from_codegen == from_source
+    return from_codegen
+
+
+def profile_agreement(results) -> dict:
+    """How many kernels came with codegen's profile, and on how many the source reader agrees."""
+    facts = [r.ub_model for r in results if r.ub_model]
+    codegen = [f for f in facts if f.get("profile_from") == "codegen"]
+    return {
+        "kernels": len(facts),
+        "codegen": len(codegen),
+        "agree": sum(1 for f in codegen if f.get("profile_agrees")),
+    }
 
 
 def ub_estimate(cap, config) -> int | None:

@@ -55,6 +55,10 @@ CASES = {
         {},
     ),
     "sin_cos": (lambda a: a.sin() + a.cos(), lambda: (_randn(64),), {}),
+    # Triton's own jitted math (``tl.sigmoid``), inlined as the source reader inlines it
+    "sigmoid": (lambda a: a.sigmoid() * 3 + a.cos(), lambda: (_randn(64),), {}),
+    # a helper with two results, written as a line of its own (``tmp1, tmp2 = ...frexp``)
+    "frexp": (lambda a: torch.frexp(a), lambda: (_randn(20),), {}),
     # libdevice.erf: a helper whose inlined body keeps buffers (found as the source reader
     # finds it, through the kernel's imports)
     "gelu": (lambda a: torch.nn.functional.gelu(a), lambda: (_randn(64),), {}),

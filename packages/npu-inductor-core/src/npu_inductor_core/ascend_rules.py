@@ -49,9 +49,7 @@ def _facts(triton_meta: dict, inductor_meta: dict | None, filename: str | None):
     from . import ub_model
 
     meta = inductor_meta or {}
-    prof = ub_model.kernel_profile(
-        filename, meta.get("kernel_name"), triton_meta.get("signature", {})
-    )
+    prof = ub_model.profile_for(meta, filename, triton_meta.get("signature", {}))
     dev = device_facts.device_for(meta, device_facts.index_of(triton_meta))
     return prof, dev, soc_family(dev.soc)
 

@@ -6,9 +6,10 @@ feeding a pipelined loop gets a second copy under multi-buffering. So the footpr
 "one block per pointer argument" (the old model, a median 5x below bishengir's figure on the
 suite's kernels) but the peak, over the program's statements, of the buffers live there.
 
-``ub_profile.profile`` reads the body once (``kernel_profile``: from the generated file,
-cached per file version); ``estimate(profile, kwargs, multibuffer, soc_family)`` prices one
-config: each buffer's rows times its innermost dimension rounded up to Ascend's 32-byte
+A kernel's profile comes with it (``PROFILE_KEY`` in its inductor_meta: codegen's record of
+the values it emitted, ``ub_codegen``), or ``ub_profile.profile`` reads the body once
+(``kernel_profile``: from the generated file, cached per file version);
+``estimate(profile, kwargs, multibuffer, soc_family)`` prices one config: each buffer's rows times its innermost dimension rounded up to Ascend's 32-byte
 block, loads doubled when multi-buffered, each class of buffer weighted as calibrated for
 the SoC family, plus the compiler's fixed reserve. The weights are fitted against
 bishengir-compile (ascendnpu-ir 1.2.0) on every config of every kernel the test suite
@@ -20,6 +21,21 @@ from __future__ import annotations
 import math
 
 from .ub_profile import _AXES, ALIGN, kernel_profile, pointer_dtypes, profile  # noqa: F401 (re-exported)
+
+# The inductor_meta key of a kernel's profile as codegen made it from the values it emitted
+# (npu-lowering's ub_record, through ub_codegen); a kernel without one (a template, a combo
+# kernel, a record codegen could not complete) is read from its source instead.
+PROFILE_KEY = "npu_ub_profile"
+
+
+def profile_for(inductor_meta: dict | None, filename: str | None, signature: dict) -> dict | None:
+    """The profile the heuristics size a kernel's blocks with: its codegen's, else its source's
+    (None when neither is there)."""
+    meta = inductor_meta or {}
+    prof = meta.get(PROFILE_KEY)
+    if prof is not None:
+        return prof
+    return kernel_profile(filename, meta.get("kernel_name"), signature)
 
 
 def _size(axis: str, blocks: dict[str, int]) -> int:

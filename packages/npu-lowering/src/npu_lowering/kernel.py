@@ -705,6 +705,7 @@ class NpuTritonKernel(NpuRuntimeMixin, ub_record.RecordingKernel, TritonKernel):
         super().codegen_body()
         if self.mix_order_reduction:
             self._mix_order_rows_from_loop_index()
+        self.record_ub_profile()
 
     def _mix_order_rows_from_loop_index(self) -> None:
         """Mix-order reductions (A55): upstream steps a program's rows through its split with
@@ -758,5 +759,5 @@ class NpuTritonKernel(NpuRuntimeMixin, ub_record.RecordingKernel, TritonKernel):
         # (upstream's ``triton_helpers.set_driver_to_gpu()`` line calls npu's helpers, where
         # it does nothing: runtime/helpers.py)
         src = super().codegen_kernel(name)
-        save_kernel(src, lambda: self._npu_ub.record(self))
+        save_kernel(src, self.saved_ub_record)
         return src

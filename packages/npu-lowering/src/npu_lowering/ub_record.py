@@ -24,14 +24,16 @@ from torch._inductor.codegen.common import CSEVariable, is_buffer_removed
 
 from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 
-from . import _compat, config
+from npu_inductor_core import ub_codegen, ub_model
+
+from . import _compat
 from .index_printer import operations
 from torch._inductor.codegen.triton import TritonKernel
 
 # an address whose index holds these is a gather (as ``x % 8`` / ``x // 8`` in the source)
 _IRREGULAR = (ModularIndexing, FloorDiv, sympy.Mod)
 _BROADCAST = re.compile(r"tl\.broadcast_to\((\w+), ")
-_CALL = re.compile(r"(libdevice|tl_math|triton_helpers)\.(\w+)\(")
+_CALL = re.compile(r"(libdevice|tl_math|triton_helpers|tl)\.(\w+)\(")
 
 
 def _dtype(dtype) -> str | None:
@@ -68,14 +70,13 @@ def _recording(method):
 class Recorder:
     """One kernel's record, filled by NpuTritonKernel's hooks."""
 
-    def __init__(self, active: bool = True) -> None:
+    def __init__(self) -> None:
         self.values: dict[str, dict] = {}  # a defined name -> its facts
         self.stores: list[dict] = []  # stores in the order codegen emitted them
         self.entries: dict[str, dict] = {}  # range-tree index variables (x0 = xindex % 8)
         self.asserts: list[dict] = []  # bounds checks in the order codegen emitted them
         self._reducing: list | None = None  # variables made while a reduction is emitted
-        # why the record is incomplete; an inactive recorder's hooks do nothing
-        self.failed: str | None = None if active else "not recorded"
+        self.failed: str | None = None  # why the record is incomplete
         self._indexed: tuple | None = None  # the last index prepared, and its mask vars
         self._fold: dict | None = None  # the scatter fold of the store being emitted
         self._broadcasts: dict[str, str] = {}  # an operand -> its broadcast for a reduction
@@ -106,7 +107,7 @@ class Recorder:
                 facts = self.values[r.name]
                 if facts["op"] is None:  # else a CSE hit: the first definition stands
                     facts.update(op=name, args=_names([*args, *kwargs.values()]))
-                    if call := _called(kernel, r):
+                    if call := _called(kernel, r) or _line_call(name, r, results):
                         facts["call"] = call
                     if guard := _inf_guarded(name):
                         facts["guard"] = guard
@@ -448,6 +449,16 @@ def _called(kernel, var) -> list | None:
     return list(match.groups()) if match else None
 
 
+# ops upstream writes as a line of their own with several results (``tmp1, tmp2 =
+# triton_helpers.frexp(tmp0)``), cached under a key that is not the printed call
+_LINE_CALLS = {"frexp": ["triton_helpers", "frexp"]}
+
+
+def _line_call(name: str, var, results) -> list | None:
+    """Such an op's call, for its first result (the others alias it)."""
+    return _LINE_CALLS.get(name) if var is results[0] else None
+
+
 def _expression(kernel, var) -> str | None:
     """The expression codegen just put in its CSE cache for ``var`` (the last entries)."""
     cache = getattr(kernel.cse, "_cache", {})
@@ -517,8 +528,29 @@ class RecordingKernel(TritonKernel):
     def __init__(self, *args, **kwargs) -> None:
         # only the cross-check reads a record (saved beside the kernel with save_kernels):
         # without it, no compile pays for one
-        self._npu_ub = Recorder(active=bool(config.save_kernels))
+        self._npu_ub = Recorder()
+        self._npu_ub_record: dict | None = None
         super().__init__(*args, **kwargs)
+
+    def record_ub_profile(self) -> None:
+        """Once the body is complete: the kernel's UB profile, made from the record, into its
+        inductor_meta (``ub_model.PROFILE_KEY``), where the heuristics size its blocks with it.
+        A record that could not be completed adds nothing: its kernel is read from its source."""
+        record = self._npu_ub_record = self._npu_ub.record(self)
+        meta = getattr(self, "inductor_meta", None)
+        signature = (getattr(self, "triton_meta", None) or {}).get("signature")
+        if "failed" in record or not isinstance(meta, dict) or signature is None:
+            return
+        try:
+            meta[ub_model.PROFILE_KEY] = ub_codegen.profile(
+                record, ub_model.pointer_dtypes(signature)
+            )
+        except Exception as e:  # noqa: BLE001 - a profile, never a reason to fail a compile
+            record["failed"] = f"profile: {type(e).__name__}: {e}"
+
+    def saved_ub_record(self) -> dict:
+        """The record as ``record_ub_profile`` made it (saved beside the kernel)."""
+        return self._npu_ub_record or self._npu_ub.record(self)
 
     def create_cse_var(self, *args, **kwargs):
         var = super().create_cse_var(*args, **kwargs)
