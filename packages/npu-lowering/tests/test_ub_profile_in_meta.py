@@ -6,6 +6,7 @@ one (and by the cross-check)."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 
 import pytest
@@ -80,4 +81,46 @@ def test_the_heuristics_size_blocks_with_the_kernels_own_profile(kernels):
     planted = {**own, "points": [{"v|X,R0:4": 4096}]}  # 1 MiB at these blocks
     assert not ascend_rules.fits_ub_estimate(
         small, False, triton_meta, {**meta, ub_model.PROFILE_KEY: planted}, None
+    )
+
+
+@pytest.mark.feature("X07")
+@pytest.mark.skipif(
+    not hasattr(torch._inductor.scheduler, "_is_gpu_triton_backend"),
+    reason="torch 2.11's MixOrderReduction.can_fuse admits only cuda/xpu, checked inline (no hook)",
+)
+def test_a_kernel_codegen_cannot_record_is_read_from_its_source(tmp_path, npu):
+    """A mix-order reduction's split loop is written as text (no op traced): its kernel carries
+    no profile and the heuristics read its source."""
+    from importlib import metadata
+
+    components = {ep.name: ep for ep in metadata.entry_points(group="npu_inductor.components")}
+    if "npu-autotune" not in components:
+        pytest.skip("mix-order reductions on npu need npu-autotune (not installed)")
+    components["npu-autotune"].load()()
+    torch._dynamo.reset()
+    x = torch.randn(512, 32)
+    with (
+        config.patch(save_kernels=str(tmp_path)),
+        inductor_config.patch(
+            {
+                "force_disable_caches": True,
+                "triton.mix_order_reduction": True,
+                "triton.mix_order_reduction_non_strict_mode": True,
+            }
+        ),
+        torch.no_grad(),
+    ):
+        out = torch.compile(lambda x: (x.sum(0), x.sum(1)))(x.to(npu))
+    torch._dynamo.reset()
+    for got, want in zip(out, (x.sum(0), x.sum(1))):
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
+    (path,) = [p for p in tmp_path.glob("npu_kernel_*.py") if "RSPLIT_SIZE" in p.read_text()]
+    source = path.read_text()
+    meta, signature = _decorator_meta(source)
+    assert ub_model.PROFILE_KEY not in meta
+    assert json.loads(path.with_suffix(".ub.json").read_text()) == {"failed": "mix-order reduction"}
+    name = re.search(r"def (npu_kernel_\w+)\(", source).group(1)
+    assert ub_model.profile_for({**meta, "kernel_name": name}, str(path), signature) == (
+        ub_profile.profile(source, ub_profile.pointer_dtypes(signature), name=name)
     )
