@@ -57,6 +57,14 @@ CASES = {
     "sin_cos": (lambda a: a.sin() + a.cos(), lambda: (_randn(64),), {}),
     # Triton's own jitted math (``tl.sigmoid``), inlined as the source reader inlines it
     "sigmoid": (lambda a: a.sigmoid() * 3 + a.cos(), lambda: (_randn(64),), {}),
+    # a NaN-aware argmax window: ``isnan(a) > isnan(b)`` printed over int8 casts of the bools
+    "max_pool_indices": (
+        lambda a: torch.nn.functional.max_pool2d(a, 3, 2, return_indices=True),
+        lambda: (_randn(1, 2, 7, 7),),
+        {},
+    ),
+    # a scan whose combine is a generated helper (its own CSE, names like the kernel's)
+    "cummax": (lambda a: torch.cummax(a, 1), lambda: (_randn(4, 25),), {}),
     # a helper with two results, written as a line of its own (``tmp1, tmp2 = ...frexp``)
     "frexp": (lambda a: torch.frexp(a), lambda: (_randn(20),), {}),
     # libdevice.erf: a helper whose inlined body keeps buffers (found as the source reader

@@ -33,6 +33,7 @@ _BOOL = {"bool": "int1"}  # torch's name of the bit type
 _HEADERS = ("index", "base", "mask")
 # tests upstream prints as a helper's value cast to a bit (``libdevice.isnan(x).to(tl.int1)``)
 _TESTS = ("isnan", "isinf")  # a tree's tile-valued header variables ({prefix}index)
+_ORDERINGS = ("lt", "gt", "le", "ge")  # npu casts two bool operands of these to int8
 
 
 def _kind_of(dtype: str) -> str:
@@ -64,6 +65,16 @@ class _Convert:
         ]
         self.arg_acc = {f"_{r}_index": r for r in looped}  # a looped argmax's index accumulator
         self.arg_next = {f"_{r}_next": r for r in looped}  # its combination
+        # a tuple assignment's first target -> its widest element (``tmp7, tmp8, =
+        # tl.associative_scan(...)``): the source reader gives every target the call's value
+        self.tuple_bytes: dict[str, int] = {}
+        first = None
+        for _, name, kind in record["lines"]:
+            if kind == "alias" and first is not None and name in self.values:
+                nbytes = self._val(self.values[name]).nbytes
+                self.tuple_bytes[first] = max(self.tuple_bytes.get(first, 0), nbytes)
+            elif kind != "alias":
+                first = name if name in self.values else None
         names = list(self.values)  # in the order codegen made them
         self.before = dict(zip(names[1:], names))
         # an argmax's / argmin's index tile -> its masked operand
@@ -324,6 +335,8 @@ class _Convert:
         else:
             uses = self._resolve(f.get("args", []))
         v = self._skew(name, f, uses, self._val(f))
+        if self.tuple_bytes.get(name, 0) > v.nbytes:
+            v = v.like(nbytes=self.tuple_bytes[name])
         if op == "reduction" and [self.values.get(u, {}).get("op") for u in uses] == ["to_dtype"]:
             # a bool accumulator's final reduction over its int8 cast, printed with no cast
             # back: the source reader reads the cast's dtype (a call: no integer emulation)
@@ -339,6 +352,10 @@ class _Convert:
             return self._define(name, *self._guarded(f["guard"], uses[0]))
         if op == "signbit" and uses:
             return self._define(name, *self._signbit(uses[0]))
+        if op in _ORDERINGS and len(uses) == 2 and all(self._get(u).kind == "b" for u in uses):
+            # two bools compared for order: npu prints each cast to int8 first (a narrow cast,
+            # each a nested value), since 910B's compiler rejects an unsigned i1 compare
+            uses = [self._int8(u) for u in uses]
         if op == "sign" and self.before.get(name) in self.env:
             # printed ``sub.to(x.dtype)`` (its sub the op made just before): the source reader
             # keeps the operand's value for a cast to a dtype it cannot read
@@ -388,6 +405,12 @@ class _Convert:
         rand = (f.get("call") or [None, op or ""])[1].startswith("rand")
         temps.extend(v.like(cls="r" if rand else "f") for _ in range(extra))
         self._define(name, uses, temps, v)
+
+    def _int8(self, use: str) -> str:
+        """``tmp.to(tl.int8)`` of a bool, nested: the narrow cast's value and temporaries."""
+        src = self._get(use)
+        temps = [src.like(nbytes=4, kind="i", cls="e"), *_SCRATCH] if src.is_tile else []
+        return self._nested(("int8", use), [use], src.like(nbytes=1, kind="i"), temps)
 
     def _narrow(self, name: str, f: dict, uses: list[str], v: _Val) -> None:
         """A cast down to a narrow integer, through int32 and a fixed scratch; from a float to

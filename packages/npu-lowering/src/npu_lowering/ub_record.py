@@ -57,7 +57,7 @@ def _recording(method):
 
     @functools.wraps(method)
     def step(self, *args, **kwargs):
-        if self.failed is None:
+        if self.failed is None and not self.paused:
             try:
                 return method(self, *args, **kwargs)
             except Exception as e:  # noqa: BLE001 - a record, never a reason to fail a compile
@@ -77,6 +77,7 @@ class Recorder:
         self.asserts: list[dict] = []  # bounds checks in the order codegen emitted them
         self._reducing: list | None = None  # variables made while a reduction is emitted
         self.failed: str | None = None  # why the record is incomplete
+        self.paused = 0  # while codegen emits something else than the kernel's body
         self._indexed: tuple | None = None  # the last index prepared, and its mask vars
         self._fold: dict | None = None  # the scatter fold of the store being emitted
         self._broadcasts: dict[str, str] = {}  # an operand -> its broadcast for a reduction
@@ -215,6 +216,9 @@ class Recorder:
                 prev = [self._broadcasts.get(operand, operand)]
             elif first["op"] is None:
                 self._broadcasts[operand] = made[0]
+        if reduction_type == "scan" and isinstance(value, tuple) and len(value) > 1:
+            if self._scan_of_several(value, made):
+                return
         # a reduction selects its operand with the kernel's masks; a scan does not
         masks = self._reduction_masks(kernel) if reduction_type != "scan" else []
         for i, name in enumerate(made):
@@ -233,6 +237,22 @@ class Recorder:
                 self.values[name[1:]]["args"] = [name]
                 self.values[name[1:]].pop("masks", None)
                 self._bool_final(name, made)
+
+    def _scan_of_several(self, values: tuple, made: list) -> bool:
+        """A scan of several values in one pass (``tmp7, tmp8, = tl.associative_scan((tmp4,
+        tmp6,), ...)``): each value cast, then broadcast, and every result reads every
+        broadcast. False (recorded as a chain) for any other shape of emission."""
+        n = len(values)
+        if len(made) != 3 * n or any(self.values[m]["op"] is not None for m in made):
+            return False
+        casts, results = made[: 2 * n : 2], made[2 * n :]
+        broadcasts = made[1 : 2 * n : 2]
+        for value, cast, broadcast in zip(values, casts, broadcasts):
+            self.values[cast].update(op="to_dtype", args=_names([value]))
+            self.values[broadcast].update(op="broadcast_to", args=[cast])
+        for result in results:
+            self.values[result].update(op="reduction", kind="scan", args=list(broadcasts))
+        return True
 
     def _bool_final(self, acc: str, made: list) -> None:
         """A bool accumulator is cast to int8 for its final reduction (``tmp11 =
@@ -555,6 +575,15 @@ class RecordingKernel(TritonKernel):
     def saved_ub_record(self) -> dict:
         """The record as ``record_ub_profile`` made it (saved beside the kernel)."""
         return self._npu_ub_record or self._npu_ub.record(self)
+
+    def _lift_helper(self, fn, values, dtypes) -> str:
+        # a scan's combine function becomes a helper with a CSE of its own, whose names repeat
+        # the kernel's (tmp3 there is not the kernel's tmp3): nothing of it is recorded
+        self._npu_ub.paused += 1
+        try:
+            return super()._lift_helper(fn, values, dtypes)
+        finally:
+            self._npu_ub.paused -= 1
 
     def create_cse_var(self, *args, **kwargs):
         var = super().create_cse_var(*args, **kwargs)
