@@ -543,6 +543,8 @@ class NpuTritonKernel(NpuRuntimeMixin, ub_record.RecordingKernel, TritonKernel):
         )
         reduced.mask_vars.add(var)
         self._npu_load_masks = opts.mask_vars
+        # (printed as text here, with no op traced: the UB record would miss its cast's buffers)
+        self._npu_ub.fail("a load's mask reduced over the axes its index lacks")
         return reduced
 
     def _unmasked_constant_load(self, index, opts):

@@ -373,6 +373,12 @@ class Recorder:
         )
 
     # -- the record ----------------------------------------------------------------------
+    def fail(self, why: str) -> None:
+        """Codegen emitted something the record cannot describe: the kernel's profile is read
+        from its source (the first reason is kept)."""
+        if self.failed is None:
+            self.failed = why
+
     def record(self, kernel) -> dict:
         try:
             return self._record(kernel) if self.failed is None else {"failed": self.failed}
@@ -559,7 +565,7 @@ class RecordingKernel(TritonKernel):
         if getattr(self, "mix_order_reduction", False):
             # upstream writes a mix-order reduction's split loop and its partial sums as text
             # (no op traced): the record would miss what they keep live
-            self._npu_ub.failed = "mix-order reduction"
+            self._npu_ub.fail("mix-order reduction")
         record = self._npu_ub_record = self._npu_ub.record(self)
         meta = getattr(self, "inductor_meta", None)
         signature = (getattr(self, "triton_meta", None) or {}).get("signature")
