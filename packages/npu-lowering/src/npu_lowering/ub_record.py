@@ -552,10 +552,8 @@ class RecordingKernel(TritonKernel):
     class derives from it, so its own overrides (load, store) run around these."""
 
     def __init__(self, *args, **kwargs) -> None:
-        # only the cross-check reads a record (saved beside the kernel with save_kernels):
-        # without it, no compile pays for one
         self._npu_ub = Recorder()
-        self._npu_ub_record: dict | None = None
+        self._npu_ub_record: dict | None = None  # as record_ub_profile made it
         super().__init__(*args, **kwargs)
 
     def record_ub_profile(self) -> None:
