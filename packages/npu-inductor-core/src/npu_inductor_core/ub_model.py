@@ -9,9 +9,10 @@ suite's kernels) but the peak, over the program's statements, of the buffers liv
 A kernel's profile comes with it (``PROFILE_KEY`` in its inductor_meta: codegen's record of
 the values it emitted, ``ub_codegen``), or ``ub_profile.profile`` reads the body once
 (``kernel_profile``: from the generated file, cached per file version);
-``estimate(profile, kwargs, multibuffer, soc_family)`` prices one config: each buffer's rows times its innermost dimension rounded up to Ascend's 32-byte
-block, loads doubled when multi-buffered, each class of buffer weighted as calibrated for
-the SoC family, plus the compiler's fixed reserve. The weights are fitted against
+``estimate(profile, kwargs, multibuffer, soc_family)`` prices one config: each buffer's rows
+times its innermost dimension rounded up to Ascend's 32-byte block, loads doubled when
+multi-buffered, each class of buffer weighted as calibrated for the SoC family, plus the
+compiler's fixed reserve. The weights are fitted against
 bishengir-compile (ascendnpu-ir 1.2.0) on every config of every kernel the test suite
 generates (bench/ub_model_calibration.py) so that the estimate is never below bishengir's.
 """

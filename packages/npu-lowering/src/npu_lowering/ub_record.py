@@ -1,15 +1,18 @@
 """The values a kernel emits, recorded by codegen as it emits them, for the UB model's codegen
 front end (``npu_inductor_core.ub_codegen``), which turns this record into the statement list
-``ub_liveness`` prices (issue 35: the source read back by ``ub_profile`` is the cross-check).
+``ub_liveness`` prices; the kernel carries the profile made from it in its inductor_meta
+(``record_ub_profile``), and the source read back by ``ub_profile`` is the fallback and the
+cross-check (issue 35).
 
 What comes from codegen's own objects: each CSE variable's dtype and block shape
 (``create_cse_var``), the operation and operand variables of every op CSEProxy runs
 (``record_op_trace``), a reduction's operand and the variables it makes, each load's and
 store's pointer argument, sympy index and masks, the range trees' index variables and the
 constexpr blocks; each index also as the operations the printer writes for it
-(``index_printer.operations``). What still comes from the emitted lines: their order and loop nesting (each
-line's defined name, the text before `` = ``, and ``for`` headers by indentation), because
-upstream splices its buffers into the body in ``codegen_body`` with no hook per line.
+(``index_printer.operations``). What still comes from the emitted lines: their order and loop
+nesting (each line's defined name, the text before `` = ``, and ``for`` headers by
+indentation), because upstream splices its buffers into the body in ``codegen_body`` with no
+hook per line.
 """
 
 from __future__ import annotations
