@@ -706,6 +706,9 @@ class NpuTritonKernel(NpuRuntimeMixin, ub_record.RecordingKernel, TritonKernel):
         self._npu_passes.flush(self)  # upstream moves the pending statements into the body
         super().codegen_body()
         if self.mix_order_reduction:
+            # upstream writes the split loop and its partial sums as text (no op traced): the
+            # UB record would miss what they keep live
+            self._npu_ub.fail("mix-order reduction")
             self._mix_order_rows_from_loop_index()
         self.record_ub_profile()
 
