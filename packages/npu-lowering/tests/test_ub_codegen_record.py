@@ -63,6 +63,13 @@ CASES = {
         lambda: (_randn(1, 2, 7, 7),),
         {},
     ),
+    # a value read as an index and broadcast by upstream to the block (``tl.load(in_ptr1 +
+    # (tl.broadcast_to(tmp6, [XBLOCK, R0_BLOCK])), ...)``): the broadcast offsets a tile
+    "masked_scatter": (
+        lambda x, m, s: x.masked_scatter(m, s),
+        lambda: (_randn(25), _randn(25) > 0, _randn(25)),
+        {},
+    ),
     # a scan whose combine is a generated helper (its own CSE, names like the kernel's)
     "cummax": (lambda a: torch.cummax(a, 1), lambda: (_randn(4, 25),), {}),
     # a helper with two results, written as a line of its own (``tmp1, tmp2 = ...frexp``)

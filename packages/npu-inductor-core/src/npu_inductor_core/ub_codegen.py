@@ -195,6 +195,10 @@ class _Convert:
             # the offsets: tiles of the gather-offset class, as wide as the widest index (an
             # int64 indirect index: 8 bytes, an emulated multiply)
             off, names, own = self._index_value(a, "g")
+            if a.get("broadcast"):  # the offsets broadcast to the access's block, a tile
+                shape = tuple(_axis(d) for d in a["broadcast"])
+                wide = off.like(shape=shape, cls="g")
+                names = [self._nested(("broadcast", *names, shape), list(names), wide, [])]
             if a.get("fold"):
                 names = self._fold(a, a["fold"], names, off)
             uses.extend(names)

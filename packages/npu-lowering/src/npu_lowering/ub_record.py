@@ -82,6 +82,7 @@ class Recorder:
         self.failed: str | None = None  # why the record is incomplete
         self.paused = 0  # while codegen emits something else than the kernel's body
         self._indexed: tuple | None = None  # the last index prepared, and its mask vars
+        self._broadcast: list | None = None  # that index's broadcast shape, where upstream's
         self._fold: dict | None = None  # the scatter fold of the store being emitted
         self._broadcasts: dict[str, str] = {}  # an operand -> its broadcast for a reduction
         self._masked: dict[tuple, str] = {}  # (max / min, operand) -> its masked operand
@@ -304,6 +305,10 @@ class Recorder:
         prints it (with npu's changes: a masked load's reduced mask)."""
         if hasattr(opts, "mask_vars"):
             self._indexed = (opts.index, [str(m) for m in opts.mask_vars])
+            # upstream's broadcast of an index to the block (``tl.broadcast_to(tmp6, [XBLOCK,
+            # R0_BLOCK])``, an indirect index narrower than the access): its shape
+            broadcast = str(getattr(opts, "index_str", "")).startswith("tl.broadcast_to(")
+            self._broadcast = [_axis(d) for d in opts.expand_shape or ()] if broadcast else None
             if self._fold is not None:  # the folded address broadcasts upstream's dense index
                 self._fold["broadcast"] = "tl.broadcast_to(" in str(opts.index_str)
 
@@ -361,6 +366,8 @@ class Recorder:
             # the index's printed operations, each a value of its own where it is a tile
             "tree": operations(kernel.rename_indexing(index)),
         }
+        if getattr(self, "_broadcast", None):
+            out["broadcast"] = self._broadcast
         opts, widened = self._widened or (None, None)
         if opts is not None and self._indexed == (opts.index, [str(m) for m in opts.mask_vars]):
             out.update(tree=operations(widened), cast=False)  # printed as the statement itself
