@@ -70,6 +70,15 @@ CASES = {
         lambda: (_randn(25), _randn(25) > 0, _randn(25)),
         {},
     ),
+    # a load's mask npu reduces over the axes its index lacks (``tl.max((tmp6 &
+    # xmask).to(tl.int8), 0, keep_dims=True) != 0``): combined, cast, reduced, compared
+    "reduced_load_mask": (
+        lambda c, p, e: torch.nn.functional.layer_norm(
+            torch.cat([c.expand(p.shape[0], 1, -1), p], 1) + e, (32,)
+        ),
+        lambda: (_randn(1, 1, 32), _randn(3, 4, 32), _randn(1, 5, 32)),
+        {},
+    ),
     # a scan whose combine is a generated helper (its own CSE, names like the kernel's)
     "cummax": (lambda a: torch.cummax(a, 1), lambda: (_randn(4, 25),), {}),
     # a helper with two results, written as a line of its own (``tmp1, tmp2 = ...frexp``)

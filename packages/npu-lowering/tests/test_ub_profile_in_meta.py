@@ -124,31 +124,3 @@ def test_a_kernel_codegen_cannot_record_is_read_from_its_source(tmp_path, npu):
     assert ub_model.profile_for({**meta, "kernel_name": name}, str(path), signature) == (
         ub_profile.profile(source, ub_profile.pointer_dtypes(signature), name=name)
     )
-
-
-@pytest.mark.feature("X07")
-def test_a_load_mask_reduced_over_missing_axes_is_read_from_its_source(tmp_path, npu):
-    """npu prints a load's mask reduced over the axes its index lacks as text (``tl.max(...,
-    keep_dims=True) != 0``, no op traced): that kernel carries no profile."""
-
-    def fn(c, p, e):
-        return torch.nn.functional.layer_norm(
-            torch.cat([c.expand(p.shape[0], 1, -1), p], 1) + e, (32,)
-        )
-
-    args = (torch.randn(1, 1, 32), torch.randn(3, 4, 32), torch.randn(1, 5, 32))
-    torch._dynamo.reset()
-    with (
-        config.patch(save_kernels=str(tmp_path)),
-        inductor_config.patch(force_disable_caches=True),
-        torch.no_grad(),
-    ):
-        out = torch.compile(fn)(*(t.to(npu) for t in args))
-    torch._dynamo.reset()
-    torch.testing.assert_close(out.cpu(), fn(*args), atol=1e-5, rtol=1e-5)
-    sources = {p: p.read_text() for p in tmp_path.glob("npu_kernel_*.py")}
-    (path,) = [p for p, s in sources.items() if "keep_dims=True) != 0" in s]
-    meta, _ = _decorator_meta(sources[path])
-    assert ub_model.PROFILE_KEY not in meta
-    record = json.loads(path.with_suffix(".ub.json").read_text())
-    assert record == {"failed": "a load's mask reduced over the axes its index lacks"}

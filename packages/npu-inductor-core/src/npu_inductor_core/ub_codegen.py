@@ -356,6 +356,8 @@ class _Convert:
             return self._define(name, *self._guarded(f["guard"], uses[0]))
         if op == "signbit" and uses:
             return self._define(name, *self._signbit(uses[0]))
+        if op == "reduced_mask" and uses:
+            return self._reduced_mask(name, f, uses)
         if op in _ORDERINGS and len(uses) == 2 and all(self._get(u).kind == "b" for u in uses):
             # two bools compared for order: npu prints each cast to int8 first (a narrow cast,
             # each a nested value), since 910B's compiler rejects an unsigned i1 compare
@@ -409,6 +411,21 @@ class _Convert:
         rand = (f.get("call") or [None, op or ""])[1].startswith("rand")
         temps.extend(v.like(cls="r" if rand else "f") for _ in range(extra))
         self._define(name, uses, temps, v)
+
+    def _reduced_mask(self, name: str, f: dict, uses: list[str]) -> None:
+        """npu's mask of a load over the axes its index lacks, ``tl.max((tmp6 &
+        xmask).to(tl.int8), 0, keep_dims=True) != 0``: the masks combined, cast to int8, reduced
+        over those axes (as the source reader shapes it, each reduced axis dropped), compared;
+        each step a nested value."""
+        mask = uses[0]
+        for other in uses[1:]:
+            mask = self._combine("and", [mask, other])
+        reduced = self._int8(mask)
+        for dim in sorted(f.get("dims", ()), reverse=True):
+            v = self._get(reduced)
+            shape = tuple(d for i, d in enumerate(v.shape) if i != dim)
+            reduced = self._nested(("max", reduced, dim), [reduced], v.like(shape=shape), [])
+        self._define(name, [reduced], [], self._get(reduced).like(nbytes=1, kind="b"))
 
     def _int8(self, use: str) -> str:
         """``tmp.to(tl.int8)`` of a bool, nested: the narrow cast's value and temporaries."""

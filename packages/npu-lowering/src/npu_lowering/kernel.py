@@ -543,8 +543,7 @@ class NpuTritonKernel(NpuRuntimeMixin, ub_record.RecordingKernel, TritonKernel):
         )
         reduced.mask_vars.add(var)
         self._npu_load_masks = opts.mask_vars
-        # (printed as text here, with no op traced: the UB record would miss its cast's buffers)
-        self._npu_ub.fail("a load's mask reduced over the axes its index lacks")
+        self._npu_ub.reduced_mask(var, opts.mask_vars, [t.tensor_dim for t in missing])
         return reduced
 
     def _unmasked_constant_load(self, index, opts):

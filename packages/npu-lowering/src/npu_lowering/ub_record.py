@@ -383,6 +383,15 @@ class Recorder:
         )
 
     # -- the record ----------------------------------------------------------------------
+    @_recording
+    def reduced_mask(self, var, masks, dims: list[int]) -> None:
+        """A load's mask npu reduces over the axes its index lacks (printed as one expression,
+        ``tl.max((tmp6 & xmask).to(tl.int8), 0, keep_dims=True) != 0``): its masks, in the
+        printed order, and the block dimensions reduced."""
+        facts = self.values.get(getattr(var, "name", None))
+        if facts is not None and facts["op"] is None:
+            facts.update(op="reduced_mask", args=sorted(str(m) for m in masks), dims=dims)
+
     def fail(self, why: str) -> None:
         """Codegen emitted something the record cannot describe: the kernel's profile is read
         from its source (the first reason is kept)."""
