@@ -71,6 +71,7 @@ def proxy_heuristics():
 
     from npu_autotune.autotuner import KernelTuning
     from npu_autotune.heuristics import decorators
+    from npu_inductor_core import decorators as decorators_core
 
     tuning = KernelTuning()
 
@@ -81,9 +82,7 @@ def proxy_heuristics():
 
         @classmethod
         def adopt(cls, kernel):
-            adopted = object.__new__(cls)
-            adopted.__dict__.update(kernel.__dict__)
-            return adopted
+            return cls(**decorators_core.adopted_arguments(kernel))
 
     def through_tuning(hook, method):
         def call(self, *args, **kwargs):

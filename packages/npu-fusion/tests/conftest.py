@@ -1,3 +1,4 @@
+import contextlib
 import dataclasses
 
 import pytest
@@ -14,6 +15,26 @@ def npu():
     npu_lowering.register()
     npu_fusion.register()
     return torch.device("npu")
+
+
+@contextlib.contextmanager
+def _device_ub(nbytes: int):
+    """The rule plans on an npu whose compiler plans ``nbytes`` of UB (the device facts every
+    config source reads, replaced for the rule; kernels still tile for the real device)."""
+    from npu_fusion import ub_rule
+
+    real = ub_rule._device
+    ub_rule._device = lambda index=0: dataclasses.replace(real(index), ub_bytes=nbytes)
+    try:
+        yield
+    finally:
+        ub_rule._device = real
+
+
+@pytest.fixture
+def device_ub():
+    """device_ub(nbytes): a context in which the fusion rule plans on a UB of ``nbytes``."""
+    return _device_ub
 
 
 @dataclasses.dataclass

@@ -19,18 +19,18 @@ def test_entry_point_names_the_policy():
     assert entry("npu_inductor.fusion", "policy") is npu_fusion.policy
 
 
-def test_npu_scheduling_consults_the_policy(compiled):
+def test_npu_scheduling_consults_the_policy(compiled, device_ub):
     x = torch.randn(8, 8, device="npu")
-    with fusion_config.patch(ub_bytes=64):  # no pair of 8x8 buffers fits 64 bytes
+    with device_ub(64):  # no pair of 8x8 buffers fits 64 bytes
         refused = compiled(_pair, x).kernels
-    with fusion_config.patch(ub_bytes=64, ub_rule=False):
-        fused = compiled(_pair, x).kernels
+        with fusion_config.patch(ub_rule=False):
+            fused = compiled(_pair, x).kernels
     assert (refused, fused) == (2, 1)
 
 
-def test_cpu_fusion_is_not_the_policys(compiled):
+def test_cpu_fusion_is_not_the_policys(compiled, device_ub):
     x = torch.randn(8, 8)
-    with fusion_config.patch(ub_bytes=64):
+    with device_ub(64):
         with_rule = compiled(_pair, x).code
     with fusion_config.patch(ub_rule=False):
         without = compiled(_pair, x).code

@@ -31,9 +31,9 @@ def _budget() -> int:
     return two
 
 
-def test_the_fusion_removing_a_round_trip_goes_first(compiled):
+def test_the_fusion_removing_a_round_trip_goes_first(compiled, device_ub):
     xs = [torch.randn(N, device="npu", dtype=torch.float16) for _ in range(3)]
-    with fusion_config.patch(ub_bytes=_budget()):
+    with device_ub(_budget()):
         on = compiled(_program, *xs, realize_reads_threshold=0)
         with fusion_config.patch(prefer_round_trips=False):
             off = compiled(_program, *xs, realize_reads_threshold=0)

@@ -34,7 +34,11 @@ def _code_lines(path: Path):
             yield n, code
 
 
-@pytest.mark.parametrize("pattern", [r"globals\(\)\.update", r"__class__\s*=(?!=)"])
+# an object's class changed, or its state copied into an object built without its constructor
+@pytest.mark.parametrize(
+    "pattern",
+    [r"globals\(\)\.update", r"__class__\s*=(?!=)", r"__dict__\.update", r"object\.__new__"],
+)
 def test_no_composition_at_run_time(pattern):
     found = [
         f"{p.relative_to(PACKAGES)}:{n}"
@@ -84,3 +88,56 @@ def test_the_registry_holds_the_lowering_class_and_its_decorators():
     if part is not None:  # npu-autotune installed: its part takes every hook
         names = kernel_objects.TUNING_HOOKS + kernel_objects.TUNING_QUERIES
         assert all(callable(getattr(part, name)) for name in names)
+
+
+def test_an_upstream_built_kernel_object_is_taken_over_through_the_constructor():
+    """A decorator with no configs-only mode (here ``fixed_config``) is built by upstream; the
+    npu kernel class builds its own object from the arguments upstream gave (no state copied
+    into an object made without its constructor), keeping every one of them."""
+    import inspect
+
+    import triton
+    import triton.language as tl
+    from npu_inductor_core import decorators, kernel_objects
+    from torch._inductor.runtime import triton_heuristics as upstream
+    from torch._inductor.runtime.hints import DeviceProperties
+
+    @triton.jit
+    def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+        pass
+
+    props = DeviceProperties(
+        type="npu",
+        index=0,
+        multi_processor_count=48,
+        cc="Ascend910B2",
+        major=0,
+        regs_per_multiprocessor=None,
+        max_threads_per_multi_processor=None,
+        max_threads_per_block=1024,
+        warp_size=32,
+    )
+    triton_meta = {
+        "signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"},
+        "device": props,
+        "constants": {},
+    }
+    meta = {"kernel_name": "k", "mutated_arg_names": ["out_ptr0"], "npu_flavour": "interpreter"}
+    built = upstream.fixed_config({"XBLOCK": 64}, __file__, dict(triton_meta), dict(meta))(k)
+    assert type(built) is upstream.CachingAutotuner
+    cls = kernel_objects.kernel_class("npu")
+    ours = cls.adopt(built)
+    assert type(ours) is cls and ours.tuning is kernel_objects.tuning("npu")
+    params = list(inspect.signature(upstream.CachingAutotuner.__init__).parameters)[1:]
+    args = decorators.adopted_arguments(built)
+    assert set(args) == set(params)  # every argument upstream's constructor takes is kept
+    for name in params:
+        if name not in ("triton_meta", "inductor_meta"):
+            assert getattr(ours, name) == getattr(built, name), name
+    assert ours.device_props == props and ours.mutated_arg_names == ["out_ptr0"]
+    assert [c.kwargs for c in ours.configs] == [{"XBLOCK": 64}]
+    # and through the registry, what a generated kernel gets
+    via_registry = kernel_objects.heuristic("npu", "fixed_config")(
+        {"XBLOCK": 64}, __file__, dict(triton_meta), dict(meta)
+    )(k)
+    assert type(via_registry) is cls

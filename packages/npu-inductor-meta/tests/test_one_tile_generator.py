@@ -81,15 +81,17 @@ def _sources():
         ),
         (
             "npu-lowering default pointwise",
-            lambda: lowering.pointwise({"x": 1024}, meta, inductor_meta={}),
+            lambda: lowering.DEFAULTS["pointwise"]({"x": 1024}, meta, inductor_meta={}),
         ),
         (
             "npu-lowering default reduction",
-            lambda: lowering.reduction(red, triton_meta=meta, inductor_meta={}),
+            lambda: lowering.DEFAULTS["reduction"](red, triton_meta=meta, inductor_meta={}),
         ),
         (
             "npu-lowering default persistent reduction",
-            lambda: lowering.persistent_reduction(red, triton_meta=meta, inductor_meta={}),
+            lambda: lowering.DEFAULTS["persistent_reduction"](
+                red, triton_meta=meta, inductor_meta={}
+            ),
         ),
         (
             "npu-autotune pointwise candidates",
@@ -166,3 +168,20 @@ def test_no_source_computes_its_own_ub_budget():
 def test_the_near_copies_are_gone():
     assert not (PACKAGES / "npu-lowering/src/npu_lowering/runtime/tiling.py").exists()
     assert not (PACKAGES / "npu-autotune/src/npu_autotune/tiles.py").exists()
+
+
+def test_one_implementation_of_the_decorators():
+    """Both packages that register npu decorators build them with npu-inductor-core's one
+    implementation (a policy each), and neither heuristics module tiles or fits configs."""
+    from npu_inductor_core import decorators, kernel_objects
+    from npu_lowering.runtime import heuristics as lowering
+
+    registered = [kernel_objects.heuristic("npu", n) for n in kernel_objects.HEURISTIC_NAMES]
+    for fn in [*lowering.DEFAULTS.values(), *registered]:
+        assert fn.__module__ == decorators.__name__, fn
+    for path in (
+        PACKAGES / "npu-lowering/src/npu_lowering/runtime/heuristics.py",
+        PACKAGES / "npu-autotune/src/npu_autotune/heuristics.py",
+    ):
+        code = path.read_text()
+        assert not re.search(r"\btiles\.|\bfits_ub\b|fit_to_ub|cached_autotune", code), path

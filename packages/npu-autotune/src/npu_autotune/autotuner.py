@@ -24,7 +24,7 @@ import logging
 import time
 import weakref
 
-from npu_inductor_core import kernel_objects
+from npu_inductor_core import decorators, kernel_objects
 from torch._dynamo.utils import counters
 from torch._inductor.runtime.hints import HeuristicType
 from torch._inductor.runtime.runtime_utils import triton_config_to_hashable
@@ -45,10 +45,6 @@ log = logging.getLogger(__name__)
 # kernel object -> {config: launcher} of its per-hint variants (off the object: launchers
 # do not pickle)
 _variant_launchers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _exhaustive_meta(meta: dict) -> bool:
-    return bool(meta.get("max_autotune") or meta.get("max_autotune_pointwise"))
 
 
 def _asked_for_tuning(meta: dict) -> bool:
@@ -159,7 +155,7 @@ def _hint_variant(kernel, args, kwargs):
     if index not in chosen:
         size_hints, cfg = hints.variants(kernel)[index]
         cands = hints.candidates(
-            kernel, size_hints, exhaustive=_exhaustive_meta(kernel.inductor_meta)
+            kernel, size_hints, exhaustive=decorators.exhaustive(kernel.inductor_meta)
         )
         if len(cands) > 1 and (
             _asked_for_tuning(kernel.inductor_meta) or npu_config.autotune_on_sim

@@ -16,9 +16,6 @@ min_tile_elems: int = 1024
 # Price loaded buffers twice: the autotuner tries every config with multi-buffering on.
 multibuffer: bool = True
 
-# The UB bytes the rule plans with; None: the device's (npu_inductor_core.device().ub_bytes).
-ub_bytes: "int | None" = None
-
 # Order candidate npu fusions by GM bytes saved, a removed round trip counted twice (README).
 prefer_round_trips: bool = True
 

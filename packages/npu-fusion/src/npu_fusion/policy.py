@@ -131,7 +131,6 @@ def cache_key() -> str:
             "ub_rule",
             "min_tile_elems",
             "multibuffer",
-            "ub_bytes",
             "prefer_round_trips",
             "combo_kernels",
         )

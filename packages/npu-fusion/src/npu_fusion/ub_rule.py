@@ -51,10 +51,8 @@ def _device(index: int):
 
 
 def ub_bytes(index: int = 0) -> int:
-    """The UB bytes the rule plans with: the setting, else what the compiler plans on npu
-    ``index`` (npu-inductor-core's device facts)."""
-    if config.ub_bytes is not None:
-        return int(config.ub_bytes)
+    """The UB bytes the rule plans with: what the compiler plans on npu ``index``
+    (npu-inductor-core's device facts, the one source every config source sizes with)."""
     return _device(index).ub_bytes
 
 

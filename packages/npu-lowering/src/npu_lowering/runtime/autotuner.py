@@ -6,9 +6,9 @@ first config (the one the tiling model puts first: few, large programs). With np
 installed and ``use_static_triton_launcher`` on, precompile turns that config into a kernel
 descriptor (npu-launcher's ``describe_triton``) held as a ``StaticTritonCompileResult``
 subclass, so upstream's TritonBundler saves the kernel object into the FX graph cache entry
-and a new process restores it and launches from the descriptor without the kernel's source
-(L04). ``keep_static_cubin_raw`` keeps the descriptor bytes in that entry; otherwise only
-the descriptor file in Triton's cache dir holds them (C04). Without npu-launcher, kernels
+and a new process restores it and launches from the descriptor without the kernel's source.
+``keep_static_cubin_raw`` keeps the descriptor bytes in that entry; otherwise only
+the descriptor file in Triton's cache dir holds them. Without npu-launcher, kernels
 run through npu-sim's launch entry point (group ``npu_inductor.sim_launch``), which runs
 them on the npu memory itself or records them during graph capture. Elsewhere everything
 is upstream's.
@@ -20,7 +20,7 @@ import collections
 import logging
 import weakref
 
-from npu_inductor_core import cost_model, kernel_objects
+from npu_inductor_core import cost_model, decorators, kernel_objects
 from npu_inductor_core.device import index_of
 from torch._inductor import config as inductor_config
 from torch._inductor.runtime.hints import HeuristicType
@@ -314,7 +314,7 @@ class LaunchingAutotuner(AscendRouteMixin, UpstreamStaticCheckOff, CachingAutotu
     def _static_launch(self, config):
         """The pre-bound launch object for the config the simulator runs: npu-launcher's, when installed
         and ``use_static_triton_launcher`` is on; ``strict_static_triton_launcher`` makes a
-        kernel that cannot launch statically an error instead of a fallback (L01). A kernel
+        kernel that cannot launch statically an error instead of a fallback. A kernel
         restored from the FX cache binds from its descriptor."""
         if not inductor_config.use_static_triton_launcher:  # read per launch: the flag may change
             return None
@@ -366,13 +366,9 @@ class NpuCachingAutotuner(LaunchingAutotuner):
 
     @classmethod
     def adopt(cls, kernel: CachingAutotuner) -> "NpuCachingAutotuner":
-        """An npu kernel object with the state of one upstream's decorators built (those
-        without a configs-only mode: templates, user kernels, foreach...)."""
-        adopted = object.__new__(cls)
-        adopted.__dict__.update(kernel.__dict__)
-        adopted.triton_meta = without_value_alignment(adopted.triton_meta)
-        adopted.tuning = kernel_objects.tuning("npu")
-        return adopted
+        """An npu kernel object built with the arguments upstream's decorator gave ``kernel``
+        (the decorators without a configs-only mode: templates, user kernels, foreach...)."""
+        return cls(**decorators.adopted_arguments(kernel))
 
     def _through_tuning(self, name: str, base, *args, **kwargs):
         part = self.__dict__.get("tuning")
