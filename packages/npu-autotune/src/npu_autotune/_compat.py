@@ -53,7 +53,7 @@ def visible_devices_variable_for_npu() -> bool:
 def mix_order_reductions_on_npu() -> bool:
     """Upstream fuses sibling reductions over different dimensions of one input into a
     mix-order reduction (``triton.mix_order_reduction``; its split size is autotuned under
-    ``triton.mix_order_reduction_autotune_split_size``, A55) only for cuda and xpu:
+    ``triton.mix_order_reduction_autotune_split_size``) only for cuda and xpu:
     ``MixOrderReduction.can_fuse`` asks ``scheduler._is_gpu_triton_backend``, which names
     those two devices. Torch 2.13 (2.11 checks the device inline, no mix-order on npu there): the helper also answers True for two npu nodes whose
     backend is Triton (the npu scheduling is upstream's TritonScheduling, which generates the
@@ -100,7 +100,7 @@ def _related(node1, node2) -> bool:
     "(get_interface_for_device) instead of torch.cuda",
 )
 def collective_benchmarks_on_npu() -> bool:
-    """A19/A20: ``AlgorithmSelectorCache.benchmark_collective_choice`` (the cross-rank
+    """``AlgorithmSelectorCache.benchmark_collective_choice`` (the cross-rank
     benchmark of a custom op's collective decompositions, which reads
     ``collective_benchmark_nruns`` and ``collective_benchmark_timeout``) times with
     ``torch.cuda`` events on ``cuda:<rank>``, so on npu every choice failed and the default

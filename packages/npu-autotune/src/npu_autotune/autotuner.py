@@ -13,7 +13,7 @@ reset-to-zero), ``coordinate_descent_tuning``, the autotune cache hook. What is 
 - configs whose blocks overflow the UB are dropped before anything compiles or launches,
   and a compile error that reports a UB overflow drops that config (logged);
 - coordinate descent with the Ascend limits (``coordesc.NpuCoordescTuner``);
-- incremental autotune (A29): each call runs one candidate for real and times it with
+- incremental autotune: each call runs one candidate for real and times it with
   device events; once all ran, the fastest stays;
 - multibuffer variants (``num_stages=2``) compile for Ascend with ``multibuffer=True``.
 """
@@ -194,7 +194,7 @@ def _should_bench(kernel) -> bool:
 
 
 def _combo_untuned(kernel) -> bool:
-    """``combo_kernels_autotune`` (A23; upstream 2.13 no longer reads it): 0 = combo kernels
+    """``combo_kernels_autotune`` (upstream 2.13 no longer reads it): 0 = combo kernels
     are not tuned, 1 = all but foreach kernels, 2 = all. Read where the kernel runs."""
     from torch._inductor import config as inductor_config
 
@@ -244,8 +244,9 @@ def _tune_on_sim(kernel, args, kwargs) -> None:
 
 def _combo_tune(kernel, args, kwargs) -> None:
     """A combo kernel with per-sub-kernel blocks: upstream's sequential tuning, group by
-    group of its plan (``combo.adapt`` put npu candidates in it; A21), run through the
-    simulator (upstream's ``run``, which calls it, is not the simulated path)."""
+    group of its plan (``combo.adapt`` put npu candidates in it; the groups follow
+    ``combo_kernel_autotune_grouping``), run through the simulator (upstream's ``run``,
+    which calls it, is not the simulated path)."""
     ensure_registered()
     kernel._npu_described, kernel.compile_results = kernel.compile_results, []
     launcher = SimLauncher(kernel, kernel.configs[0])
@@ -399,7 +400,8 @@ class KernelTuning:
 
     def benchmark_all_configs(self, kernel, base, *args, **kwargs):
         """On npu-sim (no compiled launchers) every launchable config is timed through the
-        simulator; this is also what a kernel module's ``benchmark_all_configs`` runs (A18)."""
+        simulator; this is also what a kernel module's ``benchmark_all_configs`` runs
+        (``benchmark_kernel``)."""
         ran = kernel.launchers and getattr(kernel.launchers[0], "after_run", False)
         if not simulated(kernel) or (kernel.launchers and not ran):
             return _benchmark_all(kernel, base, *args, **kwargs)

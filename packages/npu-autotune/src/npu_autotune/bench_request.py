@@ -1,4 +1,4 @@
-"""What a tuning worker runs for one candidate config of an npu kernel (A10).
+"""What a tuning worker runs for one candidate config of an npu kernel (``autotune_in_subproc``).
 
 ``KernelBenchmarkRequest`` is the npu counterpart of upstream's ``TritonBenchmarkRequest``:
 picklable (no device tensors in it), it names the kernel's module file, the config and the

@@ -4,12 +4,13 @@
 dispatches here. Timing uses device events (``Event(enable_timing=True)``) where the device
 interface has them, else the host clock around a synchronize. Upstream flags read per call:
 - ``inductor_default_autotune_warmup`` / ``inductor_default_autotune_rep`` (ms): the warmup
-  and measuring budgets (A31, A30); upstream's kernel autotuner passes a fixed rep=40, which
+  and measuring budgets; upstream's kernel autotuner passes a fixed rep=40, which
   npu kernels replace by the flag (``autotuner.KernelTuning.bench``);
-- ``use_experimental_benchmarker`` (A57): upstream's experimental strategy (flush the L2
+- ``use_experimental_benchmarker``: upstream's experimental strategy (flush the L2
   between runs, minimum of per-run event pairs) instead of the default (median of the runs);
-- ``autotune_cudagraph_benchmarking`` (A08; torch 2.13 has only its environment variable): the callable is captured once into a device
-  graph and the replays are timed (no launch overhead in the comparison).
+- ``autotune_cudagraph_benchmarking`` (torch 2.13 has only its environment variable): the
+  callable is captured once into a device graph and the replays are timed (no launch
+  overhead in the comparison).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def _runs(budget_ms: float, estimate_ms: float) -> int:
 
 
 def graph_benchmarking() -> bool:
-    """A08: upstream's ``autotune_cudagraph_benchmarking`` where this torch has the flag (2.14,
+    """Upstream's ``autotune_cudagraph_benchmarking`` where this torch has the flag (2.14,
     2.15), else its environment variable (the flag is not in torch 2.13's config)."""
     value = getattr(inductor_config, "autotune_cudagraph_benchmarking", None)
     if value is None:

@@ -1,4 +1,4 @@
-"""Collective benchmarking on npu (catalogue A19 ``collective_benchmark_nruns``, A20
+"""Collective benchmarking on npu (``collective_benchmark_nruns``,
 ``collective_benchmark_timeout``).
 
 Inductor autotunes a custom op whose decompositions hold collectives

@@ -2,7 +2,7 @@
 
 Upstream's ``_handle_combo_kernel_per_subkernel_blocks`` builds the tuning plan a combo
 kernel carries in ``inductor_meta``: one group per set of sub-kernels with the same
-heuristic inputs when ``combo_kernel_autotune_grouping`` is on (A21; one group per sub-kernel
+heuristic inputs when ``combo_kernel_autotune_grouping`` is on (one group per sub-kernel
 when off), each with its candidate configs, plus the warp/stage pairs to re-tune last.
 ``CachingAutotuner._combo_sequential_autotune`` then tunes group by group. Upstream fills
 the groups with GPU candidates (up to 1024-element blocks, 4-8 warps); on npu the grouping

@@ -1,4 +1,4 @@
-"""npu kernels in upstream's async compile pool (Y01, Y06).
+"""npu kernels in upstream's async compile pool (``compile_threads``, ``worker_start_method``).
 
 Upstream's ``AsyncCompile.triton`` loads a kernel module in a compile worker (the
 decorators run there), calls ``precompile(warm_cache_only=True)`` and pickles the kernel

@@ -1,4 +1,4 @@
-"""Waiting for npu kernel compiles (Y02, Y03, D02, misuse).
+"""Waiting for npu kernel compiles (wait timeout, watchdog, progress line, misuse).
 
 Upstream's ``AsyncCompile._wait_futures`` waits for every kernel future of a generated
 module (with ``compile_worker_wait_timeout``, naming the kernel). ``_compat`` tags the
@@ -7,10 +7,10 @@ runs upstream's wait inside ``wait`` below, which adds:
 - a flag check: upstream's async-compile flags out of range are an error naming the range;
 - a crashed compile worker is an error naming the kernel it was compiling (upstream's
   message names no kernel);
-- a monitor thread: the watchdog (``compile_worker_watchdog_interval_seconds``, Y03)
+- a monitor thread: the watchdog (``compile_worker_watchdog_interval_seconds``)
   reports each npu compile still pending after an interval, with its stage, as a
   structured event (``trace_structured`` artifact ``npu_compile_watchdog`` and a log record
-  whose ``npu_compile`` attribute is the dict); the progress line (D02) of pending npu
+  whose ``npu_compile`` attribute is the dict); the progress line of pending npu
   kernels on stderr while waiting, when ``disable_progress`` is off and torch has no real
   tqdm for upstream's bar (``verbose_progress`` adds the pending kernels' names).
 Scopes without npu futures (cpu, cuda) get upstream's wait untouched.

@@ -1,8 +1,9 @@
-"""Coordinate descent for npu kernels: upstream's CoordescTuner (radius A26, all-directions
-A25, tuning A27 all read from ``inductor_meta`` by upstream) with the Ascend limits: a
-vector core runs one SIMD program, so num_warps is not a direction, and a neighbour whose
-blocks overflow the unified buffer (by the tile budget, and by npu-inductor-core's
-body-aware estimate of the kernel) is invalid (never compiled or launched)."""
+"""Coordinate descent for npu kernels: upstream's CoordescTuner (its search radius,
+all-directions check and tuning switch all read from ``inductor_meta`` by upstream) with
+the Ascend limits: a vector core runs one SIMD program, so num_warps is not a direction, and
+a neighbour whose blocks overflow the unified buffer (by the tile budget, and by
+npu-inductor-core's body-aware estimate of the kernel) is invalid (never compiled or
+launched)."""
 
 from __future__ import annotations
 

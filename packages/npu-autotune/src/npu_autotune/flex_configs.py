@@ -1,4 +1,5 @@
-"""A37: flex-attention template configs for npu, Cube-aware, steered by``max_autotune_flex_search_space``.
+"""Flex-attention template configs for npu, Cube-aware, steered by
+``max_autotune_flex_search_space``.
 
 Upstream takes flex attention's tile lists from the device's config heuristic
 (``InductorChoices.get_config_heuristics(device_type)``: CUDA/ROCm/XPU/CPU lists, else

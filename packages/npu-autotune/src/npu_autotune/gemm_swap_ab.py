@@ -1,4 +1,4 @@
-"""M03: swap-A/B GEMM candidates for npu (the NPU equivalent of nvgemm's swap-AB).
+"""Swap-A/B GEMM candidates for npu (the NPU equivalent of nvgemm's swap-AB).
 
 For ``mm``/``addmm`` with M much smaller than N (``M * gemm_swap_ab_ratio <= N``: decode and
 small-batch linears), max-autotune also benchmarks a template that computes the transposed
@@ -13,8 +13,8 @@ How it joins: npu-lowering's choices class asks npu-inductor-core's ``choice_hoo
 extra templates (no upstream patch); this module offers ``mm_swap_ab_template`` wherever
 upstream offered its ``mm_template`` for an npu GEMM, and its configs come from upstream's
 template-heuristic registry (``register_template_heuristic``), so ``max_autotune_gemm_search_space``,
-``max_autotune_gemm_backends``, ``max_mm_configs``, the Cube pruning (A43) and the profiling
-cap (M01) apply to it as to the plain template. ``gemm_swap_ab`` off: no swap candidate.
+``max_autotune_gemm_backends``, ``max_mm_configs``, the Cube pruning and the profiling
+cap apply to it as to the plain template. ``gemm_swap_ab`` off: no swap candidate.
 
 Tiles (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps): short M, long N; each fits the Cube for
 fp32 with its stages (the B^T tile <= 64 KiB L0A, the A^T tile <= L0B, (A+B) x stages <= L1,

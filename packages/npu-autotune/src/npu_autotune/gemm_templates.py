@@ -12,13 +12,13 @@ epilogue), so the accumulator and its post-processed copy must fit the unified b
 by the one UB model (npu-inductor-core's ``tiles.gemm_epilogue_fits``: at most 128 x 128 fp32
 elements on 910B and 950); num_warps means nothing to a cube core (1); triton-ascend pipelines loads itself
 (num_stages 1, plus 2 for the larger K tiles where double buffering of L1 helps). With
-max_autotune_prune_choices_based_on_shared_mem (A43) a tile is also pruned when it would
+max_autotune_prune_choices_based_on_shared_mem a tile is also pruned when it would
 overflow the Cube's L1 or L0A/L0B/L0C (the device facts' figures, from bishengir's target
 spec), upstream's shared-memory bound read for a cube core.
 
 npu-autotune's config adds what nvgemm's flags do for CUDA: decode supplements
-(``gemm_supplement_configs``, M02: ``DECODE_TILES`` for M <= 32) and a cap on the candidates
-profiled per GEMM (``gemm_max_profiling_configs``, M01).
+(``gemm_supplement_configs``: ``DECODE_TILES`` for M <= 32) and a cap on the candidates
+profiled per GEMM (``gemm_max_profiling_configs``).
 """
 
 from __future__ import annotations
@@ -189,8 +189,8 @@ class NpuGemmConfigHeuristic(BaseConfigHeuristic):
         return exceeds
 
     def preprocess_mm_configs(self, m, n, k, configs, *args: Any, **kwargs: Any):
-        """Upstream's scaling, pruning and dedup, with our decode supplements (M02) after the
-        default tile and the profiling cap (M01) applied to the final candidates."""
+        """Upstream's scaling, pruning and dedup, with our decode supplements after the
+        default tile and the profiling cap applied to the final candidates."""
         if (
             self.decode_supplements
             and npu_config.gemm_supplement_configs

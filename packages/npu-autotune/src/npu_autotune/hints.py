@@ -1,4 +1,4 @@
-"""Per-hint variants of npu kernels with dynamic sizes (``multi_kernel_hints``, A02).
+"""Per-hint variants of npu kernels with dynamic sizes (``multi_kernel_hints``).
 
 Upstream (torch 2.13) turns ``multi_kernel_hints`` into a ``SizeHintMultiKernel`` only for
 Triton GEMM templates: one kernel per hint, tuned as if the dynamic sizes were the hint, and

@@ -1,5 +1,5 @@
-"""Structured config overrides for npu kernels: upstream's ``lookup_table.table`` (U04) and
-``lookup_table.check_src_hash`` (U03).
+"""Structured config overrides for npu kernels: upstream's ``lookup_table.table`` and
+``lookup_table.check_src_hash``.
 
 Upstream reads that table only for GEMM templates on cuda (``LookupTableChoices``: keys
 ``"<gcnArchName>+<input dtypes/shapes/strides>+<op>"``, entries with ``template_id`` and an

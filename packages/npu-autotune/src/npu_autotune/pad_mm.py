@@ -1,5 +1,5 @@
-"""Shape padding of npu GEMMs, with upstream's autoheuristic (A04 ``autoheuristic_collect``
-"pad_mm", A05 ``autoheuristic_log_path``, A07 ``autoheuristic_use`` "pad_mm").
+"""Shape padding of npu GEMMs, with upstream's autoheuristic (``autoheuristic_collect``
+"pad_mm", ``autoheuristic_log_path``, ``autoheuristic_use`` "pad_mm").
 
 Upstream's pad_mm pass is a joint-graph pattern whose check refuses any tensor that is not
 cuda or xpu (``fx_passes/pad_mm.py: check_device``), so on npu it never runs. This is npu's

@@ -1,4 +1,4 @@
-"""Triton's JIT post-compile hook for npu kernels on npu-sim (D01).
+"""Triton's JIT post-compile hook for npu kernels on npu-sim.
 
 Upstream calls ``triton.knobs.runtime.jit_post_compile_hook`` under
 ``run_jit_post_compile_hook`` right after ``triton.compile`` in ``_precompile_config``; on

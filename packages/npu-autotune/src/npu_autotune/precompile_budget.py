@@ -1,4 +1,4 @@
-"""One precompilation budget for all candidate configs of an npu kernel (Y07).
+"""One precompilation budget for all candidate configs of an npu kernel.
 
 Upstream applies ``precompilation_timeout_seconds`` to template choices in
 ``select_algorithm`` only; an npu kernel's candidate configs are compiled one after the other

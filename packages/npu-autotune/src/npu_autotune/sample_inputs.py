@@ -1,4 +1,4 @@
-"""triton.autotune_with_sample_inputs (A54) for npu graphs.
+"""triton.autotune_with_sample_inputs for npu graphs.
 
 With ``triton.autotune_at_compile_time``, the wrapper runs every kernel once at compile time
 so it is tuned before the graph first runs. User-written kernels are then tuned on random

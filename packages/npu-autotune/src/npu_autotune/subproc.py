@@ -1,4 +1,4 @@
-"""Benchmarking npu kernel candidates in tuning subprocesses (A10, A11, A45-A47).
+"""Benchmarking npu kernel candidates in tuning subprocesses (several devices, timeouts).
 
 With upstream's ``autotune_in_subproc`` on, the candidate configs of an npu kernel are timed
 in tuning workers instead of the compiling process, so a config that hangs or crashes costs
@@ -9,11 +9,11 @@ process, so the candidates here are our kernel configs.) Upstream's classes, ext
   "npu" registered) and sees its device through ``ASCEND_RT_VISIBLE_DEVICES`` (torch_npu's
   CUDA_VISIBLE_DEVICES, honoured by npu-sim too); upstream's ``kill`` and ``wait`` become a
   staged stop: the shutdown sentinel, ``max_autotune_subproc_graceful_timeout_seconds``
-  (A45), SIGTERM, ``max_autotune_subproc_terminate_timeout_seconds`` (A47), SIGKILL
+  SIGTERM, ``max_autotune_subproc_terminate_timeout_seconds``, SIGKILL
   (upstream 2.13 keeps these two flags but ignores them);
 - ``NpuTuningProcessPool(TuningProcessPool)``: one worker, or with ``autotune_multi_device``
-  one per visible npu device (A11), work handed to whichever is free; a result not back
-  within ``max_autotune_subproc_result_timeout_seconds`` (A46), a failure or a crash makes
+  one per visible npu device, work handed to whichever is free; a result not back
+  within ``max_autotune_subproc_result_timeout_seconds``, a failure or a crash makes
   that candidate infinitely slow (upstream's rule), so the selector takes another.
 """
 
@@ -133,11 +133,13 @@ class NpuTuningProcess(TuningProcess):
         self.ready = True
 
     def kill(self) -> None:
-        """Upstream's kill (after a result timeout or an unreadable reply), staged (A45, A47)."""
+        """Upstream's kill (after a result timeout or an unreadable reply), staged
+        (graceful and terminate timeouts)."""
         self._stop(send_sentinel=True)
 
     def wait(self) -> None:
-        """Upstream's wait after the shutdown sentinel (unbounded there), staged (A45, A47)."""
+        """Upstream's wait after the shutdown sentinel (unbounded there), staged
+        (graceful and terminate timeouts)."""
         self._stop(send_sentinel=False)
 
     def _stop(self, send_sentinel: bool) -> None:

@@ -1,4 +1,4 @@
-"""unsafe_ignore_unsupported_triton_autotune_args (A56) on npu.
+"""unsafe_ignore_unsupported_triton_autotune_args on npu.
 
 Inductor tunes a user's ``@triton.autotune`` kernel itself, from its configs, keys,
 ``restore_value`` and ``reset_to_zero``; any other argument is ignored. Upstream's Dynamo

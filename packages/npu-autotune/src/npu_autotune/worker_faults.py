@@ -1,4 +1,4 @@
-"""Test only: faults a tuning worker injects before benchmarking a candidate (A45-A47).
+"""Test only: faults a tuning worker injects before benchmarking a candidate (to test the timeouts).
 
 Set ``npu_autotune.subproc.test_faults = WorkerFaults(...)`` in the parent; every request
 carries it (picklable) and the worker applies it by candidate index. Never set in production.

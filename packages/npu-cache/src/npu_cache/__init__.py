@@ -110,7 +110,7 @@ def register() -> None:
     be switched on for npu (six patches, in ``_compat.py``; the compile scope around
     ``compile_fx`` and around each graph, the lazy backward included, goes through
     npu-inductor-core's ``compile_hooks``), and puts the shared GEMM
-    autotune cache (R07) in front of npu GEMM autotuning (``gemm_select``, no patch).
+    autotune cache in front of npu GEMM autotuning (``gemm_select``, no patch).
     """
     global _registered
     with _lock:

@@ -158,8 +158,9 @@ def gen_best_config_off_for_npu() -> bool:
     """``tuned_mm`` calls ``gen_best_config(mat1, mat2)`` (bound by name in
     ``torch._inductor.kernel.mm``) whenever ``remote_gemm_autotune_cache`` is on, and in open
     source that raises NotImplementedError, so the flag could not be turned on at all. For npu
-    operands the call returns None (no upstream filtering; ``gemm_select`` serves R07 through
-    select_algorithm's preprocessing and feedback hooks, for mm, addmm and bmm alike); any
+    operands the call returns None (no upstream filtering; ``gemm_select`` serves the remote
+    GEMM autotune cache through select_algorithm's preprocessing and feedback hooks, for mm,
+    addmm and bmm alike); any
     other device still gets upstream's function. Torch 2.13 (2.11 has the same call); removed
     when upstream's OSS ``gen_best_config`` stops raising, or by a per-device
     remote-GEMM-cache hook."""

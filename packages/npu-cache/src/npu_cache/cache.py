@@ -3,7 +3,7 @@ and/or Redis, every entry signed and fingerprinted.
 
 get: local directory first, then Redis (a verified remote hit is copied into the local
 directory). Only verified payloads leave this class; refused entries are counted by reason,
-logged, and read as misses. put: the local write is synchronous (file lock, K04) and the
+logged, and read as misses. put: the local write is synchronous (file lock) and the
 Redis write goes to the background writer (for a cache without a local directory the
 signing happens there too). Remote failures never raise; a local lock
 timeout raises :class:`~npu_cache.locks.LockTimeout` (upstream's file_lock_timeout contract).

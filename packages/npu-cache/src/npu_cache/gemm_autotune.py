@@ -1,4 +1,4 @@
-"""Remote GEMM autotune cache (R07): best GEMM configs shared through the signed local +
+"""Remote GEMM autotune cache: best GEMM configs shared through the signed local +
 Redis cache, queried for shapes this machine never profiled.
 
 Upstream's ``config.remote_gemm_autotune_cache`` (read at every call) switches it; upstream's

@@ -1,9 +1,9 @@
-"""R07 in the compile path: npu GEMM autotuning asks the shared GEMM cache before it
-benchmarks, and shares what it tuned.
+"""The remote GEMM autotune cache in the compile path: npu GEMM autotuning asks the shared
+GEMM cache before it benchmarks, and shares what it tuned.
 
 On npu, ``tuned_mm``/``tuned_addmm``/``tuned_bmm`` choose among ATen and upstream's Triton
 templates (tiles from npu-autotune) through ``select_algorithm``. Two upstream registration
-APIs of ``select_algorithm`` carry R07, no patch:
+APIs of ``select_algorithm`` carry it, no patch:
 
 - ``add_preprocessing_fn``: before benchmarking, the choices of an npu GEMM are looked up by
   ``GemmKey`` (device fingerprint, op, M/N/K buckets, dtypes, layouts). A hit whose config is

@@ -1,4 +1,4 @@
-"""Kernel binary cache (R03-R05): compiled npu kernel descriptors shared through the signed
+"""Kernel binary cache: compiled npu kernel descriptors shared through the signed
 local + Redis cache, so a kernel compiled on one machine is not compiled again elsewhere.
 
 Descriptors belong to npu-launcher; we only see them through its public entry points
@@ -8,9 +8,9 @@ Without npu-launcher the cache still stores and returns raw bytes (``publish_byt
 
 Flags, read at every call, are upstream's binary-remote-cache flags (``config.cutlass.*``:
 the catalogue's "CATLASS equivalents" for npu kernel/template binaries):
-- ``use_binary_remote_cache`` (default True): R05, consult the cache before compiling;
-- ``upload_to_binary_remote_cache`` (default False): R04, upload what was compiled;
-- ``binary_remote_cache_force_write`` (default False): R03, overwrite an existing entry
+- ``use_binary_remote_cache`` (default True): consult the cache before compiling;
+- ``upload_to_binary_remote_cache`` (default False): upload what was compiled;
+- ``binary_remote_cache_force_write`` (default False): overwrite an existing entry
   (republish after a polluted or wrong entry); otherwise an existing entry is kept (Redis
   ``SET NX`` on the writer thread: the compile thread never waits for an existence check).
 
@@ -104,9 +104,9 @@ class KernelBinaryCache:
         return self.cache.get(key)
 
     def publish_bytes(self, key: str, blob: bytes, force: bool | None = None) -> bool:
-        """Store ``blob`` (R04); an existing entry is kept unless ``force`` (R03, default: the
-        force-write flag) overwrites it. True when handed to the cache (the Redis write, and
-        whether an entry was kept there, happen on the writer thread: ``put_kept``)."""
+        """Store ``blob`` when uploading is on; an existing entry is kept unless ``force``
+        (default: the force-write flag) overwrites it. True when handed to the cache (the Redis
+        write, and whether an entry was kept there, happen on the writer thread: ``put_kept``)."""
         if not _flag("upload_to_binary_remote_cache"):
             self.counters.add("upload_off")
             return False
@@ -146,8 +146,8 @@ class KernelBinaryCache:
         return self.publish_bytes(key, self.codec.to_bytes(descriptor), force)
 
     def get_or_compile(self, key: str, compile_fn: Callable[[], Any]):
-        """(descriptor, hit): a cached descriptor skips ``compile_fn`` (R05); otherwise
-        compile locally and upload when uploading is on (R04)."""
+        """(descriptor, hit): a cached descriptor skips ``compile_fn``; otherwise
+        compile locally and upload when uploading is on."""
         descriptor = self.fetch(key)
         if descriptor is not None:
             self.counters.add("hit")
@@ -190,8 +190,8 @@ class KernelBinaryCache:
     def descriptor_for_triton(
         self, fn, triton_meta: dict, config, target: str, compile_fn: Callable[[], Any]
     ):
-        """The compile path's hook: the cached descriptor of this kernel configuration (R05),
-        else ``compile_fn()``, uploaded when uploading is on (R04). A kernel that cannot be
+        """The compile path's hook: the cached descriptor of this kernel configuration,
+        else ``compile_fn()``, uploaded when uploading is on. A kernel that cannot be
         keyed is compiled (counted ``unkeyed``)."""
         if self.cache is None or not self.codec.load():
             self.counters.add("no_codec" if self.cache else "no_remote")

@@ -1,7 +1,7 @@
 """Signed entries in a local directory, safe for many processes at once.
 
 Layout: <root>/v1/<kind>/<digest[:2]>/<digest>  (+ ``.lock`` beside it).
-Writers take the entry's file lock (K04 timeout) and publish with an atomic rename, so a
+Writers take the entry's file lock (with a timeout) and publish with an atomic rename, so a
 reader (which takes no lock) sees either the old entry or the new one, never a partial file.
 """
 
@@ -41,7 +41,7 @@ class LocalStore:
             return None
 
     def write(self, location: str, blob: bytes) -> None:
-        """Raises :class:`~npu_cache.locks.LockTimeout` when the lock stays held (K04)."""
+        """Raises :class:`~npu_cache.locks.LockTimeout` when the lock stays held."""
         path = self.path(location)
         path.parent.mkdir(parents=True, exist_ok=True)
         with file_lock(self.lock_path(location)):

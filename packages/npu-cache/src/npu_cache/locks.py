@@ -1,4 +1,4 @@
-"""Exclusive file locks that give up after ``file_lock_timeout`` with a clear error (K04).
+"""Exclusive file locks that give up after ``file_lock_timeout`` with a clear error.
 
 flock(2) on a side file: released by the kernel when the holder dies, so a crashed compile
 never leaves a cache locked. POSIX only, like torch_npu.

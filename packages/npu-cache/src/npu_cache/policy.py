@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 def caches_disabled() -> bool:
-    """K01: ``torch.compiler.config.force_disable_caches`` (alias
+    """``torch.compiler.config.force_disable_caches`` (alias
     ``torch._inductor.config.force_disable_caches``, env $TORCHINDUCTOR_FORCE_DISABLE_CACHES).
     When true no cache of ours reads or writes anything."""
     from torch._inductor import config
@@ -17,7 +17,7 @@ def caches_disabled() -> bool:
 
 
 def lock_timeout() -> float:
-    """K04: seconds to wait for a cache file lock, ``torch._inductor.config.file_lock_timeout``
+    """Seconds to wait for a cache file lock, ``torch._inductor.config.file_lock_timeout``
     (env $TORCHINDUCTOR_FILE_LOCK_TIMEOUT, default 600)."""
     from torch._inductor import config
 

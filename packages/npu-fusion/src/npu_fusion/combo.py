@@ -51,8 +51,8 @@ def _combo_kernels(gates: list[str]):
 def _may_combine(gm) -> bool:
     """Two reductions at least, and no user Triton kernel. Upstream's combo pass re-sorts the
     whole schedule even where it forms no combo, and that sort fails on a user kernel with a
-    fused epilogue (npu-autotune's T03 test: "Topological sort failed!"); so it runs only
-    where ``combo_gate`` can admit something."""
+    fused epilogue (npu-autotune's epilogue-fusion test: "Topological sort failed!"); so it
+    runs only where ``combo_gate`` can admit something."""
     import torch
 
     reductions = 0

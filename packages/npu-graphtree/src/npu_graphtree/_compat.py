@@ -40,7 +40,7 @@ def external_stream_setter():
 
 
 def recording_callbacks(compile_id):
-    """Dynamo's compile callbacks for a recording (GT15): ``CallbackTrigger.CUDAGRAPH_RECORDING``
+    """Dynamo's compile callbacks for a recording: ``CallbackTrigger.CUDAGRAPH_RECORDING``
     in 2.11 and 2.13 (there is no device-neutral trigger; the npu recording reuses it)."""
     import contextlib
 

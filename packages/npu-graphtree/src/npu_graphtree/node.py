@@ -35,7 +35,7 @@ class Status(enum.Enum):
 
     @property
     def counts(self) -> bool:
-        """Counts toward triton.cudagraph_unexpected_rerecord_limit (GT09)."""
+        """Counts toward triton.cudagraph_unexpected_rerecord_limit."""
         return self is not Status.STATIC_INPUT_MOVED
 
 

@@ -1,6 +1,6 @@
 """Storages the tree hands out: liveness, invalidation, byte-level copies.
 
-Liveness (GT01). We keep no cached TensorImpls of outputs, so nothing of ours holds an
+Liveness. We keep no cached TensorImpls of outputs, so nothing of ours holds an
 output's StorageImpl: its use count is exactly the outside world's holders -- Python tensors
 (refcount), C++ TensorImpls such as autograd's SavedVariables behind a pending ``grad_fn``,
 and user views. A weak reference to the StorageImpl is therefore live iff one of those still
@@ -83,7 +83,7 @@ def _bytes(t: torch.Tensor) -> torch.Tensor:
 def copy_input(dst: torch.Tensor, src: torch.Tensor, overlapping: bool) -> None:
     """Copy a dynamic input into its placeholder. A self-overlapping layout (e.g. an expanded
     input, stride 0) cannot be written element-wise -- ``copy_`` refuses it -- so both sides,
-    which share size and stride, are copied as the byte span the layout covers (GT08)."""
+    which share size and stride, are copied as the byte span the layout covers."""
     if not overlapping:
         dst.copy_(src)
         return
@@ -129,7 +129,7 @@ def invalidate_tensor(adapter, t: torch.Tensor, msg: str) -> None:
 
 def clone_out_of_pool(t: torch.Tensor, clones: dict[int, torch.UntypedStorage]) -> None:
     """Give ``t`` a private copy of its pool storage (shared by views of the same storage)
-    so a later replay cannot overwrite what the user holds (generation cloning, GT04)."""
+    so a later replay cannot overwrite what the user holds (generation cloning)."""
     storage = t.untyped_storage()
     key = storage.data_ptr()
     new = clones.get(key)

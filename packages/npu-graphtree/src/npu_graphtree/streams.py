@@ -1,4 +1,4 @@
-"""The capture stream as Dynamo sees it (GT03).
+"""The capture stream as Dynamo sees it.
 
 Dynamo passes the current stream to compiled code through its external-object registry
 (index ``CURRENT_STREAM_INDEX``); during warmup and capture the current stream is the tree's

@@ -93,7 +93,7 @@ def get_manager(device_type: str, device_index: int, create: bool = True) -> "Tr
 
 def notify_backward(run_backward, where):
     """``run_backward`` (boxed) wrapped so that, run without a graph, it still tells its
-    forward's tree that the backward ran (the pending forward ends; GT01). ``where()`` gives
+    forward's tree that the backward ran (the pending forward ends). ``where()`` gives
     the tree's (device type, index), or None while unknown. Used by the Dynamo backend's
     device-less backwards and the reduce-overhead policy's uncaptured Inductor backwards."""
 
@@ -359,7 +359,7 @@ class TreeManager:
             self._pending_backward(fn, gen)
 
     def _pending_backward(self, fn: WrappedFunction, gen: int) -> None:
-        """A new step cannot start: outputs of the last one wait for their backward (GT01), so
+        """A new step cannot start: outputs of the last one wait for their backward, so
         this step's calls record below the old path (more graphs, memory kept). Counted once
         per blocked step, said once per function."""
         if self._pending_counted != gen:
@@ -738,7 +738,7 @@ class TreeManager:
 
 def mark_warmup_incomplete() -> None:
     """Called from inside a function being warmed up: warm it up again next time instead of
-    capturing it (GT05; torch_npu/upstream have no such API: ``torch.compiler``'s
+    capturing it (torch_npu/upstream have no such API: ``torch.compiler``'s
     cudagraph_mark_step_begin sibling)."""
     manager = getattr(_tls, "active_manager", None)
     if manager is not None:

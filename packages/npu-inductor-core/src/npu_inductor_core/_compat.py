@@ -73,7 +73,7 @@ _HAS_TRITON_USERS = (
 def has_triton_knows_npu() -> bool:
     """``torch.utils._triton.has_triton()`` only asks cuda, xpu, cpu and mtia. Three things
     need it True on a machine whose Triton device is npu (npu-sim, or torch_npu without a
-    GPU): Dynamo puts user @triton.jit kernels into the graph (L08, npu-launcher),
+    GPU): Dynamo puts user @triton.jit kernels into the graph (npu-launcher launches them),
     ``Scheduler.create_backend`` accepts the npu device (npu-lowering), and
     ``autotune_cache.inductor_meta_from_config`` gives npu compiles a ``backend_hash`` for the
     bundled autotune cache (npu-cache). One function answers upstream's value, or True where

@@ -4,7 +4,7 @@ npu-lowering's wrapper codegen binds ``async_compile`` to ``NpuAsyncCompile()`` 
 upstream's header line ``async_compile = AsyncCompile()``, so npu graphs compile and wait for
 their kernels through this subclass while every other graph keeps upstream's class, and no
 upstream symbol is replaced. Components register what happens around it (npu-autotune: tag
-each npu kernel future, run the wait with its watchdog and progress line: Y02/Y03/D02).
+each npu kernel future, run the wait with its timeout, watchdog and progress line).
 Components may not import each other: the core package holds the registration.
 """
 

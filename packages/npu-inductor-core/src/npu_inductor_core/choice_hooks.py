@@ -1,8 +1,8 @@
 """What components add to Inductor's choices object for npu graphs.
 
 npu-lowering's choices class (``NpuChoices``, Inductor's ``inductor_choices_class`` when the
-user set none) asks these; components register them (npu-autotune: swap-A/B GEMM templates,
-M03; Cube-aware flex-attention configs, A37). Components may not import each other: the core
+user set none) asks these; components register them (npu-autotune: swap-A/B GEMM templates;
+Cube-aware flex-attention configs). Components may not import each other: the core
 package holds the registration. Upstream's hooks they ride on: ``InductorChoices.
 get_template_configs`` (the templates a GEMM lowering offers, per op) and
 ``InductorChoices.get_config_heuristics`` (the device's config lists: flex attention).

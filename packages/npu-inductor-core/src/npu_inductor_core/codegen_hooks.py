@@ -2,7 +2,7 @@
 
 npu-lowering's wrapper codegen (the npu graphs' ``PythonWrapperCodegen`` subclass) runs them
 when it is created for a graph, which is where upstream's cpp wrapper collects sample inputs
-(``extract_autotune_inputs``) before its codegen; npu-autotune registers that step (A54).
+(``extract_autotune_inputs``) before its codegen; npu-autotune registers that step.
 Components may not import each other: the core package holds the registration.
 """
 

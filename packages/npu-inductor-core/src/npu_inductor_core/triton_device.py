@@ -1,9 +1,9 @@
 """npu as a Triton device in upstream's ``has_triton()`` (one patch, ``_compat.has_triton_knows_npu``).
 
 Three components need it: npu-launcher (Dynamo puts user Triton kernels on npu into graphs,
-L08), npu-lowering (the scheduler accepts device "npu") and npu-cache (npu compiles get a
-``backend_hash`` for the bundled autotune cache). Each used to replace its own binding of
-``has_triton``; each now asks for this one.
+for it to launch), npu-lowering (the scheduler accepts device "npu") and npu-cache (npu
+compiles get a ``backend_hash`` for the bundled autotune cache). Each used to replace its own
+binding of ``has_triton``; each now asks for this one.
 """
 
 from __future__ import annotations

@@ -246,7 +246,8 @@ def _groups() -> tuple[dict, str | None]:
 
 
 def _summary(not_verified: list[str], shown: int = 6) -> str:
-    """'3 missing, 2 failing: A01 A02 ...' for the text table (--json has every id)."""
+    """'3 missing, 2 failing: ' then the first ``shown`` ids and ' ...' for the text table
+    (--json has every id)."""
     if not not_verified:
         return "-"
     counts: dict[str, int] = {}

@@ -3,7 +3,8 @@
 Supported: Triton 3.8 (CI, this package's tests), Triton 3.6 + torch 2.11 (the GPU machine),
 triton-ascend 3.2 (Ascend), torch 2.13 (CI). Each function names the versions it is for.
 Nothing here patches upstream (the benchmark's cuda route is bench/cuda_routes.py); it only reads.
-(``has_triton``, which npu-launcher needs for L08, is npu-inductor-core's one patch.)
+(``has_triton``, which npu-launcher needs for user Triton kernels, is npu-inductor-core's one
+patch.)
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 The launch fields (entry name, num_warps, shared memory) come from Triton's versioned launch
 metadata schema where the Triton in use offers one (``CompiledKernel.launch_metadata_schema``,
 honouring ``torch._inductor.config.use_launch_metadata_schema``), else from the legacy
-``CompiledKernel.metadata`` (L03). Either way the result records which in
+``CompiledKernel.metadata``. Either way the result records which in
 ``metadata_source``.
 """
 

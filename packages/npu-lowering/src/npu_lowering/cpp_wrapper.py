@@ -12,7 +12,7 @@ upstream's lazy first-run compile of Triton kernels), with npu's device specific
   ``NpuCppWrapperCodeCache``, whose only change is that header as the one to precompile
   (``cpp_cache_precompile_headers``: upstream knows the headers of its own devices only).
 
-AOTInductor (``aot_mode``, ``torch._inductor.aoti_compile_and_package``: X08) is the same class
+AOTInductor (``aot_mode``, ``torch._inductor.aoti_compile_and_package``) is the same class
 in upstream's AOT mode: every kernel runs once at compile time (upstream's
 ``autotune_at_compile_time``), which records its npu-launcher descriptor in upstream's
 ``CudaKernelParamCache`` (npu-lowering's kernel object, ``runtime/autotuner.py``); upstream's

@@ -675,7 +675,7 @@ class NpuTritonKernel(NpuRuntimeMixin, ub_record.RecordingKernel, TritonKernel):
         """``multi_kernel_hints`` (upstream applies them to Triton templates only): this
         kernel's size hints with each hint in place of its dynamic sizes, as upstream's
         ``hint_override`` computes them; the heuristics provider builds one variant per hint
-        and picks one per call (A02). Empty for static sizes or without hints."""
+        and picks one per call. Empty for static sizes or without hints."""
         from torch._inductor import config
         from torch._inductor.runtime.runtime_utils import next_power_of_2
         from torch._inductor.utils import prefix_is_reduction
@@ -712,7 +712,7 @@ class NpuTritonKernel(NpuRuntimeMixin, ub_record.RecordingKernel, TritonKernel):
         self.record_ub_profile()
 
     def _mix_order_rows_from_loop_index(self) -> None:
-        """Mix-order reductions (A55): upstream steps a program's rows through its split with
+        """Mix-order reductions: upstream steps a program's rows through its split with
         ``for _ in tl.range(0, split_size, XBLOCK): ... xindex += XBLOCK``, a loop-carried
         index tensor. triton-ascend 3.2.0's pointer analysis cannot follow an offset that is a
         loop-carried tensor (``scf.for`` block argument): triton-adapter-opt aborts ("Unsupported

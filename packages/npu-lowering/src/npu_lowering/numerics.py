@@ -1,7 +1,7 @@
 """Numerics decisions for npu kernels (issue 19), in one place.
 
-- **Determinism** (N05 ``deterministic``, N32 ``batch_invariant``,
-  ``torch.use_deterministic_algorithms`` with N20 ``write_are_deterministic_algorithms_enabled``):
+- **Determinism** (``deterministic``, ``batch_invariant``,
+  ``torch.use_deterministic_algorithms`` with ``write_are_deterministic_algorithms_enabled``):
   upstream keeps split reductions in deterministic mode, with a split factor computed from
   the device's core count (``InductorChoices.reduction_split_factor``), so the same model on
   a 24- and a 48-core part, or two differently tuned grids, sums in a different order. On npu
@@ -9,7 +9,7 @@
   reductions) and reduction kernels keep one config (upstream's
   ``filter_reduction_configs_for_determinism`` over our candidates, so nothing is timed).
   Sub-block loops already give each output one program whatever the grid.
-- **Signed zero** (N18 ``strict_signed_zero``, torch 2.14's flag; ``npu_lowering.config`` on
+- **Signed zero** (``strict_signed_zero``, torch 2.14's flag; ``npu_lowering.config`` on
   2.13): ``-x`` and ``maximum``/``minimum`` of floats keep the sign of zero (``NpuTritonKernelOverrides``).
 """
 
@@ -46,7 +46,7 @@ def strict_signed_zero() -> bool:
 
 
 def template_fast_math():
-    """N04 ``cutlass.use_fast_math`` on npu. On cuda it compiles CUTLASS's C++ GEMM templates
+    """``cutlass.use_fast_math`` on npu. On cuda it compiles CUTLASS's C++ GEMM templates
     with ``nvcc --use_fast_math`` (approximate transcendentals and division in their
     epilogues, ``codegen/cuda/compile_utils.py``); npu has no CUTLASS, its GEMM templates are
     Triton, so the flag gives their fused prologues and epilogues Inductor's Triton fast math

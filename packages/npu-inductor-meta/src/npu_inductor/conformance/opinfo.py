@@ -1,4 +1,4 @@
-"""OpInfo conformance: every op of torch's op_db x dtype, compiled on npu vs eager (row X09).
+"""OpInfo conformance: every op of torch's op_db x dtype, compiled on npu vs eager.
 
 Rules follow upstream's Inductor OpInfo test (test/inductor/test_torchinductor_opinfo.py), in our
 own code:

@@ -1,4 +1,4 @@
-"""Ascend: triton-ascend compiles each config, npu-launcher launches it (L04 on hardware).
+"""Ascend: triton-ascend compiles each config, npu-launcher launches it (static launch on hardware).
 
 A mixin of the npu kernel object (``NpuCachingAutotuner``, which provides
 ``_refuse_static``, ``_fetch_or_compile``, ``_check_user_kernel_allowed`` and
@@ -30,9 +30,9 @@ class AscendRouteMixin(UbFitMixin):
     def _precompile_config(self, cfg):
         """On Ascend, with static launch on and npu-launcher installed, a config compiled by
         triton-ascend becomes an npu-launcher descriptor (through the kernel-binary cache:
-        a hit skips triton-ascend, R05) held as an NpuStaticCompileResult, which TritonBundler
-        bundles into the FX graph cache entry like upstream's cubins (C04). A kernel the
-        launcher cannot describe keeps Triton's own launcher, or raises when strict (L01)."""
+        a hit skips triton-ascend) held as an NpuStaticCompileResult, which TritonBundler
+        bundles into the FX graph cache entry like upstream's cubins. A kernel the
+        launcher cannot describe keeps Triton's own launcher, or raises when strict."""
         if not self._ascend:
             return super()._precompile_config(cfg)
         describe = compiled_describer()

@@ -48,7 +48,7 @@ def capi_direct_library():
 
 
 def kernel_binary_cache():
-    """npu-cache's kernel-binary cache opener (R03-R05: descriptors fetched before describing,
+    """npu-cache's kernel-binary cache opener (descriptors fetched before describing,
     uploaded after) when installed, else None."""
     return entry(CACHES_GROUP, "kernel_binary")
 

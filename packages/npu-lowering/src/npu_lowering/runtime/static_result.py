@@ -1,5 +1,5 @@
 """npu-launcher descriptors as upstream's static compile results: what TritonBundler puts in
-the FX graph cache entry and a new process restores (L04, C04).
+the FX graph cache entry and a new process restores.
 
 ``NpuStaticKernel`` is to a descriptor what upstream's StaticallyLaunchedCudaKernel is to a
 cubin; ``NpuStaticCompileResult`` subclasses upstream's ``StaticTritonCompileResult``, which is
