@@ -6,8 +6,9 @@ changes a cpu or cuda compile, and nothing in ``enable()`` imports this module.
   (TritonCompileResult, i.e. ``use_static_cuda_launcher`` off) gets an npu-launcher cuda launch
   object instead (``npu_launcher.inductor.cuda_launcher``); ``ROUTED_CUDA_KERNELS`` records
   the kernels routed.
-- ``route_cuda_wrapper(cls)``: cuda graphs are written by ``cls`` (npu-lowering's
-  ``direct_launch.cuda_wrapper_class()``) instead of upstream's PythonWrapperCodegen.
+- ``route_cuda_wrapper(cls)``: cuda graphs are written by ``cls`` (``cuda_wrapper_class()``:
+  npu-lowering's ``DirectLaunchWrapperMixin`` over upstream's PythonWrapperCodegen) instead of
+  upstream's PythonWrapperCodegen.
 
 Both are registered with npu-inductor-core's ``upstream_patch`` (owner "bench"), so
 ``npu-inductor doctor --patches`` lists them while a benchmark has them installed, and each
@@ -94,3 +95,23 @@ def route_cuda_wrapper(wrapper_cls=None) -> bool:
         withdraw(route_cuda_wrapper)  # upstream's class again
         return False
     return True
+
+
+def cuda_wrapper_class():
+    """Upstream's cuda Python wrapper with direct launch (the benchmark's cuda proxy mode:
+    npu-lowering's ``direct_launch.DirectLaunchWrapperMixin`` over upstream's
+    PythonWrapperCodegen), for ``route_cuda_wrapper``. Its kernels get a direct slot only when
+    their launcher offers the probe (npu-launcher's routed cuda kernels, ``route_cuda_kernels``)."""
+    from npu_lowering.direct_launch import DirectLaunchWrapperMixin
+    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+
+    class CudaDirectLaunchWrapperCodegen(DirectLaunchWrapperMixin, PythonWrapperCodegen):
+        @staticmethod
+        def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
+            if is_subgraph:
+                return PythonWrapperCodegen.create(
+                    is_subgraph, subgraph_name, parent_wrapper, partition_signatures
+                )
+            return CudaDirectLaunchWrapperCodegen()
+
+    return CudaDirectLaunchWrapperCodegen

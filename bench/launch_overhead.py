@@ -366,7 +366,7 @@ def mlp_rows(
     fns: dict = {}
     if device == "cuda":
         from npu_lowering import _compat as lowering_compat
-        from npu_lowering import direct_launch, small_gemm
+        from npu_lowering import small_gemm
         from npu_lowering.runtime.direct_launch import PROMOTED
 
         modes = _cuda_modes()
@@ -401,9 +401,7 @@ def mlp_rows(
             patch = dict(patch)
             small = patch.pop(SMALL_GEMM, False)
             if device == "cuda":
-                cuda_routes.route_cuda_wrapper(
-                    direct_launch.cuda_wrapper_class() if direct else None
-                )
+                cuda_routes.route_cuda_wrapper(cuda_routes.cuda_wrapper_class() if direct else None)
                 lowering_compat.small_gemm_lowerings()
                 (small_gemm.DEVICES.add if small else small_gemm.DEVICES.discard)("cuda")
             promoted_before = len(PROMOTED) if PROMOTED is not None else 0

@@ -141,12 +141,12 @@ def test_inductor_cuda_kernels_route_through_npu_launcher():
 
 
 def test_cuda_direct_launch_wrapper_calls_launch_objects():
-    """The benchmark's cuda direct mode: npu-lowering's direct-launch wrapper over upstream's
-    cuda codegen calls routed kernels' launch objects from the generated code (slots promoted
-    after the first run), results equal eager; off again, upstream's wrapper."""
+    """The benchmark's cuda direct mode: npu-lowering's direct-launch mixin over upstream's
+    cuda codegen (bench/cuda_routes.py's ``cuda_wrapper_class``) calls routed kernels' launch
+    objects from the generated code (slots promoted after the first run), results equal eager;
+    off again, upstream's wrapper."""
     pytest.importorskip("npu_lowering")
     li = lowering_compat = _cuda_routes()
-    from npu_lowering import direct_launch
     from npu_lowering.runtime.direct_launch import PROMOTED
     from torch._inductor.utils import run_and_get_code
 
@@ -154,7 +154,7 @@ def test_cuda_direct_launch_wrapper_calls_launch_objects():
     a, b = torch.randn(8, 40, device="cuda"), torch.randn(8, 40, device="cuda")
     PROMOTED.clear()
     li.route_cuda_kernels(True)
-    lowering_compat.route_cuda_wrapper(direct_launch.cuda_wrapper_class())
+    lowering_compat.route_cuda_wrapper(lowering_compat.cuda_wrapper_class())
     try:
         torch._dynamo.reset()
         with torch._inductor.config.patch(use_static_cuda_launcher=False, fx_graph_cache=False):

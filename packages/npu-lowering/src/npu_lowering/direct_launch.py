@@ -12,7 +12,8 @@ another form is left as it is.
 On by default for npu when npu-launcher is installed and ``use_static_triton_launcher`` is
 on; upstream's ``use_fast_triton_launcher`` (the flag of its own steady-state launch fast path,
 torch 2.13; absent on 2.11: on) switches it off. The cuda benchmark mode applies the mixin to
-upstream's cuda wrapper (bench/cuda_routes.py's ``route_cuda_wrapper``).
+upstream's cuda wrapper: bench/cuda_routes.py's ``cuda_wrapper_class()``, installed by its
+``route_cuda_wrapper`` (benchmark only, not in this package).
 """
 
 from __future__ import annotations
@@ -121,21 +122,3 @@ class _WithSites(DeferredLineBase):
 
     def _new_line(self, line: str):
         return _WithSites(line, self.names)
-
-
-def cuda_wrapper_class():
-    """Upstream's cuda Python wrapper with direct launch (the benchmark's cuda proxy mode,
-    installed by bench/cuda_routes.py's ``route_cuda_wrapper``; never by ``register()``). Its kernels get a
-    direct slot only when their launcher offers the probe (npu-launcher's routed cuda kernels)."""
-    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
-
-    class CudaDirectLaunchWrapperCodegen(DirectLaunchWrapperMixin, PythonWrapperCodegen):
-        @staticmethod
-        def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
-            if is_subgraph:
-                return PythonWrapperCodegen.create(
-                    is_subgraph, subgraph_name, parent_wrapper, partition_signatures
-                )
-            return CudaDirectLaunchWrapperCodegen()
-
-    return CudaDirectLaunchWrapperCodegen
