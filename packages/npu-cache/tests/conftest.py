@@ -27,6 +27,11 @@ URL_ENV = "NPU_INDUCTOR_TEST_REDIS_URL"
 KEY = "test-key-" + "0123456789abcdef" * 2
 
 
+def with_timeout(url: str, seconds: float) -> str:
+    """``url`` with the Redis timeout in its query (the one way to give it outside Python)."""
+    return f"{url}{'&' if '?' in url else '?'}socket_timeout={seconds}"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -152,11 +157,11 @@ def make_settings(tmp_path):
     prefix = f"npu-cache-test-{uuid.uuid4().hex[:12]}"
 
     def make(redis_url=None, cache_dir="default", **overrides):
+        # the Redis timeout and TLS files go in redis_url's query (?socket_timeout=2)
         values = dict(
             redis_url=redis_url,
             redis_prefix=prefix,
             hmac_key=KEY,
-            redis_timeout=1.0,
             redis_cooldown=0.5,
             cache_dir=(tmp_path / "cache") if cache_dir == "default" else cache_dir,
         )
@@ -378,7 +383,6 @@ class NpuJobs:
             NPU_CACHE_DIR="off",
             NPU_CACHE_REDIS_PREFIX=self.prefix,
             NPU_CACHE_HMAC_KEY=KEY,
-            NPU_CACHE_REDIS_TIMEOUT="0.5",
             NPU_CACHE_REDIS_COOLDOWN="0.5",
         )
         if machine is not None:
@@ -391,9 +395,9 @@ class NpuJobs:
             environ.pop("XDG_CONFIG_HOME", None), environ.pop("XDG_CACHE_HOME", None)
             environ.pop("NPU_LAUNCHER_CACHE_DIR", None), environ.pop("TRITON_HOME", None)
         if redis == "shared":
-            environ["NPU_CACHE_REDIS_URL"] = self.redis_url
+            environ["NPU_CACHE_REDIS_URL"] = with_timeout(self.redis_url, 0.5)
         elif redis:
-            environ["NPU_CACHE_REDIS_URL"] = redis
+            environ["NPU_CACHE_REDIS_URL"] = with_timeout(redis, 0.5)
         environ.update(env or {})
         proc = subprocess.run(
             [sys.executable, str(JOBS / script), json.dumps(spec)],

@@ -15,8 +15,8 @@ def test_environment_defaults_in_a_fresh_process(tmp_path):
     env = dict(
         os.environ,
         TORCH_DEVICE_BACKEND_AUTOLOAD="0",
-        NPU_CACHE_REDIS_URL="redis://h:1/0",
-        NPU_CACHE_REDIS_TIMEOUT="2.5",
+        NPU_CACHE_REDIS_URL="redis://h:1/0?socket_timeout=2.5",
+        NPU_CACHE_REDIS_TIMEOUT="9",  # no longer read: the timeout is in the URL
         NPU_CACHE_DIR="off",
         NPU_CACHE_WRITE_QUEUE="3",
         NPU_CACHE_REDIS_PREFIX="p1",
@@ -39,13 +39,13 @@ def test_environment_defaults_in_a_fresh_process(tmp_path):
     )
     copy, saved, settings = json.loads(out.stdout.strip().splitlines()[-1])
     assert (copy["redis_url"], copy["redis_timeout"], copy["cache_dir"], copy["write_queue"]) == (
-        "redis://h:1/0",
-        2.5,
+        "redis://h:1/0?socket_timeout=2.5",
+        1.0,  # the key keeps its default; the URL's timeout is merged when a cache is opened
         "off",
         3,
     )
     assert (copy["rank_share"], copy["rank_share_timeout"]) == (True, 7.5)
-    assert settings == ["redis://h:1/0", 2.5, None, 3, "p1"]
+    assert settings == ["redis://h:1/0?socket_timeout=2.5", 2.5, None, 3, "p1"]
     assert "hmac_key" not in saved and "redis_url" in saved  # the secret stays out of saved configs
 
 
@@ -64,7 +64,7 @@ def test_patch_reaches_the_next_opened_cache(tmp_path):
         config.patch(redis_timeout="soon"),
         pytest.raises(
             ConfigError,
-            match=r"npu_cache\.config\.redis_timeout='soon' \(\$NPU_CACHE_REDIS_TIMEOUT\) is not a number",
+            match=r"npu_cache\.config\.redis_timeout='soon' is not a number",
         ),
     ):
         Settings.from_config()

@@ -21,7 +21,7 @@ def remote_cache(make_settings, writer, url):
     policy.caches_disabled(), fingerprint.current()  # loaded in any compiling process
     return SignedCache(
         "fx-graph",
-        make_settings(url, cache_dir=None, redis_timeout=TIMEOUT, redis_cooldown=COOLDOWN),
+        make_settings(f"{url}?socket_timeout={TIMEOUT}", cache_dir=None, redis_cooldown=COOLDOWN),
         writer=writer,
     )
 
@@ -110,7 +110,7 @@ def test_a_dead_redis_does_not_slow_the_local_cache(make_settings, writer, free_
     cache = SignedCache(
         "autotune",
         make_settings(
-            f"redis://127.0.0.1:{free_port()}/0", redis_timeout=TIMEOUT, redis_cooldown=60
+            f"redis://127.0.0.1:{free_port()}/0?socket_timeout={TIMEOUT}", redis_cooldown=60
         ),
         writer=writer,
     )

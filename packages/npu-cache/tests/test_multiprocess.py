@@ -43,11 +43,10 @@ def test_processes_sharing_one_redis_and_one_directory(make_settings, redis_url,
     s = make_settings(redis_url)
     env = dict(
         os.environ,
-        NPU_CACHE_REDIS_URL=redis_url,
+        NPU_CACHE_REDIS_URL=f"{redis_url}?socket_timeout=10",
         NPU_CACHE_REDIS_PREFIX=s.redis_prefix,
         NPU_CACHE_DIR=str(s.cache_dir),
         NPU_CACHE_HMAC_KEY=s.hmac_key,
-        NPU_CACHE_REDIS_TIMEOUT="10",
     )
     barrier = tmp_path / "barrier"
     barrier.mkdir()

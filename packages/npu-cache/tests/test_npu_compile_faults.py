@@ -25,11 +25,10 @@ def compile_on_npu(npu, monkeypatch, cache_env, tmp_path):
 
     cache_env("NPU_CACHE_HMAC_KEY", "x03-test-key-" + "0" * 16)
     cache_env("NPU_CACHE_REDIS_PREFIX", f"npu-cache-x03-{tmp_path.name}")
-    cache_env("NPU_CACHE_REDIS_TIMEOUT", TIMEOUT)
     cache_env("NPU_CACHE_REDIS_COOLDOWN", COOLDOWN)
 
     def use_redis(url):
-        cache_env("NPU_CACHE_REDIS_URL", url)
+        cache_env("NPU_CACHE_REDIS_URL", f"{url}?socket_timeout={TIMEOUT}")
         routing.reset()  # the next compile opens the remote cache with these settings
 
     def run(step):

@@ -19,7 +19,7 @@ from npu_cache.writer import Writer
 def test_puts_return_while_redis_is_slow(make_settings, writer, redis_url, port_of, delay_proxy):
     proxy = delay_proxy(port_of(redis_url), delay=0.2)  # every request and reply held 0.2 s
     cache = SignedCache(
-        "fx-graph", make_settings(proxy.url, cache_dir=None, redis_timeout=5), writer=writer
+        "fx-graph", make_settings(f"{proxy.url}?socket_timeout=5", cache_dir=None), writer=writer
     )
     policy.caches_disabled(), fingerprint.current()  # what a compiling process has loaded already
     times = []
@@ -40,7 +40,7 @@ def test_overflow_drops_the_new_put_and_counts_it(
     proxy = delay_proxy(port_of(redis_url), delay=0.2)
     w = Writer(max_items=2, max_bytes=1 << 20)
     cache = SignedCache(
-        "autotune", make_settings(proxy.url, cache_dir=None, redis_timeout=5), writer=w
+        "autotune", make_settings(f"{proxy.url}?socket_timeout=5", cache_dir=None), writer=w
     )
     policy.caches_disabled(), fingerprint.current()
     with caplog.at_level(logging.WARNING, logger="npu_cache"):
@@ -105,11 +105,10 @@ def _run_exit_script(make_settings, proxy_url, n, exit_timeout):
     s = make_settings(proxy_url)
     env = dict(
         os.environ,
-        NPU_CACHE_REDIS_URL=proxy_url,
+        NPU_CACHE_REDIS_URL=f"{proxy_url}?socket_timeout=5",
         NPU_CACHE_REDIS_PREFIX=s.redis_prefix,
         NPU_CACHE_DIR="off",
         NPU_CACHE_HMAC_KEY=s.hmac_key,
-        NPU_CACHE_REDIS_TIMEOUT="5",
         NPU_CACHE_EXIT_FLUSH_TIMEOUT=str(exit_timeout),
     )
     proc = subprocess.run(

@@ -3,12 +3,12 @@
     import npu_cache.config as c
     c.redis_url = "redis://cache-host:6379/0"     # before the first compile opens a cache
 
-Defaults come from the ``NPU_CACHE_*`` variables, read when this module is first imported
-(``import torch`` under autoload). ``settings.Settings.from_config()`` reads and checks the
-keys when a cache is opened (a bad value is a ``ConfigError`` naming the key and variable);
-an open cache keeps its settings (``routing.reset()`` reopens). Upstream's variables
-($TORCHINDUCTOR_REDIS_URL / _HOST / _PORT, $TORCHINDUCTOR_CACHE_DIR) are read then too. None
-of these changes generated code, so none is in the FX graph cache key.
+Defaults come from the ``NPU_CACHE_*`` variables (for the keys that have one), read when this
+module is first imported (``import torch`` under autoload). ``settings.Settings.from_config()``
+reads and checks the keys when a cache is opened (a bad value is a ``ConfigError`` naming the
+key and variable); an open cache keeps its settings (``routing.reset()`` reopens). Upstream's
+variables ($TORCHINDUCTOR_REDIS_URL / _HOST / _PORT, $TORCHINDUCTOR_CACHE_DIR) are read then
+too. None of these changes generated code, so none is in the FX graph cache key.
 """
 
 from typing import Optional
@@ -18,17 +18,22 @@ from npu_inductor_core import env_config as _env
 # Redis (redis://, rediss://, unix://); None: $TORCHINDUCTOR_REDIS_URL, then _HOST/_PORT, else no remote cache
 redis_url: Optional[str] = _env.text("NPU_CACHE_REDIS_URL")
 
+# The TLS files and the timeout have no variable (issue 35): outside Python, give them in
+# the URL's query (rediss://h:6380/0?ssl_ca_certs=/ca.pem&ssl_certfile=/c.pem&ssl_keyfile=/k.pem
+# &socket_timeout=2). A key and the URL that both give one must agree (else ConfigError);
+# redis_timeout at its default 1.0 yields to the URL's socket_timeout.
+
 # CA bundle for rediss:// (or ?ssl_ca_certs= in the URL)
-redis_ca_file: Optional[str] = _env.text("NPU_CACHE_REDIS_CA_FILE")
+redis_ca_file: Optional[str] = None
 
-# client certificate for rediss://
-redis_cert_file: Optional[str] = _env.text("NPU_CACHE_REDIS_CERT_FILE")
+# client certificate for rediss:// (or ?ssl_certfile=)
+redis_cert_file: Optional[str] = None
 
-# the client certificate's key
-redis_key_file: Optional[str] = _env.text("NPU_CACHE_REDIS_KEY_FILE")
+# the client certificate's key (or ?ssl_keyfile=)
+redis_key_file: Optional[str] = None
 
-# seconds, per Redis connect and per command (>= 0.001)
-redis_timeout: float = _env.number("NPU_CACHE_REDIS_TIMEOUT", 1.0)
+# seconds, per Redis connect and per command (>= 0.001; or ?socket_timeout=)
+redis_timeout: float = 1.0
 
 # seconds the circuit stays open after a Redis failure before one retry
 redis_cooldown: float = _env.number("NPU_CACHE_REDIS_COOLDOWN", 5.0, internal=True)

@@ -1,9 +1,11 @@
 """Signed entries in Redis through redis-py, configured by URL; never raises, never hangs.
 
 URLs: redis://[[user]:password@]host:port/db, rediss://... (TLS; the CA from
-$NPU_CACHE_REDIS_CA_FILE or ``?ssl_ca_certs=``, a client certificate from
-$NPU_CACHE_REDIS_CERT_FILE / $NPU_CACHE_REDIS_KEY_FILE), unix:///path. Options in the URL's
-query win over ours (redis-py's rule).
+``?ssl_ca_certs=`` or the ``redis_ca_file`` key, a client certificate from ``?ssl_certfile=`` /
+``?ssl_keyfile=`` or ``redis_cert_file`` / ``redis_key_file``), unix:///path; the timeout from
+``?socket_timeout=`` or ``redis_timeout``. ``Settings`` has merged these query options into its
+fields already (a disagreement is its ``ConfigError``), so the connect and command timeouts
+are one value; other query options win over ours (redis-py's rule).
 
 Every call is bounded by the connect and command timeouts (no redis-py retries: one try per
 call, so a get waits at most about 2 x timeout) and guarded by a circuit breaker, so a dead,

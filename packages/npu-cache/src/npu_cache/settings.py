@@ -5,6 +5,13 @@ are the ``NPU_CACHE_*`` variables) when a cache is opened, so a process can set 
 before its first compile; ``Settings.from_env(env)`` parses an explicit environment mapping
 the same way (the CLI's and tests' children). Upstream's own flags (force_disable_caches,
 file_lock_timeout, the cache directory) are read by policy.py at every call instead.
+
+The Redis TLS files and timeout have no variable of their own (issue 35): they go in the Redis
+URL's query, as redis-py reads it (``rediss://h:6380/0?ssl_ca_certs=/ca.pem&ssl_certfile=
+/c.pem&ssl_keyfile=/k.pem&socket_timeout=2``), or in their config keys (``URL_OPTIONS``).
+``Settings`` merges the two: a TLS file given by only one of them is used; given by both, the
+values must agree (else ``ConfigError``). ``redis_timeout`` at its default (1.0) yields to the
+URL's ``socket_timeout``; set to anything else, it must agree with the URL's too.
 """
 
 from __future__ import annotations
@@ -13,16 +20,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from npu_inductor_core import env_config as _env
 
 # Our variables.
 REDIS_URL = "NPU_CACHE_REDIS_URL"
-REDIS_CA_FILE = "NPU_CACHE_REDIS_CA_FILE"
-REDIS_CERT_FILE = "NPU_CACHE_REDIS_CERT_FILE"
-REDIS_KEY_FILE = "NPU_CACHE_REDIS_KEY_FILE"
-REDIS_TIMEOUT = "NPU_CACHE_REDIS_TIMEOUT"
 REDIS_COOLDOWN = "NPU_CACHE_REDIS_COOLDOWN"
 REDIS_PREFIX = "NPU_CACHE_REDIS_PREFIX"
 CACHE_DIR = "NPU_CACHE_DIR"
@@ -37,6 +40,16 @@ UPSTREAM_REDIS_HOST = "TORCHINDUCTOR_REDIS_HOST"
 UPSTREAM_REDIS_PORT = "TORCHINDUCTOR_REDIS_PORT"
 UPSTREAM_CACHE_DIR = "TORCHINDUCTOR_CACHE_DIR"
 
+# npu_cache.config keys with no variable -> the redis-py URL query option that gives the same
+# setting (redis-py's parse_url: ssl_* as strings, socket_timeout as a float)
+URL_OPTIONS = {
+    "redis_ca_file": "ssl_ca_certs",
+    "redis_cert_file": "ssl_certfile",
+    "redis_key_file": "ssl_keyfile",
+    "redis_timeout": "socket_timeout",
+}
+DEFAULT_REDIS_TIMEOUT = 1.0
+
 SCHEMES = ("redis", "rediss", "unix")
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -48,10 +61,6 @@ class ConfigError(ValueError):
 # our variable -> its npu_cache.config key
 KEYS = {
     REDIS_URL: "redis_url",
-    REDIS_CA_FILE: "redis_ca_file",
-    REDIS_CERT_FILE: "redis_cert_file",
-    REDIS_KEY_FILE: "redis_key_file",
-    REDIS_TIMEOUT: "redis_timeout",
     REDIS_COOLDOWN: "redis_cooldown",
     REDIS_PREFIX: "redis_prefix",
     CACHE_DIR: "cache_dir",
@@ -72,6 +81,8 @@ class _Source(dict):
 
 class _ConfigSource(_Source):
     def label(self, name: str, raw) -> str:
+        if name in URL_OPTIONS:  # a key with no variable, held under its own name
+            return f"npu_cache.config.{name}={raw!r}"
         return f"npu_cache.config.{KEYS[name]}={raw!r} (${name})"
 
 
@@ -84,6 +95,11 @@ def _config_source() -> _ConfigSource:
         value = getattr(config, KEYS[name])
         if value is not None:
             values[name] = value
+    for key in URL_OPTIONS:
+        values.pop(key, None)
+        value = getattr(config, key)
+        if value is not None:
+            values[key] = value
     return values
 
 
@@ -144,6 +160,15 @@ def _redis_url(env: dict) -> str | None:
     return url
 
 
+def _url_options(url: str | None) -> dict[str, str]:
+    """The ``URL_OPTIONS`` query options of ``url`` as redis-py reads them (the first value of
+    each non-empty one), by config key."""
+    if not url:
+        return {}
+    query = parse_qs(urlsplit(url).query)
+    return {key: query[opt][0] for key, opt in URL_OPTIONS.items() if query.get(opt)}
+
+
 def redact(url: str | None) -> str | None:
     """The URL with its password replaced, for logs, stats and the CLI."""
     if not url:
@@ -164,7 +189,7 @@ class Settings:
     redis_ca_file: str | None = None
     redis_cert_file: str | None = None
     redis_key_file: str | None = None
-    redis_timeout: float = 1.0  # seconds, per connect and per command
+    redis_timeout: float = DEFAULT_REDIS_TIMEOUT  # seconds, per connect and per command
     redis_cooldown: float = 5.0  # seconds the circuit stays open before one retry
     redis_prefix: str = "npu-cache"
     cache_dir: Path | None = None  # None: no local directory cache
@@ -173,6 +198,29 @@ class Settings:
     write_queue: int = 64  # pending remote writes, entries
     write_queue_bytes: int = 256 << 20  # pending remote writes, bytes
     exit_flush_timeout: float = 10.0
+
+    def __post_init__(self):
+        """Merge the TLS files and timeout given in the Redis URL's query into their fields,
+        so these hold what the connection uses; ``ConfigError`` where the two disagree."""
+        where = f"the Redis URL {redact(self.redis_url)!r}"
+        for key, raw in _url_options(self.redis_url).items():
+            opt, ours = URL_OPTIONS[key], getattr(self, key)
+            if key == "redis_timeout":
+                try:
+                    value = float(raw)
+                except ValueError:
+                    raise ConfigError(f"{where}: {opt}={raw!r} is not a number") from None
+                if not value >= 0.001:
+                    raise ConfigError(f"{where}: {opt}={raw!r} must be >= 0.001")
+                given = ours != DEFAULT_REDIS_TIMEOUT  # the default yields to the URL
+            else:
+                value, given = raw, ours is not None
+            if given and ours != value:
+                raise ConfigError(
+                    f"npu_cache.config.{key}={ours!r} and {where} ({opt}={raw!r}) disagree: "
+                    "give it in one place"
+                )
+            object.__setattr__(self, key, value)
 
     @classmethod
     def from_config(cls, **overrides) -> "Settings":
@@ -183,7 +231,11 @@ class Settings:
     def from_env(cls, env: dict | None = None, **overrides) -> "Settings":
         """From an environment mapping (this process's now when None), as a child process
         given ``env`` would see it; a cache opened in this process uses ``from_config``."""
-        return cls._parse(_Source(_env.snapshot() if env is None else env), overrides)
+        env = _env.snapshot() if env is None else env
+        # the keys with no variable are not read from a mapping of variables
+        return cls._parse(
+            _Source({k: v for k, v in env.items() if k not in URL_OPTIONS}), overrides
+        )
 
     @classmethod
     def _parse(cls, env: _Source, overrides: dict) -> "Settings":
@@ -195,10 +247,11 @@ class Settings:
         cache_dir = _text(env, CACHE_DIR)
         values = dict(
             redis_url=_redis_url(env),
-            redis_ca_file=_text(env, REDIS_CA_FILE),
-            redis_cert_file=_text(env, REDIS_CERT_FILE),
-            redis_key_file=_text(env, REDIS_KEY_FILE),
-            redis_timeout=_float(env, REDIS_TIMEOUT, 1.0, 0.001),
+            # keys only (from_config); the URL's query merges in Settings.__post_init__
+            redis_ca_file=_text(env, "redis_ca_file"),
+            redis_cert_file=_text(env, "redis_cert_file"),
+            redis_key_file=_text(env, "redis_key_file"),
+            redis_timeout=_float(env, "redis_timeout", DEFAULT_REDIS_TIMEOUT, 0.001),
             redis_cooldown=_float(env, REDIS_COOLDOWN, 5.0),
             redis_prefix=prefix,
             # NPU_CACHE_DIR=off (or 0/none) disables the local directory cache
