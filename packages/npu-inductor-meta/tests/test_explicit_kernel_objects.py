@@ -100,23 +100,12 @@ def test_an_upstream_built_kernel_object_is_taken_over_through_the_constructor()
     import triton.language as tl
     from npu_inductor_core import decorators, kernel_objects
     from torch._inductor.runtime import triton_heuristics as upstream
-    from torch._inductor.runtime.hints import DeviceProperties
 
     @triton.jit
     def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
         pass
 
-    props = DeviceProperties(
-        type="npu",
-        index=0,
-        multi_processor_count=48,
-        cc="Ascend910B2",
-        major=0,
-        regs_per_multiprocessor=None,
-        max_threads_per_multi_processor=None,
-        max_threads_per_block=1024,
-        warp_size=32,
-    )
+    props = _npu_props()
     triton_meta = {
         "signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"},
         "device": props,
@@ -141,3 +130,48 @@ def test_an_upstream_built_kernel_object_is_taken_over_through_the_constructor()
         {"XBLOCK": 64}, __file__, dict(triton_meta), dict(meta)
     )(k)
     assert type(via_registry) is cls
+
+
+def test_the_lowering_defaults_build_npu_kernel_objects_with_the_generators_configs():
+    """npu-lowering's own decorators (what kernels get where npu-autotune is not installed):
+    the npu kernel class, the tile generator's first config first, every config one warp."""
+    import triton
+    import triton.language as tl
+    from npu_inductor_core import tiles
+    from npu_lowering.runtime import heuristics
+
+    @triton.jit
+    def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+        pass
+
+    props = _npu_props()
+    triton_meta = {
+        "signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"},
+        "device": props,
+        "constants": {},
+    }
+    meta = {"kernel_name": "k", "npu_flavour": "interpreter"}
+    kernel = heuristics.DEFAULTS["pointwise"](
+        {"x": 4096}, dict(triton_meta), inductor_meta=dict(meta), filename=__file__
+    )(k)
+    assert type(kernel) is heuristics.NpuCachingAutotuner
+    first = tiles.pointwise({"x": 4096}, triton_meta, tiles.device_for(meta, 0))[0]
+    assert kernel.configs[0].kwargs == first.kwargs
+    assert all(c.num_warps == 1 for c in kernel.configs)
+
+
+def _npu_props():
+    """A 910B2's properties, as codegen records them (no device opened)."""
+    from torch._inductor.runtime.hints import DeviceProperties
+
+    return DeviceProperties(
+        type="npu",
+        index=0,
+        multi_processor_count=48,
+        cc="Ascend910B2",
+        major=0,
+        regs_per_multiprocessor=None,
+        max_threads_per_multi_processor=None,
+        max_threads_per_block=1024,
+        warp_size=32,
+    )
