@@ -13,7 +13,10 @@ def register_npu_benchmarker(device: str, fn) -> bool:
     (``torch._inductor.runtime.benchmarking.register_benchmarker``): not a patch."""
     from torch._inductor.runtime import benchmarking
 
-    benchmarking.register_benchmarker(device, fn, override=True)
+    register = getattr(benchmarking, "register_benchmarker", None)
+    if register is None:  # torch 2.11 (the cuda benchmarks' proxy mode; npu needs 2.13 or newer)
+        return False
+    register(device, fn, override=True)
     return False
 
 
