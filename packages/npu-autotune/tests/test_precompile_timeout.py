@@ -96,3 +96,38 @@ def test_configs_compile_with_the_callers_inductor_config(fresh, monkeypatch):
     ):
         torch.compile(_f)(x)
     assert len(seen) >= 2 and set(seen) == {(True, 77)}, seen
+
+
+def test_a_config_whose_parse_failed_beside_another_is_compiled_again(fresh, monkeypatch):
+    """Python 3.11/3.12 can fail one of two parses running in threads at once with a spurious
+    SystemError (cpython gh-106905): that config is compiled again alone, not the compile
+    failed; any other SystemError still fails it."""
+    from npu_lowering.runtime import heuristics
+
+    real = heuristics.NpuCachingAutotuner._precompile_config
+    calls = []
+
+    def precompile_config(self, cfg, message="AST constructor recursion depth mismatch (1, 2)"):
+        calls.append(dict(cfg.kwargs))
+        if len(calls) == 1:
+            raise SystemError(message)
+        return real(self, cfg)
+
+    monkeypatch.setattr(heuristics.NpuCachingAutotuner, "_precompile_config", precompile_config)
+    x = torch.randn(768, device="npu")
+    flags = dict(compile_threads=1, max_autotune_pointwise=True, precompilation_timeout_seconds=60)
+    with config.patch(**flags):
+        out = torch.compile(_f)(x)
+    torch.testing.assert_close(out.cpu(), _f(x.cpu()), atol=1e-5, rtol=1e-5)
+    assert counters["npu_autotune"]["precompile_parse_retried"] == 1
+    assert calls.count(calls[0]) == 2  # the failed config, compiled again
+
+    calls.clear()
+    monkeypatch.setattr(
+        heuristics.NpuCachingAutotuner,
+        "_precompile_config",
+        lambda self, cfg: precompile_config(self, cfg, "something else"),
+    )
+    torch._dynamo.reset()
+    with config.patch(**flags), pytest.raises(Exception, match="something else"):
+        torch.compile(_f)(torch.randn(896, device="npu"))

@@ -38,6 +38,13 @@ def _dropped_error(exc: BaseException) -> bool:
     return isinstance(exc, OutOfResources)
 
 
+def _concurrent_parse_error(exc: BaseException) -> bool:
+    """CPython's AST builder (3.11, 3.12) keeps one recursion counter for the interpreter: two
+    threads parsing at once (Triton's front end, one thread per config here) can fail one parse
+    with this SystemError (cpython gh-106905); the same compile alone succeeds."""
+    return isinstance(exc, SystemError) and "AST constructor recursion depth mismatch" in str(exc)
+
+
 def compile_all(kernel, configs: list) -> list:
     """Compile results of ``configs`` (in their order) that finished within the budget."""
     timeout = timeout_s()
@@ -79,6 +86,14 @@ def compile_all(kernel, configs: list) -> list:
             )
             continue
         exc = future.exception()
+        if exc is not None and _concurrent_parse_error(exc):
+            # compiled again here, after the others: no parse runs beside it
+            counters["npu_autotune"]["precompile_parse_retried"] += 1
+            try:
+                results.append(kernel._precompile_config(cfg))
+                continue
+            except Exception as again:
+                exc = again
         if exc is None:
             results.append(future.result())
         elif not _dropped_error(exc):
