@@ -90,27 +90,29 @@ def test_the_registry_holds_the_lowering_class_and_its_decorators():
         assert all(callable(getattr(part, name)) for name in names)
 
 
-def test_an_upstream_built_kernel_object_is_taken_over_through_the_constructor():
-    """A decorator with no configs-only mode (here ``fixed_config``) is built by upstream; the
-    npu kernel class builds its own object from the arguments upstream gave (no state copied
-    into an object made without its constructor), keeping every one of them."""
-    import inspect
-
+def _pointwise_kernel(props):
+    """A one-block pointwise Triton kernel and the triton_meta codegen would give it."""
     import triton
     import triton.language as tl
-    from npu_inductor_core import decorators, kernel_objects
-    from torch._inductor.runtime import triton_heuristics as upstream
 
     @triton.jit
     def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
         pass
 
-    props = _npu_props()
-    triton_meta = {
-        "signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"},
-        "device": props,
-        "constants": {},
-    }
+    signature = {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"}
+    return k, {"signature": signature, "device": props, "constants": {}}
+
+
+def test_an_upstream_built_kernel_object_is_taken_over_through_the_constructor(npu_props):
+    """A decorator with no configs-only mode (here ``fixed_config``) is built by upstream; the
+    npu kernel class builds its own object from the arguments upstream gave (no state copied
+    into an object made without its constructor), keeping every one of them."""
+    import inspect
+
+    from npu_inductor_core import decorators, kernel_objects
+    from torch._inductor.runtime import triton_heuristics as upstream
+
+    k, triton_meta = _pointwise_kernel(npu_props)
     meta = {"kernel_name": "k", "mutated_arg_names": ["out_ptr0"], "npu_flavour": "interpreter"}
     built = upstream.fixed_config({"XBLOCK": 64}, __file__, dict(triton_meta), dict(meta))(k)
     assert type(built) is upstream.CachingAutotuner
@@ -123,7 +125,7 @@ def test_an_upstream_built_kernel_object_is_taken_over_through_the_constructor()
     for name in params:
         if name not in ("triton_meta", "inductor_meta"):
             assert getattr(ours, name) == getattr(built, name), name
-    assert ours.device_props == props and ours.mutated_arg_names == ["out_ptr0"]
+    assert ours.device_props == npu_props and ours.mutated_arg_names == ["out_ptr0"]
     assert [c.kwargs for c in ours.configs] == [{"XBLOCK": 64}]
     # and through the registry, what a generated kernel gets
     via_registry = kernel_objects.heuristic("npu", "fixed_config")(
@@ -132,24 +134,13 @@ def test_an_upstream_built_kernel_object_is_taken_over_through_the_constructor()
     assert type(via_registry) is cls
 
 
-def test_the_lowering_defaults_build_npu_kernel_objects_with_the_generators_configs():
+def test_the_lowering_defaults_build_npu_kernel_objects_with_the_generators_configs(npu_props):
     """npu-lowering's own decorators (what kernels get where npu-autotune is not installed):
     the npu kernel class, the tile generator's first config first, every config one warp."""
-    import triton
-    import triton.language as tl
     from npu_inductor_core import tiles
     from npu_lowering.runtime import heuristics
 
-    @triton.jit
-    def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
-        pass
-
-    props = _npu_props()
-    triton_meta = {
-        "signature": {"in_ptr0": "*fp32", "out_ptr0": "*fp32", "xnumel": "i32"},
-        "device": props,
-        "constants": {},
-    }
+    k, triton_meta = _pointwise_kernel(npu_props)
     meta = {"kernel_name": "k", "npu_flavour": "interpreter"}
     kernel = heuristics.DEFAULTS["pointwise"](
         {"x": 4096}, dict(triton_meta), inductor_meta=dict(meta), filename=__file__
@@ -158,20 +149,3 @@ def test_the_lowering_defaults_build_npu_kernel_objects_with_the_generators_conf
     first = tiles.pointwise({"x": 4096}, triton_meta, tiles.device_for(meta, 0))[0]
     assert kernel.configs[0].kwargs == first.kwargs
     assert all(c.num_warps == 1 for c in kernel.configs)
-
-
-def _npu_props():
-    """A 910B2's properties, as codegen records them (no device opened)."""
-    from torch._inductor.runtime.hints import DeviceProperties
-
-    return DeviceProperties(
-        type="npu",
-        index=0,
-        multi_processor_count=48,
-        cc="Ascend910B2",
-        major=0,
-        regs_per_multiprocessor=None,
-        max_threads_per_multi_processor=None,
-        max_threads_per_block=1024,
-        warp_size=32,
-    )

@@ -34,7 +34,7 @@ def ub_model_raises(monkeypatch):
     tiles._budget.cache_clear()
 
 
-def _sources():
+def _sources(props):
     """(name, call) of every config source; each call must reach the UB model."""
     from npu_lowering.runtime import heuristics as lowering
     from npu_autotune import combo, flex_configs, gemm_templates
@@ -42,20 +42,7 @@ def _sources():
     from npu_autotune.coordesc import NpuCoordescTuner
     from npu_fusion import ub_rule
 
-    from torch._inductor.runtime.hints import DeviceProperties
-
     dev = tiles.Device()
-    props = DeviceProperties(
-        type="npu",
-        index=0,
-        multi_processor_count=48,
-        cc="Ascend910B2",
-        major=0,
-        regs_per_multiprocessor=None,
-        max_threads_per_multi_processor=None,
-        max_threads_per_block=1024,
-        warp_size=32,
-    )
     meta = {**SIG, "device": props}
     red = {"x": 64, "r0_": 256}
 
@@ -117,9 +104,9 @@ def _sources():
     ]
 
 
-def test_every_config_source_prices_the_ub_through_the_one_model(ub_model_raises):
+def test_every_config_source_prices_the_ub_through_the_one_model(ub_model_raises, npu_props):
     own = []
-    for name, call in _sources():
+    for name, call in _sources(npu_props):
         try:
             call()
         except Priced:

@@ -29,10 +29,6 @@ def _multibuffer(meta: dict) -> bool:
     return kernel_objects.is_ascend(meta)
 
 
-def _adapt_combo(kernel, dev, exhaustive: bool, multibuffer: bool) -> None:
-    combo.adapt(kernel, dev, exhaustive=exhaustive, multibuffer=multibuffer)
-
-
 def _registered_class():
     """The npu kernel-object class (npu-lowering's, registered in ``kernel_objects``)."""
     return kernel_objects.kernel_class(DEVICE)
@@ -52,7 +48,7 @@ def decorators(kernel_class=_registered_class) -> dict:
         npu_decorators.Policy(
             kernel_class=kernel_class,
             multibuffer=_multibuffer,
-            adapt_combo=_adapt_combo,
+            adapt_combo=combo.adapt,
             check_meta=npu_config.validate_inductor_meta,
         )
     )

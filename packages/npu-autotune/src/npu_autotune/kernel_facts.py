@@ -4,7 +4,7 @@ upstream's ``CachingAutotuner`` state are all this package uses)."""
 
 from __future__ import annotations
 
-from npu_inductor_core import tiles
+from npu_inductor_core import decorators, tiles
 
 
 def simulated(kernel) -> bool:
@@ -13,8 +13,7 @@ def simulated(kernel) -> bool:
 
 
 def device_of(kernel) -> tiles.Device:
-    dev = kernel.triton_meta.get("device", 0)
-    return tiles.device_for(kernel.inductor_meta, getattr(dev, "index", dev) or 0)
+    return decorators.device_of(kernel.triton_meta, kernel.inductor_meta)
 
 
 def kernel_name(kernel) -> str:

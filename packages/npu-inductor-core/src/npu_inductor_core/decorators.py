@@ -20,13 +20,16 @@ class through the registry, multibuffer on Ascend, combo tuning plans, its setti
 
 from __future__ import annotations
 
+import functools
+import inspect
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from torch._inductor.runtime import triton_heuristics as upstream
 from torch._inductor.runtime.hints import HeuristicType
 
 from . import kernel_objects, tiles
+from .device import index_of
 
 # upstream's decorators as imported (a benchmark may swap upstream's module names for ours)
 UPSTREAM = {
@@ -48,9 +51,9 @@ class Policy:
     kernel_class: Callable[[], type]
     # whether a kernel's candidates include multibuffer variants
     multibuffer: Callable[[dict], bool] = _never
-    # re-fills an upstream-built combo kernel's tuning plan: (kernel, device, exhaustive,
-    # multibuffer)
-    adapt_combo: Callable[[Any, tiles.Device, bool, bool], None] | None = None
+    # re-fills an upstream-built combo kernel's tuning plan:
+    # adapt_combo(kernel, device, exhaustive=..., multibuffer=...)
+    adapt_combo: Callable[..., None] | None = None
     # raises for settings in inductor_meta the policy cannot honour
     check_meta: Callable[[dict], None] | None = None
 
@@ -60,8 +63,8 @@ def exhaustive(meta: dict) -> bool:
 
 
 def device_of(triton_meta: dict, meta: dict | None) -> tiles.Device:
-    props = triton_meta.get("device")
-    return tiles.device_for(meta, getattr(props, "index", 0) or 0)
+    """The device facts a kernel is tiled for (its recorded ones, else its device's here)."""
+    return tiles.device_for(meta, index_of(triton_meta))
 
 
 def merged(
@@ -115,7 +118,9 @@ def decorators(policy: Policy) -> dict:
         def apply(fn):
             kernel = adopt(fn)
             dev = device_of(triton_meta, meta)
-            policy.adapt_combo(kernel, dev, exhaustive(meta), policy.multibuffer(meta))
+            policy.adapt_combo(
+                kernel, dev, exhaustive=exhaustive(meta), multibuffer=policy.multibuffer(meta)
+            )
             return kernel
 
         return apply
@@ -236,15 +241,18 @@ def decorators(policy: Policy) -> dict:
     return out
 
 
+@functools.cache
+def _upstream_parameters() -> tuple:
+    """The parameters of upstream's ``CachingAutotuner.__init__`` after ``self``."""
+    return tuple(inspect.signature(upstream.CachingAutotuner.__init__).parameters.values())[1:]
+
+
 def adopted_arguments(kernel: upstream.CachingAutotuner) -> dict:
     """The constructor arguments upstream's decorator gave ``kernel`` (every parameter of
     upstream's ``CachingAutotuner.__init__``, read from the attribute of that name; the device
     properties back in ``triton_meta``), so a kernel class builds its own object from them."""
-    import inspect
-
-    params = list(inspect.signature(upstream.CachingAutotuner.__init__).parameters.values())[1:]
     out = {}
-    for p in params:
+    for p in _upstream_parameters():
         if p.name == "triton_meta":
             out[p.name] = {**kernel.triton_meta, "device": kernel.device_props}
         elif hasattr(kernel, p.name):
